@@ -1,0 +1,236 @@
+"""Find the C compiler, describe it, and build one shared object with it.
+
+The compiler is ``$CC`` (it may carry arguments, e.g. ``CC="ccache gcc"``) or ``cc``.
+Its identity (resolved path and ``--version`` output) and whether it can link glibc's
+``libmvec`` are probed once per process and, when a probe directory is given, once per
+compiler binary on disk (keyed by the binary's path, inode, size and mtime), so loading
+an already built module never starts a compiler process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_CFLAGS",
+    "CompileError",
+    "CompilerUnavailable",
+    "Compiler",
+    "compiler_available",
+    "find_compiler",
+    "include_dirs",
+]
+
+DEFAULT_CFLAGS: tuple[str, ...] = (
+    "-O3",
+    "-fPIC",
+    "-shared",
+    "-march=native",
+    "-fno-math-errno",
+    "-fopenmp-simd",
+    "-fno-strict-aliasing",
+    "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION",
+)
+
+_MAX_STDERR_LINES = 60
+
+
+class CompilerUnavailable(RuntimeError):
+    """No usable C compiler: ``$CC`` names a missing program, or there is no ``cc``."""
+
+
+class CompileError(RuntimeError):
+    """The compiler rejected a source; ``source_path`` is where the source was kept."""
+
+    def __init__(self, message: str, source_path: str | os.PathLike[str], stderr: str = ""):
+        super().__init__(message)
+        self.source_path = str(source_path)
+        self.stderr = stderr
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A resolved compiler command and what it was found to be."""
+
+    argv: tuple[str, ...]
+    path: str
+    version: str
+    has_mvec: bool
+
+    @property
+    def default_libraries(self) -> tuple[str, ...]:
+        return ("m", "mvec") if self.has_mvec else ("m",)
+
+    def build(
+        self,
+        source: Path,
+        output: Path,
+        cflags: tuple[str, ...],
+        libraries: tuple[str, ...],
+    ) -> None:
+        """Compile ``source`` into the shared object ``output``; raise CompileError."""
+        cmd = self.command(source, output, cflags, libraries)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        except OSError as exc:  # the binary vanished since it was probed
+            raise CompilerUnavailable(
+                f"cannot run C compiler {self.argv[0]!r}: {exc}"
+            ) from exc
+        if proc.returncode != 0 or not output.is_file():
+            raise CompileError(
+                _failure_message(cmd, proc.returncode, proc.stderr or proc.stdout, source),
+                source,
+                proc.stderr,
+            )
+
+    def command(
+        self,
+        source: Path,
+        output: Path,
+        cflags: tuple[str, ...],
+        libraries: tuple[str, ...],
+    ) -> list[str]:
+        incs = [f"-I{d}" for d in include_dirs()]
+        libs = [f"-l{lib}" for lib in libraries]
+        return [*self.argv, *cflags, *incs, str(source), "-o", str(output), *libs]
+
+
+def _failure_message(cmd: list[str], rc: int, stderr: str, source: Path) -> str:
+    lines = stderr.strip().splitlines()
+    if len(lines) > _MAX_STDERR_LINES:
+        cut = len(lines) - _MAX_STDERR_LINES
+        lines = [*lines[:_MAX_STDERR_LINES], f"... ({cut} more lines)"]
+    body = "\n".join(lines) or "(no output)"
+    return (
+        f"C compilation failed (exit status {rc})\n"
+        f"command: {shlex.join(cmd)}\n"
+        f"{body}\n"
+        f"source kept at: {source}"
+    )
+
+
+_include_dirs: tuple[str, ...] | None = None
+
+
+def include_dirs() -> tuple[str, ...]:
+    """Python's and numpy's C header directories."""
+    global _include_dirs
+    if _include_dirs is None:
+        import numpy
+
+        _include_dirs = (sysconfig.get_paths()["include"], numpy.get_include())
+    return _include_dirs
+
+
+def compiler_argv() -> tuple[str, ...]:
+    """The compiler command from ``$CC`` (split like a shell would) or ``cc``."""
+    cc = os.environ.get("CC", "").strip()
+    argv = tuple(shlex.split(cc)) if cc else ("cc",)
+    return argv or ("cc",)
+
+
+def _resolve(program: str) -> str:
+    found = shutil.which(program)
+    if found is None:
+        where = "$CC" if os.environ.get("CC", "").strip() else "the default"
+        raise CompilerUnavailable(
+            f"C compiler {program!r} ({where}) was not found or is not executable; "
+            "install a C compiler or point $CC at one"
+        )
+    return os.path.realpath(found)
+
+
+_lock = threading.Lock()
+_memo: dict[tuple[tuple[str, ...], str, str], Compiler] = {}
+
+
+def find_compiler(probe_dir: Path | None = None) -> Compiler:
+    """The current compiler, probed once per process (and per binary if ``probe_dir``)."""
+    argv = compiler_argv()
+    memo_key = (argv, os.environ.get("PATH", ""), str(probe_dir))
+    found = _memo.get(memo_key)
+    if found is not None:
+        return found
+    with _lock:
+        path = _resolve(argv[0])
+        found = _probe_cached(argv, path, probe_dir)
+        _memo[memo_key] = found
+        return found
+
+
+def compiler_available() -> bool:
+    """Whether a C compiler can be found (it is not run)."""
+    try:
+        _resolve(compiler_argv()[0])
+    except CompilerUnavailable:
+        return False
+    return True
+
+
+def _probe_cached(argv: tuple[str, ...], path: str, probe_dir: Path | None) -> Compiler:
+    if probe_dir is None:
+        return _probe(argv, path)
+    st = os.stat(path)
+    ident = json.dumps([argv, path, st.st_ino, st.st_size, st.st_mtime_ns])
+    memo_file = probe_dir / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
+    try:
+        data = json.loads(memo_file.read_text())
+        if (
+            memo_file.stat().st_uid == os.getuid()
+            and data.get("ident") == ident
+            and isinstance(data.get("version"), str)
+            and isinstance(data.get("has_mvec"), bool)
+        ):
+            return Compiler(argv, path, data["version"], data["has_mvec"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    found = _probe(argv, path)
+    record = {"ident": ident, "version": found.version, "has_mvec": found.has_mvec}
+    try:
+        probe_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=probe_dir, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+        os.replace(tmp, memo_file)
+    except OSError:
+        pass  # the memo is an optimisation only
+    return found
+
+
+def _probe(argv: tuple[str, ...], path: str) -> Compiler:
+    try:
+        proc = subprocess.run(
+            [*argv, "--version"], capture_output=True, text=True, errors="replace"
+        )
+    except OSError as exc:
+        raise CompilerUnavailable(f"cannot run C compiler {argv[0]!r}: {exc}") from exc
+    if proc.returncode != 0:
+        raise CompilerUnavailable(
+            f"C compiler {shlex.join(argv)!r} failed on --version: {proc.stderr.strip()}"
+        )
+    version = proc.stdout.strip()
+    return Compiler(argv, path, version, _links(argv, "mvec"))
+
+
+def _links(argv: tuple[str, ...], library: str) -> bool:
+    """Whether a shared object linking ``-l<library>`` can be built."""
+    with tempfile.TemporaryDirectory(prefix="graphc-probe-") as tmp:
+        src = Path(tmp, "probe.c")
+        src.write_text("int graphc_probe(void) { return 0; }\n")
+        out = Path(tmp, "probe.so")
+        cmd = [*argv, "-shared", "-fPIC", str(src), "-o", str(out), f"-l{library}"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True)
+        except OSError:
+            return False
+        return proc.returncode == 0 and out.is_file()
