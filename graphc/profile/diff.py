@@ -1,0 +1,133 @@
+"""Differences between two profiles, by Op class, by Op and by matched Apply node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphc.profile.model import FunctionProfile, NodeRecord
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One label's time and calls in profile a and b (None: absent from that side)."""
+
+    label: str
+    ns_a: int
+    ns_b: int
+    calls_a: int
+    calls_b: int
+    position_a: int | None = None
+    position_b: int | None = None
+
+    @property
+    def diff_ns(self) -> int:
+        """Time in a minus time in b."""
+        return self.ns_a - self.ns_b
+
+
+@dataclass(frozen=True)
+class DiffTable:
+    """Rows sorted by the size of the difference, the first ``n`` shown."""
+
+    rows: tuple[DiffRow, ...]
+    remaining: int
+    remaining_abs_ns: int
+
+
+def _cut(rows: list[DiffRow], n: int) -> DiffTable:
+    rows.sort(key=lambda r: (-abs(r.diff_ns), r.label))
+    shown, rest = rows[: max(n, 0)], rows[max(n, 0) :]
+    return DiffTable(tuple(shown), len(rest), sum(abs(r.diff_ns) for r in rest))
+
+
+def _grouped(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], attr: str, n: int):
+    acc: dict[str, list[int]] = {}
+    for side, fps in ((0, a), (1, b)):
+        for f in fps:
+            for node in f.nodes:
+                cell = acc.setdefault(getattr(node, attr), [0, 0, 0, 0])
+                cell[side] += node.ns_total
+                cell[2 + side] += node.calls
+    rows = [DiffRow(k, v[0], v[1], v[2], v[3]) for k, v in acc.items()]
+    return _cut(rows, n)
+
+
+def class_diff(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], n: int = 20):
+    """Time per Op class in a and b."""
+    return _grouped(a, b, "op_class", n)
+
+
+def op_diff(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], n: int = 20):
+    """Time per Op in a and b."""
+    return _grouped(a, b, "op_name", n)
+
+
+def match_nodes(
+    a: Sequence[NodeRecord], b: Sequence[NodeRecord]
+) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
+    """Pair the nodes of two graphs by (position, op_name), then by op_name in schedule
+    order; unmatched nodes are paired with None."""
+    free_b = list(b)
+    pairs: list[tuple[NodeRecord | None, NodeRecord | None]] = []
+    pending: list[NodeRecord] = []
+    exact = {(n.position, n.op_name): n for n in b}
+    for node in a:
+        other = exact.get((node.position, node.op_name))
+        if other is not None and other in free_b:
+            free_b.remove(other)
+            pairs.append((node, other))
+        else:
+            pending.append(node)
+    for node in pending:
+        other = next((o for o in free_b if o.op_name == node.op_name), None)
+        if other is not None:
+            free_b.remove(other)
+        pairs.append((node, other))
+    pairs += [(None, o) for o in free_b]
+    return pairs
+
+
+def _pair_functions(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile]):
+    """Functions with the same name pair up; the others pair in order."""
+    by_name = {f.name: f for f in b}
+    used: set[int] = set()
+    pairs = []
+    rest_a = []
+    for f in a:
+        g = by_name.get(f.name)
+        if g is not None and id(g) not in used:
+            used.add(id(g))
+            pairs.append((f, g))
+        else:
+            rest_a.append(f)
+    rest_b = [g for g in b if id(g) not in used]
+    for i, f in enumerate(rest_a):
+        pairs.append((f, rest_b[i] if i < len(rest_b) else None))
+    pairs += [(None, g) for g in rest_b[len(rest_a) :]]
+    return pairs
+
+
+def apply_diff(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], n: int = 15):
+    """Time per matched Apply node in a and b."""
+    rows: list[DiffRow] = []
+    multi = max(len(a), len(b)) > 1
+    for fa, fb in _pair_functions(a, b):
+        nodes_a = fa.nodes if fa else []
+        nodes_b = fb.nodes if fb else []
+        for x, y in match_nodes(nodes_a, nodes_b):
+            shown = x if x is not None else y
+            fn = fa if x is not None else fb
+            label = f"{fn.name}: {shown.apply_name}" if multi else shown.apply_name
+            rows.append(
+                DiffRow(
+                    label,
+                    x.ns_total if x else 0,
+                    y.ns_total if y else 0,
+                    x.calls if x else 0,
+                    y.calls if y else 0,
+                    x.position if x else None,
+                    y.position if y else None,
+                )
+            )
+    return _cut(rows, n)

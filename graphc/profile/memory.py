@@ -1,0 +1,151 @@
+"""Memory model: intermediate storage over the recorded schedule, with and without gc.
+
+Only storage created by Apply nodes counts (function inputs and constants are listed
+separately). An output declared inplace ('i') or view ('v') reuses the storage of the input
+it aliases (``output_aliases``, default input 0) and adds no bytes; that storage stays alive
+while any slot aliasing it is alive. Sizes are each output's largest recorded size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphc.profile.model import FunctionProfile, NodeRecord
+
+
+@dataclass(frozen=True)
+class MemoryFigures:
+    """Peaks of intermediate storage of one function, in bytes."""
+
+    peak_gc: int
+    peak_no_gc: int
+
+    @property
+    def saved_by_gc(self) -> int:
+        """How much the gc schedule saves at peak."""
+        return self.peak_no_gc - self.peak_gc
+
+
+@dataclass(frozen=True)
+class OutputRow:
+    """The outputs of one Apply node, for the largest-outputs listing."""
+
+    function: str
+    apply_name: str
+    nbytes: int
+    shapes: tuple[tuple[int, ...] | None, ...]
+    kinds: str
+
+
+def _out_bytes(node: NodeRecord, k: int) -> int:
+    return node.out_bytes_max[k] if k < len(node.out_bytes_max) else 0
+
+
+def _kind(node: NodeRecord, k: int) -> str:
+    return node.output_kinds[k] if k < len(node.output_kinds) else "c"
+
+
+def _alias(node: NodeRecord, k: int) -> int:
+    alias = node.output_aliases[k] if k < len(node.output_aliases) else None
+    return 0 if alias is None else alias
+
+
+def storage_roots(fp: FunctionProfile) -> dict[int, int]:
+    """Map every slot written by a node to the slot that owns its storage."""
+    roots: dict[int, int] = {}
+    for node in fp.nodes:
+        for k, slot in enumerate(node.output_slots):
+            if _kind(node, k) in "iv" and _alias(node, k) < len(node.input_slots):
+                src = node.input_slots[_alias(node, k)]
+                roots[slot] = roots.get(src, src)
+            else:
+                roots[slot] = slot
+    return roots
+
+
+def gc_schedule(fp: FunctionProfile) -> list[list[int]]:
+    """Slots freed after each node: the recorded ``frees_after`` when any node has one,
+    else derived: an intermediate slot is freed after its last reader (or after its
+    producer when nothing reads it); function outputs are never freed."""
+    if any(n.frees_after is not None for n in fp.nodes):
+        return [list(n.frees_after or ()) for n in fp.nodes]
+    produced = {s: i for i, n in enumerate(fp.nodes) for s in n.output_slots}
+    last = dict(produced)
+    for i, node in enumerate(fp.nodes):
+        for s in node.input_slots:
+            if s in last:
+                last[s] = max(last[s], i)
+    keep = set(fp.output_slots)
+    frees: list[list[int]] = [[] for _ in fp.nodes]
+    for slot, i in last.items():
+        if slot not in keep:
+            frees[i].append(slot)
+    return [sorted(f) for f in frees]
+
+
+def _created(fp: FunctionProfile) -> list[dict[int, int]]:
+    """Bytes of new storage (by root slot) each node allocates."""
+    fixed = {s.slot for s in fp.inputs} | {s.slot for s in fp.constants}
+    out: list[dict[int, int]] = []
+    for node in fp.nodes:
+        made: dict[int, int] = {}
+        for k, slot in enumerate(node.output_slots):
+            if _kind(node, k) == "c" and slot not in fixed:
+                made[slot] = made.get(slot, 0) + _out_bytes(node, k)
+        out.append(made)
+    return out
+
+
+def peak_with_gc(fp: FunctionProfile) -> int:
+    """Largest live intermediate storage over the schedule when slots are freed."""
+    roots = storage_roots(fp)
+    created = _created(fp)
+    alive_slots: dict[int, int] = {}  # root -> number of live slots using it
+    size: dict[int, int] = {}
+    live = peak = 0
+    for node, made, frees in zip(fp.nodes, created, gc_schedule(fp)):
+        for root, b in made.items():
+            size[root] = b
+            live += b
+        for slot in node.output_slots:
+            root = roots.get(slot, slot)
+            alive_slots[root] = alive_slots.get(root, 0) + 1
+        peak = max(peak, live)
+        for slot in frees:
+            root = roots.get(slot, slot)
+            if root not in alive_slots:
+                continue
+            alive_slots[root] -= 1
+            if alive_slots[root] == 0:
+                del alive_slots[root]
+                live -= size.pop(root, 0)
+    return peak
+
+
+def peak_without_gc(fp: FunctionProfile) -> int:
+    """Without gc every created intermediate stays alive: their sum."""
+    return sum(sum(made.values()) for made in _created(fp))
+
+
+def memory_figures(fp: FunctionProfile) -> MemoryFigures:
+    """Peaks with and without gc for one function."""
+    return MemoryFigures(peak_with_gc(fp), peak_without_gc(fp))
+
+
+def output_rows(fps: Sequence[FunctionProfile]) -> list[OutputRow]:
+    """Every Apply node's output bytes, largest first (ties keep schedule order)."""
+    rows = [
+        OutputRow(
+            function=f.name,
+            apply_name=n.apply_name,
+            nbytes=sum(n.out_bytes_max),
+            shapes=tuple(v.shape for v in n.outputs),
+            kinds="".join(
+                _kind(n, k) for k in range(len(n.output_slots) or len(n.outputs))
+            ),
+        )
+        for f in fps
+        for n in f.nodes
+    ]
+    return sorted(rows, key=lambda r: -r.nbytes)

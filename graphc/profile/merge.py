@@ -1,0 +1,134 @@
+"""Adding profiles: counts and nanoseconds of the same function (name + graph) add up."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+
+from graphc.profile.model import (
+    SAMPLE_CAP,
+    CompilePhases,
+    FunctionProfile,
+    NodeRecord,
+    OptimizerProfile,
+    PassRecord,
+    RewriteRecord,
+)
+
+Signature = tuple[str, tuple[tuple[int, str, str], ...]]
+
+
+def signature(fp: FunctionProfile) -> Signature:
+    """Identity of a function for merging: its name and its scheduled Apply nodes."""
+    return fp.name, tuple((n.position, n.op_name, n.apply_name) for n in fp.nodes)
+
+
+def snapshot(fp: FunctionProfile) -> FunctionProfile:
+    """A deep copy detached from its owner (no ``refresh``)."""
+    refresh, fp.refresh = fp.refresh, None
+    try:
+        out = copy.deepcopy(fp)
+    finally:
+        fp.refresh = refresh
+    return out
+
+
+def _min_nonzero_calls(a: NodeRecord, b: NodeRecord) -> int:
+    if a.calls == 0:
+        return b.ns_min
+    if b.calls == 0:
+        return a.ns_min
+    return min(a.ns_min, b.ns_min)
+
+
+def _flops(a: NodeRecord, b: NodeRecord) -> float | None:
+    if a.flops_per_call is None or b.flops_per_call is None:
+        return a.flops_per_call if b.flops_per_call is None else b.flops_per_call
+    calls = a.calls + b.calls
+    if calls == 0:
+        return a.flops_per_call
+    return (a.flops_per_call * a.calls + b.flops_per_call * b.calls) / calls
+
+
+def _pairwise(a: list[int], b: list[int], fn) -> list[int]:
+    if not a or not b:
+        return list(a or b)
+    return [fn(x, y) for x, y in zip(a, b)]
+
+
+def merge_nodes(a: NodeRecord, b: NodeRecord) -> NodeRecord:
+    """Sum of two records of the same Apply node."""
+    out = copy.deepcopy(a)
+    out.calls = a.calls + b.calls
+    out.ns_total = a.ns_total + b.ns_total
+    out.ns_min = _min_nonzero_calls(a, b)
+    out.ns_samples = (a.ns_samples + b.ns_samples)[-SAMPLE_CAP:]
+    out.n_below_resolution = a.n_below_resolution + b.n_below_resolution
+    out.flops_per_call = _flops(a, b)
+    out.out_bytes_min = _pairwise(a.out_bytes_min, b.out_bytes_min, min)
+    out.out_bytes_max = _pairwise(a.out_bytes_max, b.out_bytes_max, max)
+    if b.calls and b.inputs:
+        out.inputs, out.outputs = copy.deepcopy(b.inputs), copy.deepcopy(b.outputs)
+    return out
+
+
+def _merge_compile(a: CompilePhases, b: CompilePhases) -> CompilePhases:
+    return CompilePhases(
+        total_ns=a.total_ns + b.total_ns,
+        rewrite_ns=a.rewrite_ns + b.rewrite_ns,
+        validate_ns=a.validate_ns + b.validate_ns,
+        linker_ns=a.linker_ns + b.linker_ns,
+        codegen_ns=a.codegen_ns + b.codegen_ns,
+        compile_ns=a.compile_ns + b.compile_ns,
+        import_ns=a.import_ns + b.import_ns,
+        n_apply=max(a.n_apply, b.n_apply),
+    )
+
+
+def merge_optimizer(
+    a: OptimizerProfile | None, b: OptimizerProfile | None
+) -> OptimizerProfile | None:
+    if a is None or b is None:
+        return copy.deepcopy(a if b is None else b)
+    passes: dict[str, PassRecord] = {}
+    for p in a.passes + b.passes:
+        passes.setdefault(p.name, PassRecord(p.name)).ns += p.ns
+    rewrites: dict[str, RewriteRecord] = {}
+    for r in a.rewrites + b.rewrites:
+        acc = rewrites.setdefault(r.name, RewriteRecord(r.name))
+        acc.tried += r.tried
+        acc.applied += r.applied
+        acc.ns += r.ns
+    return OptimizerProfile(list(passes.values()), list(rewrites.values()))
+
+
+def merge_functions(a: FunctionProfile, b: FunctionProfile) -> FunctionProfile:
+    """Sum of two profiles of the same function (equal :func:`signature`)."""
+    if signature(a) != signature(b):
+        raise ValueError(f"cannot merge profiles of different functions: {a.name!r}")
+    out = snapshot(a)
+    out.calls = a.calls + b.calls
+    out.call_ns = a.call_ns + b.call_ns
+    out.vm_ns = a.vm_ns + b.vm_ns
+    out.compile = _merge_compile(a.compile, b.compile)
+    out.timing_supported = a.timing_supported and b.timing_supported
+    out.memory_recorded = a.memory_recorded or b.memory_recorded
+    out.clock_resolution_ns = max(a.clock_resolution_ns, b.clock_resolution_ns)
+    out.nodes = [merge_nodes(x, y) for x, y in zip(a.nodes, b.nodes)]
+    out.optimizer_profile = merge_optimizer(a.optimizer_profile, b.optimizer_profile)
+    return out
+
+
+def merge_all(groups: Iterable[Iterable[FunctionProfile]]) -> list[FunctionProfile]:
+    """Merge function lists: equal signatures add up, others are appended in order."""
+    out: list[FunctionProfile] = []
+    index: dict[Signature, int] = {}
+    for group in groups:
+        for fp in group:
+            key = signature(fp)
+            if key in index:
+                out[index[key]] = merge_functions(out[index[key]], fp)
+            else:
+                index[key] = len(out)
+                out.append(snapshot(fp))
+    return out

@@ -1,0 +1,135 @@
+"""Plain profile data: what the VM and the compile steps record for one compiled function.
+
+Nothing here knows about graphs, Ops or VMs; producers fill these records with strings,
+ints and floats. Times are integer nanoseconds, sizes are bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+#: How many recent per-call samples a merged node keeps for its median.
+SAMPLE_CAP = 1024
+
+
+@dataclass
+class ValueInfo:
+    """A value seen at run time by an Apply node (one input or output)."""
+
+    dtype: str
+    shape: tuple[int, ...] | None = None
+    strides: tuple[int, ...] | None = None
+
+
+@dataclass
+class NodeRecord:
+    """One Apply node of one compiled function, with its run-time counters."""
+
+    position: int
+    apply_name: str
+    op_name: str
+    op_class: str
+    impl: str = "Py"  # "C" or "Py"
+    calls: int = 0
+    ns_total: int = 0
+    ns_min: int = 0
+    ns_samples: list[int] = field(default_factory=list)
+    n_below_resolution: int = 0
+    flops_per_call: float | None = None
+    inputs: list[ValueInfo] = field(default_factory=list)
+    outputs: list[ValueInfo] = field(default_factory=list)
+    output_kinds: list[str] = field(default_factory=list)  # 'c', 'i' or 'v' per output
+    output_aliases: list[int | None] = field(default_factory=list)  # input pos reused
+    out_bytes_min: list[int] = field(default_factory=list)
+    out_bytes_max: list[int] = field(default_factory=list)
+    input_slots: list[int] = field(default_factory=list)
+    output_slots: list[int] = field(default_factory=list)
+    frees_after: list[int] | None = None
+    has_c_impl: bool | None = None
+
+
+@dataclass
+class CompilePhases:
+    """Compile-time split of one function; ``total_ns`` is the whole compile call."""
+
+    total_ns: int = 0
+    rewrite_ns: int = 0
+    validate_ns: int = 0
+    linker_ns: int = 0  # includes C code generation and compiling
+    codegen_ns: int = 0
+    compile_ns: int = 0
+    import_ns: int = 0
+    n_apply: int = 0
+
+
+@dataclass
+class PassRecord:
+    """Time spent in one rewrite pass (e.g. ``canonicalize``)."""
+
+    name: str
+    ns: int = 0
+
+
+@dataclass
+class RewriteRecord:
+    """One rewrite: how often it was tried, how often it changed the graph, its time."""
+
+    name: str
+    tried: int = 0
+    applied: int = 0
+    ns: int = 0
+
+
+@dataclass
+class OptimizerProfile:
+    """The rewrite phase of one compile."""
+
+    passes: list[PassRecord] = field(default_factory=list)
+    rewrites: list[RewriteRecord] = field(default_factory=list)
+
+
+@dataclass
+class StorageRecord:
+    """A function input or constant: storage the memory model lists but does not count."""
+
+    name: str
+    slot: int
+    nbytes: int = 0
+    dtype: str = ""
+    shape: tuple[int, ...] | None = None
+
+
+@dataclass
+class FunctionProfile:
+    """Everything recorded for one compiled function.
+
+    ``refresh``, when set by the function that owns this profile, pulls the latest counters
+    from the VM into this object; ProfileStats calls it before summarising or saving.
+    """
+
+    name: str
+    calls: int = 0
+    call_ns: int = 0
+    vm_ns: int = 0
+    compile: CompilePhases = field(default_factory=CompilePhases)
+    mode: str = ""
+    linker: str = ""
+    optimizer: str = ""
+    rewrites_excluded: list[str] = field(default_factory=list)
+    rewrites_included: list[str] = field(default_factory=list)
+    vm_kind: str = ""
+    allow_gc: bool = True
+    timing_supported: bool = True
+    memory_recorded: bool = False
+    clock_resolution_ns: int = 1
+    nodes: list[NodeRecord] = field(default_factory=list)
+    inputs: list[StorageRecord] = field(default_factory=list)
+    constants: list[StorageRecord] = field(default_factory=list)
+    output_slots: list[int] = field(default_factory=list)
+    optimizer_profile: OptimizerProfile | None = None
+    refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
+
+    def thunk_ns(self) -> int:
+        """Time spent inside the nodes."""
+        return sum(n.ns_total for n in self.nodes)

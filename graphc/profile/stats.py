@@ -1,0 +1,81 @@
+"""ProfileStats: a container of function profiles that can be added, printed and saved."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from graphc.profile import serialize
+from graphc.profile.merge import merge_all
+from graphc.profile.model import FunctionProfile
+from graphc.profile.text import render_summary
+
+
+@dataclass
+class ProfileStats:
+    """Profiles of one or more compiled functions; ``name`` overrides the Message line."""
+
+    functions: list[FunctionProfile] = field(default_factory=list)
+    name: str | None = None
+
+    def refresh(self) -> None:
+        """Pull the latest counters from the functions that own live profiles."""
+        for f in self.functions:
+            if f.refresh is not None:
+                f.refresh()
+
+    def __add__(self, other: ProfileStats) -> ProfileStats:
+        if not isinstance(other, ProfileStats):
+            return NotImplemented
+        return ProfileStats.merge([self, other])
+
+    @staticmethod
+    def merge(stats: list[ProfileStats], name: str | None = None) -> ProfileStats:
+        """Sum of ``stats``: equal functions (name and graph) add their counts."""
+        for s in stats:
+            s.refresh()
+        return ProfileStats(merge_all(s.functions for s in stats), name)
+
+    def summary(
+        self,
+        file: TextIO | None = None,
+        n_apply_to_print: int = 20,
+        n_ops_to_print: int = 20,
+        min_memory_size: int = 1024,
+        memory: bool | None = None,
+        optimizer: bool | None = None,
+    ) -> None:
+        """Print every section (memory/optimizer: None shows them when recorded)."""
+        self.refresh()
+        text = render_summary(
+            self.functions,
+            self.name,
+            n_apply_to_print=n_apply_to_print,
+            n_ops_to_print=n_ops_to_print,
+            min_memory_size=min_memory_size,
+            memory=memory,
+            optimizer=optimizer,
+        )
+        (file or sys.stdout).write(text)
+
+    def to_json(self) -> str:
+        """The JSON document (schema_version 1, see docs/profile-schema.md)."""
+        self.refresh()
+        return serialize.dumps(self.functions, self.name)
+
+    @classmethod
+    def from_json(cls, text: str) -> ProfileStats:
+        """Parse :meth:`to_json` output."""
+        functions, name = serialize.loads(text)
+        return cls(functions, name)
+
+    def save(self, path: str | Path) -> None:
+        """Write :meth:`to_json` to ``path``."""
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+
+def load(path: str | Path) -> ProfileStats:
+    """Read a profile written by :meth:`ProfileStats.save`."""
+    return ProfileStats.from_json(Path(path).read_text(encoding="utf-8"))

@@ -1,0 +1,292 @@
+"""Text renderer: the summaries laid out like Theano/PyTensor's profiler output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from graphc.profile import memory as mem
+from graphc.profile.fmt import below, nbytes, pct, seconds, shape_text, short_seconds, table
+from graphc.profile.fmt import value_line as _value_line
+from graphc.profile.merge import merge_optimizer
+from graphc.profile.model import FunctionProfile, OptimizerProfile
+from graphc.profile.summarize import (
+    GlobalSummary,
+    Remaining,
+    TimeRow,
+    TimeTable,
+    apply_table,
+    class_table,
+    global_summary,
+    op_table,
+)
+from graphc.profile.tips import tips as all_tips
+
+FOOTNOTE = (
+    "  (<T: every call took less than the clock resolution T; "
+    "~: some calls did, so the time is approximate)"
+)
+
+
+def render_global(g: GlobalSummary) -> list[str]:
+    """The ``Function profiling`` header section."""
+    lines = ["Function profiling", "==================", f"  Message: {g.message}"]
+    lines += [f"  Settings: {s}" for s in g.settings]
+    lines.append(f"  Time in {g.calls} calls to Function.__call__: {seconds(g.call_ns)}")
+    lines.append(f"  Time in Function.vm.__call__: {seconds(g.vm_ns)} ({g.vm_pct:.3f}%)")
+    if g.timing_supported:
+        lines.append(f"  Time in thunks: {seconds(g.thunk_ns)} ({g.thunk_pct:.3f}%)")
+    else:
+        lines.append("  Time in thunks: not measured (the linker cannot time nodes)")
+    lines += [
+        f"  Total compilation time: {seconds(g.total_compile_ns)}",
+        f"    Number of Apply nodes: {g.n_apply}",
+        f"    graphc rewrite time: {seconds(g.rewrite_ns)}",
+        f"       graphc validate time: {seconds(g.validate_ns)}",
+        "    graphc Linker time (includes C code generation/compiling): "
+        + seconds(g.linker_ns),
+        f"       C code generation time {seconds(g.codegen_ns)}",
+        f"       C compile time {seconds(g.compile_ns)}",
+        f"       Import time {seconds(g.import_ns)}",
+    ]
+    return lines
+
+
+def _time_cell(ns: float, row: TimeRow) -> str:
+    if row.all_below:
+        return below(row.resolution_ns)
+    return short_seconds(ns) + ("~" if row.some_below else "")
+
+
+def _sample_cell(ns: float | None, row: TimeRow) -> str:
+    if ns is None:
+        return "-"
+    if ns < row.resolution_ns:
+        return below(row.resolution_ns)
+    return short_seconds(ns)
+
+
+def _marked(rows: Sequence[TimeRow]) -> bool:
+    return any(r.all_below or r.some_below for r in rows)
+
+
+def remaining_line(rem: Remaining, noun: str) -> str:
+    """``   ... (remaining N <noun> account for  X.XX%(Ys) of the runtime)``."""
+    return (
+        f"   ... (remaining {rem.count} {noun} account for "
+        f"{rem.pct:6.2f}%({rem.ns / 1e9:.2e}s) of the runtime)"
+    )
+
+
+def _common_cells(r: TimeRow) -> list[str]:
+    return [
+        f"{r.pct:.1f}%",
+        f"{r.cum_pct:.1f}%",
+        _time_cell(r.ns, r),
+        _time_cell(r.per_call_ns, r),
+    ]
+
+
+GROUP_HEADERS = ["<% time>", "<sum %>", "<apply time>", "<time per call>", "<type>"]
+
+
+def render_grouped(title: str, tbl: TimeTable, name_header: str, noun: str) -> list[str]:
+    """The Class or Ops section."""
+    headers = GROUP_HEADERS + ["<#call>", "<#apply>", name_header]
+    rows = [
+        _common_cells(r) + [r.impl, str(r.calls), str(r.n_apply), r.label] for r in tbl.rows
+    ]
+    lines = [title, "---"] + table(headers, rows) + [remaining_line(tbl.remaining, noun)]
+    if _marked(tbl.rows):
+        lines.append(FOOTNOTE)
+    return lines + [""]
+
+
+def _opt(v: float | None) -> str:
+    return "" if v is None else f"{v:.3f}"
+
+
+def render_apply(tbl: TimeTable, with_function: bool) -> list[str]:
+    """The Apply section, with each node's inputs and outputs under its row."""
+    headers = [
+        "<% time>",
+        "<sum %>",
+        "<apply time>",
+        "<time per call>",
+        "<min>",
+        "<median>",
+    ]
+    headers += ["<#call>", "<id>", "<Mflops>", "<Gflops/s>"]
+    left = ()
+    if with_function:
+        left = (len(headers),)
+        headers.append("<function>")
+    headers.append("<Apply name>")
+    rows = []
+    for r in tbl.rows:
+        cells = _common_cells(r) + [_sample_cell(r.min_ns, r), _sample_cell(r.median_ns, r)]
+        cells += [str(r.calls), str(r.position), _opt(r.mflops), _opt(r.gflops_s)]
+        if with_function:
+            cells.append(r.function)
+        rows.append(cells + [r.label])
+    head, *body = table(headers, rows, left=left)
+    lines = ["Apply", "------", head]
+    for r, text in zip(tbl.rows, body):
+        lines.append(text)
+        lines += [_value_line("input", i, v) for i, v in enumerate(r.inputs)]
+        lines += [_value_line("output", i, v) for i, v in enumerate(r.outputs)]
+    lines.append(remaining_line(tbl.remaining, "Apply instances"))
+    if _marked(tbl.rows):
+        lines.append(FOOTNOTE)
+    return lines + [""]
+
+
+def _bytes_line(n: int) -> str:
+    return f"        CPU: {nbytes(n)} ({n}B)"
+
+
+def _storage_lines(title: str, records) -> list[str]:
+    if not records:
+        return []
+    lines = [f"    {title} (not counted above):"]
+    lines += [f"    {r.nbytes:>9d}B  {shape_text(r.shape)} {r.name}" for r in records]
+    return lines
+
+
+def render_memory(
+    fps: Sequence[FunctionProfile], n_apply_to_print: int, min_memory_size: int
+) -> list[str]:
+    """The memory section: peaks over the recorded schedule and the largest outputs."""
+    lines = ["Memory Profile", "(intermediate storage created by Apply nodes)", "---"]
+    recorded = [f for f in fps if f.memory_recorded]
+    if not recorded:
+        return lines + ["    Memory was not recorded for these functions.", ""]
+    for f in recorded:
+        fig = mem.memory_figures(f)
+        current, other = (
+            (fig.peak_gc, fig.peak_no_gc)
+            if f.allow_gc
+            else (
+                fig.peak_no_gc,
+                fig.peak_gc,
+            )
+        )
+        other_vm = {"cvm": "py", "py": "cvm"}.get(f.vm_kind, "the other VM")
+        if len(recorded) > 1:
+            lines.append(f"  Function {f.name}:")
+        lines += [
+            f"    Max peak memory with current setting (vm={f.vm_kind or '-'}, "
+            f"allow_gc={f.allow_gc})",
+            _bytes_line(current),
+            f"    Max peak memory with vm={other_vm} "
+            "(both VMs free storage at the same points)",
+            _bytes_line(current),
+            f"    Max peak memory if allow_gc={not f.allow_gc}",
+            _bytes_line(other),
+            f"    Memory saved by gc: {nbytes(fig.saved_by_gc)} ({fig.saved_by_gc}B)",
+        ]
+    lines += ["---", ""]
+    lines.append(
+        "    <Sum apply outputs (bytes)> <Apply outputs shape> <created/inplace/view> "
+        "<Apply node>"
+    )
+    lines.append("")
+    rows = mem.output_rows(recorded)
+    shown = [r for r in rows if r.nbytes >= min_memory_size][: max(n_apply_to_print, 0)]
+    for r in shown:
+        shapes = ", ".join(shape_text(s) for s in r.shapes)
+        name = f"{r.function}: {r.apply_name}" if len(recorded) > 1 else r.apply_name
+        lines.append(f"    {r.nbytes:>9d}B  [{shapes}] {r.kinds} {name}")
+    total = sum(r.nbytes for r in rows)
+    rest = rows[len(shown) :]
+    rest_bytes = sum(r.nbytes for r in rest)
+    lines.append(
+        f"   ... (remaining {len(rest)} Apply account for {rest_bytes:>5d}B/{total}B "
+        f"({pct(rest_bytes, total):.2f}%) of the Apply with dense outputs sizes)"
+    )
+    if rows and not shown:
+        lines.append(
+            f"    All Apply nodes have output sizes that take less than {min_memory_size}B."
+        )
+    lines.append("")
+    for f in recorded:
+        prefix = f"{f.name}: " if len(recorded) > 1 else ""
+        lines += _storage_lines(prefix + "Inputs", f.inputs)
+        lines += _storage_lines(prefix + "Constants", f.constants)
+    lines += [
+        "    <created/inplace/view> is taken from the Op's declaration.",
+        "    Apply nodes marked 'inplace' or 'view' may actually allocate memory, "
+        "this is not reported here.",
+        "",
+    ]
+    return lines
+
+
+def combined_optimizer(fps: Sequence[FunctionProfile]) -> OptimizerProfile | None:
+    """The optimizer profiles of ``fps`` added together (None when none was recorded)."""
+    out: OptimizerProfile | None = None
+    for f in fps:
+        if f.optimizer_profile is not None:
+            out = merge_optimizer(out, f.optimizer_profile)
+    return out
+
+
+def render_optimizer(fps: Sequence[FunctionProfile]) -> list[str]:
+    """Time per rewrite pass and per rewrite (tried / applied / time), by time."""
+    lines = ["Optimizer Profile", "-----------------"]
+    prof = combined_optimizer(fps)
+    if prof is None:
+        return lines + ["  The rewrite phase was not profiled.", ""]
+    passes = sorted(prof.passes, key=lambda p: (-p.ns, p.name))
+    lines.append(f" Rewrite passes: {seconds(sum(p.ns for p in passes))} in total")
+    lines += [
+        "   " + x
+        for x in table(["<time>", "<pass>"], [[seconds(p.ns), p.name] for p in passes])
+    ]
+    rewrites = sorted(prof.rewrites, key=lambda r: (-r.ns, r.name))
+    lines.append(" Rewrites, by time:")
+    rows = [[seconds(r.ns), str(r.tried), str(r.applied), r.name] for r in rewrites]
+    lines += [
+        "   " + x for x in table(["<time>", "<tried>", "<applied>", "<rewrite>"], rows)
+    ]
+    return lines + [""]
+
+
+def render_tips(items: Sequence[str]) -> list[str]:
+    """The closing list of suggestions."""
+    lines = [
+        "Here are tips to potentially make your code run faster",
+        "                 Test them first, as they are not guaranteed to always provide a "
+        "speedup.",
+    ]
+    lines += [f"  - {t}" for t in items] or ["  Sorry, no tip for today."]
+    return lines
+
+
+def render_summary(
+    fps: Sequence[FunctionProfile],
+    message: str | None = None,
+    n_apply_to_print: int = 20,
+    n_ops_to_print: int = 20,
+    min_memory_size: int = 1024,
+    memory: bool | None = None,
+    optimizer: bool | None = None,
+) -> str:
+    """Every section for ``fps``. ``memory``/``optimizer`` None: shown when recorded."""
+    lines = render_global(global_summary(fps, message)) + [""]
+    if all(f.timing_supported for f in fps):
+        lines += render_grouped(
+            "Class", class_table(fps, n_ops_to_print), "<Class name>", "Classes"
+        )
+        lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops")
+        lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1)
+    else:
+        lines += [
+            "Class, Ops and Apply sections omitted: the linker cannot time nodes.",
+            "",
+        ]
+    if memory or (memory is None and any(f.memory_recorded for f in fps)):
+        lines += render_memory(fps, n_apply_to_print, min_memory_size)
+    if optimizer or (optimizer is None and any(f.optimizer_profile for f in fps)):
+        lines += render_optimizer(fps)
+    lines += render_tips(all_tips(fps))
+    return "\n".join(lines) + "\n"

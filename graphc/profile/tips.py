@@ -1,0 +1,99 @@
+"""Tips: small rules over profile data, each returning zero or more suggestions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from graphc.profile.fmt import pct
+from graphc.profile.model import FunctionProfile, NodeRecord
+
+Rule = Callable[[Sequence[FunctionProfile]], list[str]]
+
+#: Length of a chain of Elemwise nodes from which fusion is suggested.
+MIN_ELEMWISE_CHAIN = 3
+#: Share of node time in Python implementations from which a tip is given.
+PY_SHARE_THRESHOLD = 50.0
+
+
+def _nodes(fps: Sequence[FunctionProfile]) -> list[NodeRecord]:
+    return [n for f in fps for n in f.nodes]
+
+
+def float64_tip(fps: Sequence[FunctionProfile]) -> list[str]:
+    """Nodes computing float64 results, where float32 is often precise enough."""
+    n = sum(1 for node in _nodes(fps) if any(v.dtype == "float64" for v in node.outputs))
+    if not n:
+        return []
+    return [
+        f"Try the graphc flag floatX=float32 ({n} Apply node(s) produce float64; "
+        "use float32 where its precision is enough)"
+    ]
+
+
+def py_with_c_tip(fps: Sequence[FunctionProfile]) -> list[str]:
+    """Ops running Python although a C implementation exists (flag or seen elsewhere)."""
+    nodes = _nodes(fps)
+    has_c = {n.op_name for n in nodes if n.impl == "C" or n.has_c_impl}
+    slow = sorted({n.op_name for n in nodes if n.impl == "Py" and n.op_name in has_c})
+    return [
+        f"Op {name} runs its Python implementation although it has a C one; "
+        "check the linker (c|py) and that a C compiler is available"
+        for name in slow
+    ]
+
+
+def _is_elemwise(node: NodeRecord) -> bool:
+    return node.op_class.rsplit(".", 1)[-1] == "Elemwise"
+
+
+def longest_elemwise_chain(fp: FunctionProfile) -> int:
+    """Number of nodes on the longest producer->consumer path of Elemwise nodes."""
+    producer = {s: i for i, n in enumerate(fp.nodes) for s in n.output_slots}
+    depth: list[int] = []
+    for node in fp.nodes:
+        d = 0
+        if _is_elemwise(node):
+            d = 1
+            for s in node.input_slots:
+                i = producer.get(s)
+                if i is not None and i < len(depth) and depth[i]:
+                    d = max(d, depth[i] + 1)
+        depth.append(d)
+    return max(depth, default=0)
+
+
+def fusion_tip(fps: Sequence[FunctionProfile]) -> list[str]:
+    """A chain of un-fused Elemwise nodes: fusion would run it as one loop."""
+    out = []
+    for f in fps:
+        n = longest_elemwise_chain(f)
+        if n < MIN_ELEMWISE_CHAIN:
+            continue
+        if "fusion" in f.rewrites_excluded:
+            advice = "do not exclude the `fusion` rewrite"
+        else:
+            advice = "check why the `fusion` rewrite did not fuse them"
+        out.append(f"{f.name}: a chain of {n} Elemwise nodes is not fused; {advice}")
+    return out
+
+
+def py_share_tip(fps: Sequence[FunctionProfile]) -> list[str]:
+    """A large share of node time spent in Python implementations."""
+    nodes = _nodes(fps)
+    total = sum(n.ns_total for n in nodes)
+    py = sum(n.ns_total for n in nodes if n.impl == "Py")
+    share = pct(py, total)
+    if not total or share < PY_SHARE_THRESHOLD:
+        return []
+    return [
+        f"{share:.1f}% of the time in nodes is spent in Python implementations; "
+        "Ops with C implementations (linker=c|py) are usually faster"
+    ]
+
+
+RULES: tuple[Rule, ...] = (float64_tip, py_with_c_tip, fusion_tip, py_share_tip)
+
+
+def tips(fps: Sequence[FunctionProfile], rules: Sequence[Rule] = RULES) -> list[str]:
+    """All suggestions for ``fps``, in rule order."""
+    return [tip for rule in rules for tip in rule(fps)]
