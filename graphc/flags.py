@@ -1,0 +1,194 @@
+"""graphc.config (defined here): typed, documented flags.
+
+Set from ``GRAPHC_FLAGS`` (``name=value,section__name=value``), from ``~/.graphcrc``
+(or the file named by ``GRAPHCRC``; ``name = value`` lines, ``[section]`` headers), and at
+run time (``graphc.config.floatX = "float32"`` or ``with graphc.config.change_flags(...)``).
+Unknown names are an error.
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("1", "true", "yes", "on"):
+        return True
+    if s in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"not a boolean: {v!r}")
+
+
+def _choice(*options: str) -> Callable[[Any], str]:
+    def parse(v: Any) -> str:
+        s = str(v)
+        if s not in options:
+            raise ValueError(f"{s!r} is not one of {', '.join(options)}")
+        return s
+
+    return parse
+
+
+def _colon_list(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return ":".join(v)
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str
+    default: Any
+    parse: Callable[[Any], Any]
+    doc: str
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("floatX", "float64", _choice("float64", "float32"), "dtype of float constructors"),
+    Flag("mode", "FAST_RUN", str, "default compile mode name"),
+    Flag(
+        "linker",
+        "auto",
+        str,
+        "default linker: auto ('c|py' when a compiler works), py, c|py, ...",
+    ),
+    Flag(
+        "optimizer",
+        "fast_run",
+        str,
+        "default optimizer: None, merge, fast_compile, fast_run",
+    ),
+    Flag("optimizer_including", "", _colon_list, "colon-separated rewrite tags to add"),
+    Flag("optimizer_excluding", "", _colon_list, "colon-separated rewrite tags to remove"),
+    Flag("optimizer_requiring", "", _colon_list, "colon-separated rewrite tags required"),
+    Flag("optimizer_verbose", False, _bool, "print each replacement as it happens"),
+    Flag("allow_gc", True, _bool, "free intermediates after their last use"),
+    Flag(
+        "vm", "cvm", _choice("cvm", "py"), "VM implementation: Cython (cvm) or Python (py)"
+    ),
+    Flag("compiledir", "", str, "compile cache directory ('' = per-user cache dir)"),
+    Flag("cxx", "", str, "C compiler command ('' = $CC or cc)"),
+    Flag("profile", False, _bool, "profile every function; print summaries at exit"),
+    Flag("profile_memory", False, _bool, "add the memory section to profiles"),
+    Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),
+    Flag(
+        "profile_trace", False, _bool, "record a per-node event trace (Chrome trace export)"
+    ),
+    Flag(
+        "profiling__destination",
+        "stdout",
+        str,
+        "where at-exit profiles go: stdout, stderr, path",
+    ),
+    Flag("profiling__n_apply", 20, int, "Apply rows printed"),
+    Flag("profiling__n_ops", 20, int, "Op and Class rows printed"),
+    Flag(
+        "profiling__min_memory_size",
+        1024,
+        int,
+        "smaller Apply outputs are summed in one line",
+    ),
+    Flag(
+        "profiling__ignore_first_call",
+        False,
+        _bool,
+        "leave the first call out of the times",
+    ),
+    Flag("profiling__trace_capacity", 100_000, int, "max trace events kept per function"),
+    Flag("ProfileMode__n_apply_to_print", 15, int, "legacy ProfileMode Apply rows"),
+    Flag("ProfileMode__n_ops_to_print", 20, int, "legacy ProfileMode Op rows"),
+    Flag("compute_test_value", "off", _choice("off", "ignore", "warn", "raise"), "unused"),
+    Flag("DebugMode__check_nan", False, _bool, "DEBUG_MODE raises on NaN/Inf outputs"),
+)
+
+
+class Config:
+    """The flag values. Attribute access reads and writes flags; names are checked."""
+
+    def __init__(self, flags: tuple[Flag, ...] = FLAGS):
+        object.__setattr__(self, "_flags", {f.name: f for f in flags})
+        object.__setattr__(self, "_values", {f.name: f.default for f in flags})
+        object.__setattr__(self, "_explicit", set())
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"graphc.config has no flag {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.set(name, value)
+
+    def set(self, name: str, value: Any) -> None:
+        name = name.replace(".", "__")
+        flag = self._flags.get(name)
+        if flag is None:
+            raise AttributeError(
+                f"unknown graphc flag {name!r}; known: {', '.join(self._flags)}"
+            )
+        try:
+            self._values[name] = flag.parse(value)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"bad value for graphc flag {name}: {e}") from None
+        self._explicit.add(name)
+
+    def is_set(self, name: str) -> bool:
+        """True when the flag was given by the user (env, rc file or assignment)."""
+        return name in self._explicit
+
+    @contextlib.contextmanager
+    def change_flags(self, **changes: Any) -> Iterator[None]:
+        """Change flags for the duration of a ``with`` block."""
+        old = {k: self._values[k.replace(".", "__")] for k in changes if k in self._flags}
+        was_set = set(self._explicit)
+        try:
+            for k, v in changes.items():
+                self.set(k, v)
+            yield
+        finally:
+            self._values.update(old)
+            self._explicit.clear()
+            self._explicit.update(was_set)
+
+    def describe(self) -> str:
+        return "\n".join(
+            f"{f.name} = {self._values[f.name]!r}  # {f.doc}" for f in self._flags.values()
+        )
+
+    def load_flags_string(self, text: str) -> None:
+        for item in filter(None, (s.strip() for s in text.split(","))):
+            if "=" not in item:
+                raise ValueError(f"GRAPHC_FLAGS item {item!r} is not name=value")
+            k, v = item.split("=", 1)
+            self.set(k.strip(), v.strip())
+
+    def load_rc(self, path: str) -> None:
+        parser = configparser.ConfigParser()
+        parser.optionxform = str  # keep case (floatX)
+        with open(path) as fh:
+            parser.read_string("[global]\n" + fh.read())
+        for section in parser.sections():
+            for k, v in parser.items(section):
+                self.set(k if section == "global" else f"{section}__{k}", v)
+
+
+def _load_default() -> Config:
+    cfg = Config()
+    rc = os.environ.get("GRAPHCRC", os.path.expanduser("~/.graphcrc"))
+    for path in rc.split(os.pathsep):
+        if path and os.path.isfile(path):
+            cfg.load_rc(path)
+    cfg.load_flags_string(os.environ.get("GRAPHC_FLAGS", ""))
+    return cfg
+
+
+config = _load_default()
+change_flags = config.change_flags

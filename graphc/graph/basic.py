@@ -1,0 +1,421 @@
+"""Core IR: Type, Variable, Constant, Apply and Op, plus graph walks.
+
+Ops and Types are immutable values: equal (and hashed) by their declared ``__props__``.
+Variables and Apply nodes are compared by identity.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+
+class PropsValue:
+    """Value semantics from ``__props__``: equality, hashing, repr and pickling."""
+
+    __props__: ClassVar[tuple[str, ...]] = ()
+
+    def _props(self) -> tuple:
+        return tuple(getattr(self, p) for p in self.__props__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._props()))
+
+    def __repr__(self) -> str:
+        if not self.__props__:
+            return type(self).__name__
+        args = ", ".join(f"{p}={getattr(self, p)!r}" for p in self.__props__)
+        return f"{type(self).__name__}{{{args}}}"
+
+
+class Type(PropsValue):
+    """The type of a Variable: knows how to check and convert runtime values."""
+
+    def filter(
+        self, value: Any, strict: bool = False, allow_downcast: bool | None = None
+    ) -> Any:
+        """Return ``value`` converted to this type, or raise TypeError/ValueError."""
+        raise NotImplementedError(f"{type(self).__name__}.filter")
+
+    def is_valid_value(self, value: Any) -> bool:
+        try:
+            self.filter(value, strict=True)
+            return True
+        except (TypeError, ValueError):
+            return False
+
+    def make_variable(self, name: str | None = None) -> Variable:
+        return self.variable_type(self, None, name=name)
+
+    def make_constant(self, value: Any, name: str | None = None) -> Constant:
+        return self.constant_type(self, self.filter(value), name=name)
+
+    def __call__(self, name: str | None = None) -> Variable:
+        return self.make_variable(name)
+
+    def convert_variable(self, var: Variable) -> Variable | None:
+        """Return ``var`` viewed as this type if compatible (used by replace), else None."""
+        return var if var.type == self else None
+
+    variable_type: ClassVar[type]
+    constant_type: ClassVar[type]
+
+
+class Variable:
+    """A symbolic value: the input of a graph or an output of an Apply node."""
+
+    __slots__ = ("type", "owner", "index", "name", "tag", "__weakref__")
+    _count = 0
+
+    def __init__(
+        self, type: Type, owner: Apply | None = None, index: int | None = None, name=None
+    ):
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+        self.tag: dict[str, Any] = {}
+
+    def clone(self) -> Variable:
+        """A new ownerless Variable with the same type and name."""
+        cp = type(self)(self.type, None, None, self.name)
+        cp.tag = dict(self.tag)
+        return cp
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        if self.owner is not None:
+            op = self.owner.op
+            if len(self.owner.outputs) == 1:
+                return f"{op}.0"
+            return f"{op}.{self.index}"
+        return f"<{self.type}>"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def eval(self, inputs: dict | None = None):
+        """Evaluate with the reference evaluator (``Op.perform`` over the graph)."""
+        from graphc.graph.evaluate import evaluate
+
+        return evaluate([self], inputs or {})[0]
+
+    def __getstate__(self):
+        return {s: getattr(self, s) for s in Variable.__slots__ if s != "__weakref__"}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+
+class Constant(Variable):
+    """A Variable with a fixed value; equal constants share a ``signature``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, type: Type, data: Any, name=None):
+        super().__init__(type, None, None, name)
+        self.data = data
+
+    def signature(self) -> tuple:
+        return (self.type, _value_signature(self.data))
+
+    def clone(self) -> Constant:
+        cp = type(self)(self.type, self.data, self.name)
+        cp.tag = dict(self.tag)
+        return cp
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        return _short_value(self.data)
+
+    def __getstate__(self):
+        st = super().__getstate__()
+        st["data"] = self.data
+        return st
+
+
+def _value_signature(data: Any):
+    try:
+        import numpy as np
+
+        if isinstance(data, np.ndarray | np.generic):
+            arr = np.asarray(data)
+            return (arr.dtype.str, arr.shape, arr.tobytes())
+    except ImportError:  # pragma: no cover
+        pass
+    return data
+
+
+def _short_value(data: Any) -> str:
+    import numpy as np
+
+    arr = np.asarray(data)
+    if arr.ndim == 0:
+        return str(arr.item())
+    if arr.size <= 4:
+        return str(arr.tolist())
+    return f"TensorConstant{{{arr.shape} of {arr.dtype}}}"
+
+
+class Apply:
+    """An application of an Op to input Variables, producing output Variables."""
+
+    __slots__ = ("op", "inputs", "outputs", "tag", "__weakref__")
+
+    def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+        self.op = op
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.tag: dict[str, Any] = {}
+        for i, out in enumerate(self.outputs):
+            if out.owner is not None and out.owner is not self:
+                raise ValueError(f"output {i} of {op} already has an owner")
+            out.owner = self
+            out.index = i
+
+    @property
+    def out(self) -> Variable:
+        if len(self.outputs) != 1:
+            raise AttributeError(f"{self.op} has {len(self.outputs)} outputs; use .outputs")
+        return self.outputs[0]
+
+    def clone_with_new_inputs(
+        self, inputs: Sequence[Variable], strict: bool = True
+    ) -> Apply:
+        """A copy of this node over ``inputs`` (types must match when ``strict``)."""
+        if strict and all(a.type == b.type for a, b in zip(inputs, self.inputs)):
+            new = Apply(self.op, inputs, [o.clone() for o in self.outputs])
+        else:
+            new = self.op.make_node(*inputs)
+        new.tag = dict(self.tag)
+        return new
+
+    def __str__(self) -> str:
+        return f"{self.op}({', '.join(str(i) for i in self.inputs)})"
+
+    __repr__ = __str__
+
+    def __getstate__(self):
+        return {s: getattr(self, s) for s in Apply.__slots__ if s != "__weakref__"}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+
+class Op(PropsValue):
+    """An operation. Subclasses declare ``__props__``, ``make_node`` and ``perform``.
+
+    Optional hooks: ``grad(inputs, output_grads)``, ``infer_shape(fgraph, node, shapes)``,
+    ``flops(node, input_shapes, output_shapes)``, ``destroy_map`` / ``view_map``
+    (``{output_index: [input_index]}``), ``lazy`` (the Op decides which inputs it needs).
+    """
+
+    destroy_map: ClassVar[dict[int, list[int]]] = {}
+    view_map: ClassVar[dict[int, list[int]]] = {}
+    lazy: ClassVar[bool] = False
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        raise NotImplementedError(f"{type(self).__name__}.make_node")
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.perform")
+
+    def __call__(self, *inputs, **kwargs):
+        node = self.make_node(*inputs, **kwargs)
+        if len(node.outputs) == 1:
+            return node.outputs[0]
+        return node.outputs
+
+    def __str__(self) -> str:
+        if not self.__props__:
+            return type(self).__name__
+        return f"{type(self).__name__}{{{','.join(str(p) for p in self._props())}}}"
+
+    __repr__ = __str__
+
+
+# ---------------------------------------------------------------------------- graph walks
+
+
+def ancestors(
+    outputs: Iterable[Variable], blockers: Iterable[Variable] = ()
+) -> list[Variable]:
+    """All Variables that ``outputs`` depend on (outputs included), stopping at blockers."""
+    blocked = set(blockers)
+    seen: set[Variable] = set()
+    order: list[Variable] = []
+    stack = list(outputs)[::-1]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        order.append(v)
+        if v.owner is not None and v not in blocked:
+            stack.extend(reversed(v.owner.inputs))
+    return order
+
+
+def graph_inputs(
+    outputs: Iterable[Variable], blockers: Iterable[Variable] = ()
+) -> list[Variable]:
+    """The ownerless (or blocked) Variables that ``outputs`` depend on."""
+    blocked = set(blockers)
+    return [v for v in ancestors(outputs, blocked) if v.owner is None or v in blocked]
+
+
+def applys_between(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> list[Apply]:
+    """Apply nodes on a path from ``inputs`` to ``outputs``, in topological order."""
+    return io_toposort(list(inputs), list(outputs))
+
+
+def io_toposort(
+    inputs: Sequence[Variable], outputs: Sequence[Variable], orderings: dict | None = None
+) -> list[Apply]:
+    """Apply nodes between ``inputs`` and ``outputs`` in a deterministic topological order.
+
+    ``orderings`` maps an Apply to Apply nodes that must run before it (extra edges, used by
+    the destroy handler). Ties are broken by depth-first discovery order, so the result is
+    the same for the same graph on every run.
+    """
+    blocked = set(inputs)
+    orderings = orderings or {}
+    order: list[Apply] = []
+    state: dict[Apply, int] = {}  # 1 = on stack, 2 = done
+    for out in outputs:
+        if out.owner is None or out in blocked:
+            continue
+        stack: list[tuple[Apply, bool]] = [(out.owner, False)]
+        while stack:
+            node, expanded = stack.pop()
+            st = state.get(node)
+            if expanded:
+                if st != 2:
+                    state[node] = 2
+                    order.append(node)
+                continue
+            if st == 2:
+                continue
+            if st == 1:
+                raise ValueError(f"graph contains a cycle through {node}")
+            state[node] = 1
+            stack.append((node, True))
+            deps = [
+                i.owner for i in node.inputs if i.owner is not None and i not in blocked
+            ]
+            deps.extend(orderings.get(node, ()))
+            for dep in reversed(deps):
+                ds = state.get(dep)
+                if ds == 1:
+                    raise ValueError(f"graph contains a cycle through {dep}")
+                if ds is None:
+                    stack.append((dep, False))
+    return order
+
+
+def clone_get_equiv(
+    inputs: Sequence[Variable],
+    outputs: Sequence[Variable],
+    copy_inputs: bool = True,
+    memo: dict | None = None,
+) -> dict:
+    """Copy the graph between ``inputs`` and ``outputs``; return the old -> new mapping."""
+    equiv: dict = {} if memo is None else memo
+    for v in inputs:
+        if v not in equiv:
+            equiv[v] = v.clone() if copy_inputs else v
+    for node in io_toposort(inputs, outputs):
+        for v in node.inputs:
+            if v not in equiv:
+                if isinstance(v, Constant):
+                    equiv[v] = v.clone() if copy_inputs else v
+                else:
+                    equiv[v] = v  # an ownerless free variable not listed as input
+        new = node.clone_with_new_inputs([equiv[v] for v in node.inputs])
+        equiv[node] = new
+        for old, nw in zip(node.outputs, new.outputs):
+            nw.name = old.name
+            equiv[old] = nw
+    for v in outputs:
+        if v not in equiv:
+            equiv[v] = v.clone() if copy_inputs and v.owner is None else v
+    return equiv
+
+
+def clone(
+    inputs: Sequence[Variable], outputs: Sequence[Variable], copy_inputs: bool = True
+) -> tuple[list[Variable], list[Variable]]:
+    """Copy a graph; return the new inputs and outputs."""
+    equiv = clone_get_equiv(inputs, outputs, copy_inputs)
+    return [equiv[v] for v in inputs], [equiv[v] for v in outputs]
+
+
+def clone_replace(
+    outputs: Sequence[Variable], replace: dict[Variable, Variable]
+) -> list[Variable]:
+    """Copy ``outputs``' graph with the Variables in ``replace`` substituted."""
+    memo: dict = dict(replace)
+    return [_clone_replace_one(o, memo) for o in outputs]
+
+
+def _clone_replace_one(out: Variable, memo: dict) -> Variable:
+    nodes = io_toposort(list(memo), [out])
+    for node in nodes:
+        if node.outputs[0] in memo:
+            continue
+        new_inputs = [memo.get(i, i) for i in node.inputs]
+        if all(a is b for a, b in zip(new_inputs, node.inputs)):
+            for o in node.outputs:
+                memo[o] = o
+            continue
+        new = node.clone_with_new_inputs(new_inputs, strict=False)
+        for o, n in zip(node.outputs, new.outputs):
+            n.name = o.name
+            memo[o] = n
+    return memo.get(out, out)
+
+
+def is_same_graph(a: Variable, b: Variable) -> bool:
+    """Structural equality of two graphs (same Ops, same inputs, equal constants)."""
+    memo: dict = {}
+
+    def same(x: Variable, y: Variable) -> bool:
+        key = (id(x), id(y))
+        if key in memo:
+            return memo[key]
+        if isinstance(x, Constant) and isinstance(y, Constant):
+            r = x.signature() == y.signature()
+        elif x.owner is None or y.owner is None:
+            r = x is y
+        else:
+            r = (
+                x.owner.op == y.owner.op
+                and x.index == y.index
+                and len(x.owner.inputs) == len(y.owner.inputs)
+                and all(same(i, j) for i, j in zip(x.owner.inputs, y.owner.inputs))
+            )
+        memo[key] = r
+        return r
+
+    return same(a, b)
+
+
+def walk_bfs(start: Iterable, expand) -> list:
+    """Breadth-first walk from ``start`` using ``expand(node) -> iterable``."""
+    seen, out, queue = set(), [], deque(start)
+    while queue:
+        n = queue.popleft()
+        if n in seen:
+            continue
+        seen.add(n)
+        out.append(n)
+        queue.extend(expand(n) or ())
+    return out

@@ -1,0 +1,469 @@
+"""Scalar types and scalar Ops: the element functions that Elemwise maps over arrays.
+
+Each scalar Op knows its numpy implementation (``impl``, applied to whole arrays), its
+output dtype (numpy 2 promotion rules, float16 widened to float32), and a C expression
+(``c_expr``) the C linker composes into loops; ``Composite`` composes scalar Ops into one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from graphc.graph.basic import Apply, Constant, Op, Type, Variable, io_toposort
+
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64",
+)  # fmt: skip
+FLOAT_DTYPES = ("float32", "float64")
+INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+DISCRETE_DTYPES = ("bool", *INT_DTYPES)
+
+C_TYPES = {
+    "bool": "npy_bool", "int8": "npy_int8", "int16": "npy_int16", "int32": "npy_int32",
+    "int64": "npy_int64", "uint8": "npy_uint8", "uint16": "npy_uint16",
+    "uint32": "npy_uint32", "uint64": "npy_uint64", "float32": "npy_float32",
+    "float64": "npy_float64",
+}  # fmt: skip
+
+
+def ctype(dtype: str) -> str:
+    return C_TYPES[dtype]
+
+
+def upcast(*dtypes: str) -> str:
+    """numpy 2 result dtype of mixing ``dtypes``."""
+    return str(np.result_type(*[np.dtype(d) for d in dtypes]))
+
+
+def _widen(dt: np.dtype) -> str:
+    return "float32" if dt == np.float16 else str(dt)
+
+
+class ScalarType(Type):
+    """A 0-d value of one dtype (the element type inside Elemwise and Composite)."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: str):
+        self.dtype = str(np.dtype(dtype))
+
+    def filter(self, value, strict=False, allow_downcast=None):
+        return np.asarray(value, dtype=self.dtype)[()]
+
+    def __str__(self) -> str:
+        return self.dtype
+
+
+class ScalarVariable(Variable):
+    __slots__ = ()
+
+
+class ScalarConstant(Constant):
+    __slots__ = ()
+
+
+ScalarType.variable_type = ScalarVariable
+ScalarType.constant_type = ScalarConstant
+
+
+def as_scalar(x) -> Variable:
+    if isinstance(x, Variable):
+        if not isinstance(x.type, ScalarType):
+            raise TypeError(f"{x} is not a scalar variable (type {x.type})")
+        return x
+    arr = np.asarray(x)
+    return ScalarType(str(arr.dtype)).make_constant(arr[()])
+
+
+class ScalarOp(Op):
+    """An element function. ``nin`` = -1 means variadic (add, mul)."""
+
+    nin: ClassVar[int] = 1
+    nout: ClassVar[int] = 1
+    ufunc: ClassVar[Callable | None] = None
+    c_template: ClassVar[str | None] = None  # e.g. "({0} + {1})" over cast operands
+    commutative: ClassVar[bool] = False
+    float_only: ClassVar[bool] = False  # output is float even for integer inputs
+    identity: ClassVar[float | None] = None
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__.lower()
+
+    def __str__(self) -> str:
+        return self.name
+
+    def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
+        return (_ufunc_dtype(self.ufunc, tuple(in_dtypes)),)
+
+    def impl(self, *args):
+        """The numpy implementation over arrays (broadcasting as numpy does)."""
+        return self.ufunc(*args)
+
+    def c_expr(
+        self, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str
+    ) -> str | None:
+        """A C expression computing the output from input element expressions, or None."""
+        if self.c_template is None:
+            return None
+        ct = ctype(out_dtype)
+        args = [f"(({ct}){n})" for n in names]
+        return self.c_template.format(*args, ct=ct)
+
+    def make_node(self, *inputs) -> Apply:
+        inputs = [as_scalar(i) for i in inputs]
+        if self.nin != -1 and len(inputs) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
+        dts = self.output_dtypes(*(i.type.dtype for i in inputs))
+        return Apply(self, inputs, [ScalarType(d)() for d in dts])
+
+    def perform(self, node, inputs, output_storage):
+        out = self.impl(*inputs)
+        if not isinstance(out, tuple):
+            out = (out,)
+        for cell, val, var in zip(output_storage, out, node.outputs):
+            cell[0] = np.asarray(val, dtype=var.type.dtype)[()]
+
+
+@functools.lru_cache(maxsize=4096)
+def _ufunc_dtype(ufunc, in_dtypes: tuple[str, ...]) -> str:
+    with np.errstate(all="ignore"):
+        args = [np.ones((), dtype=d) for d in in_dtypes]
+        out = ufunc(*args)
+    return _widen(np.asarray(out).dtype)
+
+
+def _float_out(*in_dtypes: str) -> str:
+    dt = upcast(*in_dtypes)
+    if dt in FLOAT_DTYPES:
+        return dt
+    return "float32" if np.dtype(dt).itemsize <= 2 else "float64"
+
+
+_REGISTRY: dict[str, ScalarOp] = {}
+
+
+def _define(
+    name: str,
+    nin: int,
+    ufunc,
+    c: str | None,
+    *,
+    commutative=False,
+    float_only=False,
+    identity=None,
+    impl=None,
+    dtype_rule=None,
+    **extra,
+) -> ScalarOp:
+    attrs: dict = dict(
+        nin=nin,
+        ufunc=ufunc,
+        c_template=c,
+        commutative=commutative,
+        float_only=float_only,
+        identity=identity,
+        __module__=__name__,
+        **extra,
+    )
+    if impl is not None:
+        attrs["impl"] = lambda self, *a: impl(*a)
+    if dtype_rule is not None:
+        attrs["output_dtypes"] = lambda self, *d: (dtype_rule(*d),)
+    cls = type(name.capitalize() if name.islower() else name, (ScalarOp,), attrs)
+    globals()[cls.__name__] = cls
+    op = cls()
+    _REGISTRY[name] = op
+    return op
+
+
+def _variadic(ufunc):
+    return lambda *a: functools.reduce(ufunc, a)
+
+
+# Arithmetic (add and mul are variadic so canonicalization can flatten chains)
+add = _define("add", -1, np.add, None, commutative=True, identity=0, impl=_variadic(np.add),
+              dtype_rule=upcast)  # fmt: skip
+mul = _define("mul", -1, np.multiply, None, commutative=True, identity=1,
+              impl=_variadic(np.multiply), dtype_rule=upcast)  # fmt: skip
+sub = _define("sub", 2, np.subtract, "({0} - {1})")
+true_div = _define("true_div", 2, np.true_divide, "({0} / {1})", float_only=True)
+int_div = _define("int_div", 2, np.floor_divide, None)
+mod = _define("mod", 2, np.remainder, None)
+pow = _define("pow", 2, np.power, None)
+neg = _define("neg", 1, np.negative, "(-{0})")
+abs_ = _define("abs", 1, np.absolute, None)
+sgn = _define("sgn", 1, np.sign, "(({0} > 0) - ({0} < 0))")
+maximum = _define("maximum", 2, np.maximum, None, commutative=True)
+minimum = _define("minimum", 2, np.minimum, None, commutative=True)
+
+# Transcendental (float output; c templates use the double/float libm name chosen in c_expr)
+_FLOAT_FUNCS = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+    "tan": np.tan, "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+}  # fmt: skip
+_C_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan"}
+
+
+class _FloatFunc(ScalarOp):
+    float_only = True
+
+    def c_expr(self, names, in_dtypes, out_dtype):
+        fn = _C_NAMES.get(self.name, self.name)
+        if out_dtype == "float32":
+            fn += "f"
+        ct = ctype(out_dtype)
+        return f"{fn}(({ct}){names[0]})"
+
+
+for _n, _uf in _FLOAT_FUNCS.items():
+    _cls = type(
+        _n.capitalize(), (_FloatFunc,), {"nin": 1, "ufunc": _uf, "__module__": __name__}
+    )
+    globals()[_cls.__name__] = _cls
+    _REGISTRY[_n] = _cls()
+exp, exp2, expm1, log, log2, log10, log1p, sqrt = (
+    _REGISTRY[n] for n in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt")
+)
+sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh = (
+    _REGISTRY[n]
+    for n in ("sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh")
+)
+arctan2 = _define("arctan2", 2, np.arctan2, None, float_only=True)
+sqr = _define("sqr", 1, np.square, "({0} * {0})")
+
+
+def _sigmoid(x):
+    x = np.asarray(x)
+    out_dt = _float_out(str(x.dtype))
+    x = x.astype(out_dt, copy=False)
+    with np.errstate(over="ignore"):
+        e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(out_dt, copy=False)
+
+
+def _softplus(x):
+    x = np.asarray(x)
+    out_dt = _float_out(str(x.dtype))
+    x = x.astype(out_dt, copy=False)
+    return (np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))).astype(out_dt, copy=False)
+
+
+def _erf(x):
+    from scipy.special import erf as sp_erf
+
+    x = np.asarray(x)
+    return sp_erf(x).astype(_float_out(str(x.dtype)), copy=False)
+
+
+sigmoid = _define("sigmoid", 1, None, None, float_only=True, impl=_sigmoid,
+                  dtype_rule=_float_out)  # fmt: skip
+softplus = _define("softplus", 1, None, None, float_only=True, impl=_softplus,
+                   dtype_rule=_float_out)  # fmt: skip
+erf = _define("erf", 1, None, None, float_only=True, impl=_erf, dtype_rule=_float_out)
+floor = _define("floor", 1, np.floor, None)
+ceil = _define("ceil", 1, np.ceil, None)
+round_half_to_even = _define("round_half_to_even", 1, np.rint, None)
+
+
+def _clip(x, lo, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+clip = _define("clip", 3, None, None, impl=_clip, dtype_rule=upcast)
+
+# Comparisons and logic (bool output)
+eq = _define("eq", 2, np.equal, "({0} == {1})", commutative=True)
+neq = _define("neq", 2, np.not_equal, "({0} != {1})", commutative=True)
+lt = _define("lt", 2, np.less, "({0} < {1})")
+gt = _define("gt", 2, np.greater, "({0} > {1})")
+le = _define("le", 2, np.less_equal, "({0} <= {1})")
+ge = _define("ge", 2, np.greater_equal, "({0} >= {1})")
+and_ = _define("and", 2, np.bitwise_and, "({0} & {1})", commutative=True)
+or_ = _define("or", 2, np.bitwise_or, "({0} | {1})", commutative=True)
+xor = _define("xor", 2, np.bitwise_xor, "({0} ^ {1})", commutative=True)
+invert = _define("invert", 1, np.invert, None)
+
+
+def _switch(c, a, b):
+    return np.where(c, a, b)
+
+
+switch = _define(
+    "switch", 3, None, None, impl=_switch, dtype_rule=lambda c, a, b: upcast(a, b)
+)
+second = _define(
+    "second",
+    2,
+    None,
+    None,
+    impl=lambda a, b: np.broadcast_to(b, np.broadcast_shapes(np.shape(a), np.shape(b))),
+    dtype_rule=lambda a, b: b,
+)  # noqa: E501
+identity = _define("identity", 1, None, "{0}", impl=lambda a: np.array(a, copy=True),
+                   dtype_rule=lambda a: a)  # fmt: skip
+
+
+class Cast(ScalarOp):
+    """Convert to ``dtype`` (numpy ``astype`` semantics)."""
+
+    __props__ = ("dtype",)
+    nin = 1
+
+    def __init__(self, dtype: str):
+        self.dtype = str(np.dtype(dtype))
+
+    @property
+    def name(self) -> str:
+        return f"convert_to_{self.dtype}"
+
+    def output_dtypes(self, *in_dtypes):
+        return (self.dtype,)
+
+    def impl(self, x):
+        return np.asarray(x).astype(self.dtype)
+
+    def c_expr(self, names, in_dtypes, out_dtype):
+        if out_dtype == "bool":
+            return f"(({names[0]}) != 0)"
+        return f"(({ctype(out_dtype)}){names[0]})"
+
+
+def cast(dtype: str) -> Cast:
+    return Cast(dtype)
+
+
+def get_scalar_op(name: str) -> ScalarOp:
+    return _REGISTRY[name]
+
+
+def all_scalar_ops() -> dict[str, ScalarOp]:
+    return dict(_REGISTRY)
+
+
+# -------------------------------------------------------------------------- Composite
+
+
+class Composite(ScalarOp):
+    """A graph of scalar Ops evaluated as one element function (made by fusion)."""
+
+    __props__ = ("signature",)
+
+    def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.nodes = io_toposort(self.inputs, self.outputs)
+        self.signature = _composite_signature(self.inputs, self.outputs, self.nodes)
+        self.nin = len(self.inputs)  # type: ignore[misc]
+        self.nout = len(self.outputs)  # type: ignore[misc]
+
+    @property
+    def name(self) -> str:
+        return (
+            "Composite{" + ", ".join(_expr_str(o, self.inputs) for o in self.outputs) + "}"
+        )
+
+    def output_dtypes(self, *in_dtypes):
+        return tuple(o.type.dtype for o in self.outputs)
+
+    def impl(self, *args):
+        values: dict[Variable, object] = dict(zip(self.inputs, args))
+        for node in self.nodes:
+            ins = [values[i] if i in values else i.data for i in node.inputs]
+            with np.errstate(all="ignore"):
+                out = node.op.impl(*ins)
+            dt = node.outputs[0].type.dtype
+            values[node.outputs[0]] = np.asarray(out).astype(dt, copy=False)
+        outs = tuple(values[o] if o in values else o.data for o in self.outputs)
+        return outs if len(outs) > 1 else outs[0]
+
+    def c_expr(self, names, in_dtypes, out_dtype):
+        if self.nout != 1:
+            return None
+        return self.c_body(names)[1][0]
+
+    def c_body(self, names: Sequence[str]) -> tuple[list[str], list[str]] | None:
+        """C statements declaring temporaries, and the output expressions; None if any
+        scalar Op lacks C code."""
+        expr: dict[Variable, str] = dict(zip(self.inputs, names))
+        lines: list[str] = []
+        for k, node in enumerate(self.nodes):
+            ins = []
+            for v in node.inputs:
+                if v in expr:
+                    ins.append(expr[v])
+                else:
+                    ins.append(_c_literal(v))
+            out = node.outputs[0]
+            e = node.op.c_expr(ins, [i.type.dtype for i in node.inputs], out.type.dtype)
+            if e is None:
+                return None
+            tmp = f"t{k}"
+            lines.append(f"{ctype(out.type.dtype)} {tmp} = {e};")
+            expr[out] = tmp
+        outs = [expr[o] if o in expr else _c_literal(o) for o in self.outputs]
+        return lines, outs
+
+
+def _c_literal(v: Variable) -> str:
+    if not isinstance(v, Constant):
+        raise ValueError(f"free variable {v} in a Composite")
+    val = np.asarray(v.data)
+    ct = ctype(str(val.dtype))
+    if val.dtype.kind == "f":
+        return f"(({ct}){float(val)!r})"
+    if val.dtype.kind == "b":
+        return "1" if bool(val) else "0"
+    return f"(({ct}){int(val)})"
+
+
+def _composite_signature(inputs, outputs, nodes) -> tuple:
+    ids: dict[Variable, object] = {v: ("i", k, v.type.dtype) for k, v in enumerate(inputs)}
+    sig = []
+    for k, node in enumerate(nodes):
+        ins = tuple(ids[i] if i in ids else ("c", i.signature()) for i in node.inputs)
+        sig.append((node.op, ins))
+        for j, o in enumerate(node.outputs):
+            ids[o] = ("n", k, j)
+    return (
+        tuple(sig),
+        tuple(ids[o] if o in ids else ("c", o.signature()) for o in outputs),
+    )
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/"}
+
+
+def _expr_str(v: Variable, inputs: Sequence[Variable]) -> str:
+    if v in inputs:
+        return f"i{list(inputs).index(v)}"
+    if v.owner is None:
+        return str(v)
+    op = v.owner.op
+    args = [_expr_str(i, inputs) for i in v.owner.inputs]
+    sym = _INFIX.get(op.name)
+    if sym:
+        return "(" + f" {sym} ".join(args) + ")"
+    return f"{op.name}({', '.join(args)})"
+
+
+def _joined_c_expr(symbol: str):
+    def c_expr(self, names, in_dtypes, out_dtype):
+        if out_dtype == "bool":  # numpy: bool add is logical or, bool mul logical and
+            joined = (" || " if symbol == "+" else " && ").join(f"({n})" for n in names)
+            return f"({joined})"
+        ct = ctype(out_dtype)
+        return "(" + f" {symbol} ".join(f"(({ct}){n})" for n in names) + ")"
+
+    return c_expr
+
+
+type(add).c_expr = _joined_c_expr("+")
+type(mul).c_expr = _joined_c_expr("*")

@@ -1,0 +1,23 @@
+"""Symbolic tensors: types, constructors and the tensor Op library."""
+
+from graphc.tensor import (
+    nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
+    subtensor,
+)
+from graphc.tensor.basic import *  # noqa: F403
+from graphc.tensor.blas import *  # noqa: F403
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import *  # noqa: F403
+from graphc.tensor.type import *  # noqa: F403
+from graphc.tensor.type import TensorType, tensor
+from graphc.tensor.variable import (
+    TensorConstant,
+    TensorVariable,
+    as_tensor_variable,
+    constant,
+)
+
+__all__ = [
+    "DimShuffle", "Elemwise", "TensorConstant", "TensorType", "TensorVariable",
+    "as_tensor_variable", "constant", "nnet", "subtensor", "tensor",
+]  # fmt: skip

@@ -1,0 +1,3 @@
+"""blas Ops."""
+
+__all__: list[str] = []

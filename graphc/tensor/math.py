@@ -1,0 +1,327 @@
+"""Element-wise functions over tensors and reductions (sum, prod, max, min, argmax, ...)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphc.graph.basic import Apply, Op
+from graphc.scalar import basic as ps
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import as_tensor_variable, constant
+
+# ------------------------------------------------------------------ element-wise
+
+_ELEMWISE: dict[str, Elemwise] = {
+    name: Elemwise(op) for name, op in ps.all_scalar_ops().items()
+}
+
+
+def _ew(name: str):
+    op = _ELEMWISE[name]
+
+    def apply(*args):
+        return op(*args)
+
+    apply.__name__ = name
+    apply.__doc__ = f"Element-wise {name} with numpy broadcasting."
+    return apply
+
+
+add = _ew("add")
+mul = _ew("mul")
+sub = _ew("sub")
+true_div = _ew("true_div")
+int_div = _ew("int_div")
+mod = _ew("mod")
+pow = _ew("pow")
+neg = _ew("neg")
+abs = _ew("abs")
+sgn = _ew("sgn")
+maximum = _ew("maximum")
+minimum = _ew("minimum")
+exp = _ew("exp")
+exp2 = _ew("exp2")
+expm1 = _ew("expm1")
+log = _ew("log")
+log2 = _ew("log2")
+log10 = _ew("log10")
+log1p = _ew("log1p")
+sqrt = _ew("sqrt")
+sqr = _ew("sqr")
+sin = _ew("sin")
+cos = _ew("cos")
+tan = _ew("tan")
+arcsin = _ew("arcsin")
+arccos = _ew("arccos")
+arctan = _ew("arctan")
+arctan2 = _ew("arctan2")
+sinh = _ew("sinh")
+cosh = _ew("cosh")
+tanh = _ew("tanh")
+sigmoid = _ew("sigmoid")
+softplus = _ew("softplus")
+erf = _ew("erf")
+floor = _ew("floor")
+ceil = _ew("ceil")
+round = _ew("round_half_to_even")
+clip = _ew("clip")
+eq = _ew("eq")
+neq = _ew("neq")
+lt = _ew("lt")
+gt = _ew("gt")
+le = _ew("le")
+ge = _ew("ge")
+and_ = _ew("and")
+or_ = _ew("or")
+xor = _ew("xor")
+invert = _ew("invert")
+switch = _ew("switch")
+where = switch
+second = _ew("second")
+fill = second
+identity = _ew("identity")
+abs_ = abs
+divide = true_div
+floor_divide = int_div
+power = pow
+bitwise_and, bitwise_or, bitwise_xor = and_, or_, xor
+
+
+def cast(x, dtype: str):
+    """``x`` converted to ``dtype`` (no node when it already has that dtype)."""
+    x = as_tensor_variable(x)
+    dtype = str(np.dtype(dtype))
+    if x.dtype == dtype:
+        return x
+    return Elemwise(ps.Cast(dtype))(x)
+
+
+def elemwise_op(name: str) -> Elemwise:
+    """The (non in-place) Elemwise Op for the scalar Op called ``name``."""
+    return _ELEMWISE[name]
+
+
+# ------------------------------------------------------------------ reductions
+
+
+def normalize_axis(op_name: str, x, axis) -> tuple[int, ...]:
+    """``axis`` (None, int or sequence) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(x.ndim))
+    axes = [axis] if isinstance(axis, int | np.integer) else list(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -x.ndim <= a < x.ndim:
+            raise ValueError(f"{op_name}: axis {a} is out of range for {x.type} ({x})")
+        out.append(a % x.ndim if x.ndim else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op_name}: repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+class CAReduce(Op):
+    """Reduce with a commutative associative scalar Op over ``axis`` (dropping them)."""
+
+    __props__ = ("scalar_op", "axis", "acc_dtype")
+
+    _np = {"add": np.sum, "mul": np.prod, "maximum": np.max, "minimum": np.min,
+           "and": np.all, "or": np.any}  # fmt: skip
+    _names = {"add": "Sum", "mul": "Prod", "maximum": "Max", "minimum": "Min",
+              "and": "All", "or": "Any"}  # fmt: skip
+
+    def __init__(self, scalar_op: ps.ScalarOp, axis: tuple[int, ...], acc_dtype=None):
+        self.scalar_op = scalar_op
+        self.axis = tuple(axis)
+        self.acc_dtype = acc_dtype
+        self.np_fn = self._np[scalar_op.name]
+
+    def __str__(self) -> str:
+        name = self._names[self.scalar_op.name]
+        return f"{name}{{axis={list(self.axis)}}}"
+
+    def out_dtype(self, dtype: str) -> str:
+        if self.acc_dtype is not None:
+            return self.acc_dtype
+        if self.scalar_op.name in ("and", "or"):
+            return "bool"
+        if self.scalar_op.name in ("add", "mul"):
+            return str(self.np_fn(np.ones(1, dtype=dtype)).dtype)
+        return dtype
+
+    def make_node(self, x) -> Apply:
+        x = as_tensor_variable(x)
+        for a in self.axis:
+            if not 0 <= a < x.ndim:
+                raise ValueError(f"{self}: axis {a} is out of range for {x.type}")
+        if self.scalar_op.name in ("maximum", "minimum") and x.type.shape:
+            for a in self.axis:
+                if x.type.shape[a] == 0:
+                    raise ValueError(f"{self}: zero-size axis {a} has no identity")
+        shape = tuple(s for i, s in enumerate(x.type.shape) if i not in self.axis)
+        return Apply(self, [x], [TensorType(self.out_dtype(x.dtype), shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        dt = node.outputs[0].type.dtype
+        kw = {"dtype": dt} if self.scalar_op.name in ("add", "mul") else {}
+        out = self.np_fn(x, axis=self.axis, **kw)
+        output_storage[0][0] = np.asarray(out, dtype=dt)
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(s for i, s in enumerate(shapes[0]) if i not in self.axis)]
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        return float(np.prod(input_shapes[0]))
+
+    def grad(self, inputs, gouts):
+        (x,) = inputs
+        (g,) = gouts
+        if x.dtype not in ps.FLOAT_DTYPES:
+            return [None]
+        name = self.scalar_op.name
+        g_b = _restore_axes(g, x.ndim, self.axis)
+        if name == "add":
+            return [cast(second(x, g_b), x.dtype)]
+        out = _restore_axes(self(x), x.ndim, self.axis)
+        if name == "mul":
+            return [cast(g_b * out / x, x.dtype)]
+        if name in ("maximum", "minimum"):
+            return [cast(g_b * cast(eq(x, out), x.dtype), x.dtype)]
+        return [None]
+
+
+def _restore_axes(v, ndim: int, axes: tuple[int, ...]):
+    """Re-insert the reduced ``axes`` as broadcastable ones."""
+    order: list = []
+    k = 0
+    for i in range(ndim):
+        if i in axes:
+            order.append("x")
+        else:
+            order.append(k)
+            k += 1
+    return DimShuffle(v.ndim, order)(v)
+
+
+def _keep(out, x, axes, keepdims: bool):
+    return _restore_axes(out, x.ndim, axes) if keepdims else out
+
+
+def _reduce(name: str, scalar_name: str, x, axis, keepdims, acc_dtype=None):
+    x = as_tensor_variable(x)
+    axes = normalize_axis(name, x, axis)
+    out = CAReduce(ps.get_scalar_op(scalar_name), axes, acc_dtype)(x)
+    return _keep(out, x, axes, keepdims)
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    """Sum over ``axis`` (all axes when None)."""
+    return _reduce(
+        "sum", "add", x, axis, keepdims, None if dtype is None else str(np.dtype(dtype))
+    )
+
+
+def prod(x, axis=None, keepdims=False):
+    return _reduce("prod", "mul", x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False):
+    return _reduce("max", "maximum", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):
+    return _reduce("min", "minimum", x, axis, keepdims)
+
+
+def all(x, axis=None, keepdims=False):
+    return _reduce("all", "and", x, axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):
+    return _reduce("any", "or", x, axis, keepdims)
+
+
+class Argmax(Op):
+    """Index of the largest (or, with ``kind='min'``, smallest) element over one axis set."""
+
+    __props__ = ("axis", "kind")
+
+    def __init__(self, axis: tuple[int, ...], kind: str = "max"):
+        self.axis = tuple(axis)
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return f"Arg{self.kind}{{axis={list(self.axis)}}}"
+
+    def make_node(self, x) -> Apply:
+        x = as_tensor_variable(x)
+        shape = tuple(s for i, s in enumerate(x.type.shape) if i not in self.axis)
+        return Apply(self, [x], [TensorType("int64", shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        keep = [i for i in range(x.ndim) if i not in self.axis]
+        if x.ndim and 0 in [x.shape[a] for a in self.axis]:
+            raise ValueError(f"{self}: attempt to get the arg{self.kind} of an empty axis")
+        xt = x.transpose(keep + list(self.axis)).reshape(
+            [x.shape[i] for i in keep] + [-1 if self.axis else 1]
+        )
+        fn = np.argmax if self.kind == "max" else np.argmin
+        output_storage[0][0] = np.asarray(fn(xt, axis=-1), dtype="int64")
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(s for i, s in enumerate(shapes[0]) if i not in self.axis)]
+
+    def grad(self, inputs, gouts):
+        return [None]
+
+
+def argmax(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    axes = normalize_axis("argmax", x, axis)
+    return _keep(Argmax(axes, "max")(x), x, axes, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    axes = normalize_axis("argmin", x, axis)
+    return _keep(Argmax(axes, "min")(x), x, axes, keepdims)
+
+
+def _count(x, axes):
+    from graphc.tensor.basic import Shape_i
+
+    n = None
+    for a in axes:
+        d = Shape_i(a)(x)
+        n = d if n is None else n * d
+    return constant(np.int64(1)) if n is None else n
+
+
+def mean(x, axis=None, keepdims=False):
+    x = as_tensor_variable(x)
+    axes = normalize_axis("mean", x, axis)
+    s = sum(x, axis=axes, keepdims=keepdims)
+    out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
+    return cast(s / cast(_count(x, axes), out_dt), out_dt)
+
+
+def var(x, axis=None, keepdims=False, ddof=0):
+    x = as_tensor_variable(x)
+    axes = normalize_axis("var", x, axis)
+    out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
+    xf = cast(x, out_dt)
+    centered = xf - mean(xf, axis=axes, keepdims=True)
+    n = cast(_count(x, axes), out_dt)
+    return cast(sum(sqr(centered), axis=axes, keepdims=keepdims) / (n - ddof), out_dt)
+
+
+def std(x, axis=None, keepdims=False, ddof=0):
+    return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
+
+
+__all__ = [
+    n for n in dir() if not n.startswith("_") and n not in ("np", "annotations", "ps")
+]

@@ -1,0 +1,3 @@
+"""nnet Ops."""
+
+__all__: list[str] = []

@@ -1,0 +1,227 @@
+"""TensorType: an n-d array type with a dtype and a static shape (None or int per axis)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from graphc.flags import config
+from graphc.graph.basic import Type
+from graphc.scalar.basic import DTYPES
+
+
+class TensorType(Type):
+    """``TensorType(dtype, shape)``; a static size of 1 means broadcastable."""
+
+    __props__ = ("dtype", "shape")
+
+    def __init__(self, dtype: str, shape: Sequence[int | None] = ()):
+        dt = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
+        if dt not in DTYPES:
+            raise TypeError(
+                f"unsupported dtype {dt!r}; graphc supports {', '.join(DTYPES)}"
+            )
+        self.dtype = dt
+        self.shape = tuple(None if s is None else int(s) for s in shape)
+        for s in self.shape:
+            if s is not None and s < 0:
+                raise ValueError(f"negative static size in shape {self.shape}")
+
+    @classmethod
+    def from_broadcastable(cls, dtype: str, broadcastable: Sequence[bool]) -> TensorType:
+        return cls(dtype, [1 if b else None for b in broadcastable])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return tuple(s == 1 for s in self.shape)
+
+    def clone(self, dtype: str | None = None, shape=None) -> TensorType:
+        return TensorType(dtype or self.dtype, self.shape if shape is None else shape)
+
+    def filter(self, value, strict: bool = False, allow_downcast: bool | None = None):
+        """Return ``value`` as an ndarray of this type, or raise TypeError / ValueError."""
+        if isinstance(value, np.ndarray) and value.dtype == self.dtype:
+            arr = value
+        else:
+            if strict:
+                raise TypeError(
+                    f"expected an ndarray of dtype {self.dtype}, got {_describe(value)}"
+                )
+            arr = self._convert(value, allow_downcast)
+        if arr.ndim != self.ndim:
+            raise TypeError(
+                f"wrong number of dimensions: expected {self.ndim} ({self}), got {arr.ndim} "
+                f"(shape {arr.shape})"
+            )
+        for axis, (want, got) in enumerate(zip(self.shape, arr.shape)):
+            if want is not None and want != got:
+                raise ValueError(
+                    f"wrong size on axis {axis}: the type {self} requires {want}, got {got} "
+                    f"(shape {arr.shape})"
+                )
+        return arr
+
+    def _convert(self, value, allow_downcast: bool | None) -> np.ndarray:
+        if isinstance(value, np.ndarray | np.generic):
+            src = np.asarray(value)
+            if src.dtype.kind not in "biuf":
+                raise TypeError(
+                    f"cannot convert an array of dtype {src.dtype} to {self.dtype}"
+                )
+            if allow_downcast or np.can_cast(src.dtype, self.dtype, "safe"):
+                return src.astype(self.dtype)
+            raise TypeError(
+                f"cannot safely convert dtype {src.dtype} to {self.dtype} "
+                "(pass allow_input_downcast=True to allow the downcast)"
+            )
+        if isinstance(value, bool | int | float) and not isinstance(value, complex):
+            arr = np.asarray(value)
+            converted = (
+                np.asarray(value, dtype=self.dtype) if _fits(value, self.dtype) else None
+            )
+            if converted is not None and (
+                allow_downcast is not False or converted == value
+            ):
+                return converted
+            if allow_downcast:
+                return arr.astype(self.dtype)
+            raise TypeError(
+                f"cannot convert Python value {value!r} to {self.dtype} exactly"
+            )
+        try:
+            arr = np.asarray(value)
+        except Exception as e:  # noqa: BLE001 - anything numpy cannot read
+            raise TypeError(
+                f"expected an array of {self.dtype}, got {_describe(value)}"
+            ) from e
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"expected an array of {self.dtype}, got {_describe(value)}")
+        if (
+            allow_downcast
+            or np.can_cast(arr.dtype, self.dtype, "safe")
+            or _all_fit(arr, self.dtype)
+        ):
+            return arr.astype(self.dtype)
+        raise TypeError(f"cannot safely convert {_describe(value)} to {self.dtype}")
+
+    def value_zeros(self, shape) -> np.ndarray:
+        return np.zeros(shape, dtype=self.dtype)
+
+    def __str__(self) -> str:
+        if all(s is None for s in self.shape) or not self.shape:
+            names = {0: "Scalar", 1: "Vector", 2: "Matrix"}
+            if self.ndim in names:
+                return (
+                    f"{names[self.ndim]}({self.dtype})"
+                    if self.ndim
+                    else f"Scalar({self.dtype})"
+                )
+        shape = ", ".join("?" if s is None else str(s) for s in self.shape)
+        return f"Tensor({self.dtype}, shape=({shape}{',' if self.ndim == 1 else ''}))"
+
+    def convert_variable(self, var):
+        """``var`` may stand in for a Variable of this type when dtype and ndim match and no
+        static size conflicts (a rewrite may know more, or less, about a shape)."""
+        t = var.type
+        if t == self:
+            return var
+        if isinstance(t, TensorType) and t.dtype == self.dtype and t.ndim == self.ndim:
+            if all(a is None or b is None or a == b for a, b in zip(self.shape, t.shape)):
+                return var
+        return None
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"ndarray(dtype={value.dtype}, shape={value.shape})"
+    return f"{type(value).__name__} {value!r:.60}"
+
+
+def _fits(value, dtype: str) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            conv = np.asarray(value, dtype=dtype)
+        return bool(conv == value) or (
+            isinstance(value, float) and np.dtype(dtype).kind == "f"
+        )
+    except (OverflowError, ValueError):
+        return False
+
+
+def _all_fit(arr: np.ndarray, dtype: str) -> bool:
+    """Python-sourced arrays (lists of ints) fit when every value survives the cast."""
+    if arr.dtype.kind == "f" and np.dtype(dtype).kind == "f":
+        return True
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.all(arr.astype(dtype) == arr))
+    except (OverflowError, ValueError):
+        return False
+
+
+# ------------------------------------------------------------------ constructors
+
+
+def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, name=None,
+           *, broadcastable=None):  # fmt: skip
+    """A new symbolic tensor: ``tensor("float32", shape=(None, 3))``."""
+    dtype = dtype or config.floatX
+    if broadcastable is not None:
+        shape = [1 if b else None for b in broadcastable]
+    return TensorType(dtype, shape or ()).make_variable(name)
+
+
+def _maker(ndim_shape):
+    def make(name=None, dtype=None):
+        return TensorType(dtype or config.floatX, ndim_shape).make_variable(name)
+
+    return make
+
+
+scalar = _maker(())
+vector = _maker((None,))
+matrix = _maker((None, None))
+row = _maker((1, None))
+col = _maker((None, 1))
+tensor3 = _maker((None,) * 3)
+tensor4 = _maker((None,) * 4)
+tensor5 = _maker((None,) * 5)
+
+
+def _typed(dtype, shape):
+    def make(name=None):
+        return TensorType(dtype, shape).make_variable(name)
+
+    make.__name__ = f"{dtype}_{len(shape)}d"
+    return make
+
+
+_PREFIX = {
+    "b": "int8",
+    "w": "int16",
+    "i": "int32",
+    "l": "int64",
+    "f": "float32",
+    "d": "float64",
+}
+_KINDS = {
+    "scalar": (),
+    "vector": (None,),
+    "matrix": (None, None),
+    "row": (1, None),
+    "col": (None, 1),
+    "tensor3": (None,) * 3,
+    "tensor4": (None,) * 4,
+    "tensor5": (None,) * 5,
+}
+for _p, _dt in _PREFIX.items():
+    for _k, _shape in _KINDS.items():
+        globals()[_p + _k] = _typed(_dt, _shape)
+
+__all__ = ["TensorType", "tensor", "scalar", "vector", "matrix", "row", "col",
+           "tensor3", "tensor4", "tensor5"] + [p + k for p in _PREFIX for k in _KINDS]  # fmt: skip

@@ -1,0 +1,308 @@
+"""TensorVariable and TensorConstant: operators and numpy-like methods on symbolic arrays.
+
+Methods resolve the Op functions at call time (graph building), so this module has no
+import cycle with the Op modules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphc.graph.basic import Constant, Variable
+from graphc.tensor.type import TensorType
+
+
+def _t():
+    import graphc.tensor as t
+
+    return t
+
+
+class _TensorOps:
+    """Operators shared by tensor variables and constants."""
+
+    __slots__ = ()
+
+    # arithmetic
+    def __add__(self, o):
+        return _t().add(self, o)
+
+    def __radd__(self, o):
+        return _t().add(o, self)
+
+    def __sub__(self, o):
+        return _t().sub(self, o)
+
+    def __rsub__(self, o):
+        return _t().sub(o, self)
+
+    def __mul__(self, o):
+        return _t().mul(self, o)
+
+    def __rmul__(self, o):
+        return _t().mul(o, self)
+
+    def __truediv__(self, o):
+        return _t().true_div(self, o)
+
+    def __rtruediv__(self, o):
+        return _t().true_div(o, self)
+
+    def __floordiv__(self, o):
+        return _t().int_div(self, o)
+
+    def __rfloordiv__(self, o):
+        return _t().int_div(o, self)
+
+    def __mod__(self, o):
+        return _t().mod(self, o)
+
+    def __rmod__(self, o):
+        return _t().mod(o, self)
+
+    def __pow__(self, o):
+        return _t().pow(self, o)
+
+    def __rpow__(self, o):
+        return _t().pow(o, self)
+
+    def __neg__(self):
+        return _t().neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _t().abs(self)
+
+    # comparisons (element-wise, like numpy)
+    def __lt__(self, o):
+        return _t().lt(self, o)
+
+    def __le__(self, o):
+        return _t().le(self, o)
+
+    def __gt__(self, o):
+        return _t().gt(self, o)
+
+    def __ge__(self, o):
+        return _t().ge(self, o)
+
+    # logic
+    def __and__(self, o):
+        return _t().and_(self, o)
+
+    def __rand__(self, o):
+        return _t().and_(o, self)
+
+    def __or__(self, o):
+        return _t().or_(self, o)
+
+    def __ror__(self, o):
+        return _t().or_(o, self)
+
+    def __xor__(self, o):
+        return _t().xor(self, o)
+
+    def __rxor__(self, o):
+        return _t().xor(o, self)
+
+    def __invert__(self):
+        return _t().invert(self)
+
+    def __matmul__(self, o):
+        return _t().matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _t().matmul(o, self)
+
+    def __bool__(self):
+        raise TypeError(
+            "a symbolic variable has no truth value; use graphc.ifelse or graphc.tensor.switch"
+        )
+
+    def __iter__(self):
+        raise TypeError("a symbolic variable is not iterable; index it instead")
+
+    def __len__(self):
+        raise TypeError("a symbolic variable has no len(); use .shape[0]")
+
+    # indexing and shape
+    def __getitem__(self, idx):
+        return _t().subtensor.getitem(self, idx)
+
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return self.type.broadcastable
+
+    @property
+    def shape(self):
+        return _t().shape(self)
+
+    @property
+    def size(self):
+        return _t().prod(_t().shape(self))
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def transpose(self, *axes):
+        if not axes:
+            axes = tuple(range(self.ndim))[::-1]
+        elif len(axes) == 1 and isinstance(axes[0], list | tuple):
+            axes = tuple(axes[0])
+        return self.dimshuffle(*axes)
+
+    def dimshuffle(self, *pattern):
+        if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
+            pattern = tuple(pattern[0])
+        from graphc.tensor.elemwise import DimShuffle
+
+        return DimShuffle(self.ndim, pattern)(self)
+
+    def reshape(self, *shape, ndim=None):
+        if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
+            shape = shape[0]
+        return _t().reshape(self, shape, ndim=ndim)
+
+    def flatten(self, ndim: int = 1):
+        return _t().flatten(self, ndim)
+
+    def astype(self, dtype):
+        return _t().cast(self, dtype)
+
+    def dot(self, o):
+        return _t().dot(self, o)
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis=None, keepdims=False):
+        return _t().prod(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return _t().mean(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, keepdims=False, ddof=0):
+        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def std(self, axis=None, keepdims=False, ddof=0):
+        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def max(self, axis=None, keepdims=False):
+        return _t().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _t().min(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        return _t().argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return _t().argmin(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        return _t().all(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        return _t().any(self, axis=axis, keepdims=keepdims)
+
+    def clip(self, lo, hi):
+        return _t().clip(self, lo, hi)
+
+    def exp(self):
+        return _t().exp(self)
+
+    def log(self):
+        return _t().log(self)
+
+    def sqrt(self):
+        return _t().sqrt(self)
+
+    def nonzero_values(self):
+        raise NotImplementedError("nonzero_values is not implemented in graphc")
+
+
+class TensorVariable(_TensorOps, Variable):
+    """A symbolic n-d array."""
+
+    __slots__ = ()
+
+
+class TensorConstant(_TensorOps, Constant):
+    """A constant n-d array."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        if self.name is not None:
+            return self.name
+        data = np.asarray(self.data)
+        if data.ndim == 0:
+            return f"TensorConstant{{{data.item()}}}"
+        if data.size <= 4:
+            return f"TensorConstant{{{data.tolist()}}}"
+        return f"TensorConstant{{{data.shape} of {data.dtype}}}"
+
+
+TensorType.variable_type = TensorVariable
+TensorType.constant_type = TensorConstant
+
+
+def _python_scalar_dtype(value) -> str:
+    """dtype for a Python scalar constant: ints take the smallest int dtype that holds them
+    (so ``ivector + 1`` stays int32), floats take ``floatX``, as in Theano."""
+    from graphc.flags import config
+
+    if isinstance(value, bool | np.bool_):
+        return "bool"
+    if isinstance(value, int):
+        for dt in ("int8", "int16", "int32", "int64"):
+            info = np.iinfo(dt)
+            if info.min <= value <= info.max:
+                return dt
+        return "uint64"
+    return config.floatX
+
+
+def as_tensor_variable(x, name=None, ndim=None, dtype=None) -> TensorVariable:
+    """Turn ``x`` (a Variable, numpy array, or Python value) into a tensor Variable."""
+    if isinstance(x, Variable):
+        if not isinstance(x.type, TensorType):
+            raise TypeError(f"{x} has type {x.type}, not a tensor type")
+        out = x
+    elif isinstance(x, list | tuple) and any(isinstance(e, Variable) for e in x):
+        out = _t().stack([as_tensor_variable(e) for e in x])
+    else:
+        out = constant(x, name=name, dtype=dtype)
+    if ndim is not None and out.ndim != ndim:
+        raise ValueError(f"{out} has {out.ndim} dimensions, expected {ndim}")
+    return out
+
+
+def constant(x, name=None, dtype=None) -> TensorConstant:
+    """A TensorConstant holding ``x``; static shape 1 where the value's axis has size 1."""
+    if (
+        isinstance(x, bool | int | float | np.bool_)
+        and dtype is None
+        and not isinstance(x, np.generic | np.ndarray)
+    ):
+        dtype = _python_scalar_dtype(x)
+    arr = np.asarray(x, dtype=dtype)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"cannot make a tensor constant from {type(x).__name__} {x!r:.50}")
+    if arr.dtype == np.float16:
+        arr = arr.astype("float32")
+    arr = np.ascontiguousarray(arr)
+    arr.setflags(write=False)
+    shape = tuple(1 if s == 1 else None for s in arr.shape)
+    return TensorConstant(TensorType(str(arr.dtype), shape), arr, name=name)
