@@ -35,9 +35,7 @@ class PropsValue:
 class Type(PropsValue):
     """The type of a Variable: knows how to check and convert runtime values."""
 
-    def filter(
-        self, value: Any, strict: bool = False, allow_downcast: bool | None = None
-    ) -> Any:
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         """Return ``value`` converted to this type, or raise TypeError/ValueError."""
         raise NotImplementedError(f"{type(self).__name__}.filter")
 
@@ -71,9 +69,7 @@ class Variable:
     __slots__ = ("type", "owner", "index", "name", "tag", "__weakref__")
     _count = 0
 
-    def __init__(
-        self, type: Type, owner: Apply | None = None, index: int | None = None, name=None
-    ):
+    def __init__(self, type: Type, owner: Apply | None = None, index: int | None = None, name=None):
         self.type = type
         self.owner = owner
         self.index = index
@@ -186,9 +182,7 @@ class Apply:
             raise AttributeError(f"{self.op} has {len(self.outputs)} outputs; use .outputs")
         return self.outputs[0]
 
-    def clone_with_new_inputs(
-        self, inputs: Sequence[Variable], strict: bool = True
-    ) -> Apply:
+    def clone_with_new_inputs(self, inputs: Sequence[Variable], strict: bool = True) -> Apply:
         """A copy of this node over ``inputs`` (types must match when ``strict``)."""
         if strict and all(a.type == b.type for a, b in zip(inputs, self.inputs)):
             new = Apply(self.op, inputs, [o.clone() for o in self.outputs])
@@ -245,9 +239,7 @@ class Op(PropsValue):
 # ---------------------------------------------------------------------------- graph walks
 
 
-def ancestors(
-    outputs: Iterable[Variable], blockers: Iterable[Variable] = ()
-) -> list[Variable]:
+def ancestors(outputs: Iterable[Variable], blockers: Iterable[Variable] = ()) -> list[Variable]:
     """All Variables that ``outputs`` depend on (outputs included), stopping at blockers."""
     blocked = set(blockers)
     seen: set[Variable] = set()
@@ -264,9 +256,7 @@ def ancestors(
     return order
 
 
-def graph_inputs(
-    outputs: Iterable[Variable], blockers: Iterable[Variable] = ()
-) -> list[Variable]:
+def graph_inputs(outputs: Iterable[Variable], blockers: Iterable[Variable] = ()) -> list[Variable]:
     """The ownerless (or blocked) Variables that ``outputs`` depend on."""
     blocked = set(blockers)
     return [v for v in ancestors(outputs, blocked) if v.owner is None or v in blocked]
@@ -308,9 +298,7 @@ def io_toposort(
                 raise ValueError(f"graph contains a cycle through {node}")
             state[node] = 1
             stack.append((node, True))
-            deps = [
-                i.owner for i in node.inputs if i.owner is not None and i not in blocked
-            ]
+            deps = [i.owner for i in node.inputs if i.owner is not None and i not in blocked]
             deps.extend(orderings.get(node, ()))
             for dep in reversed(deps):
                 ds = state.get(dep)
@@ -358,9 +346,7 @@ def clone(
     return [equiv[v] for v in inputs], [equiv[v] for v in outputs]
 
 
-def clone_replace(
-    outputs: Sequence[Variable], replace: dict[Variable, Variable]
-) -> list[Variable]:
+def clone_replace(outputs: Sequence[Variable], replace: dict[Variable, Variable]) -> list[Variable]:
     """Copy ``outputs``' graph with the Variables in ``replace`` substituted."""
     memo: dict = dict(replace)
     return [_clone_replace_one(o, memo) for o in outputs]

@@ -64,9 +64,7 @@ class FunctionGraph:
         self.profile: dict[str, Any] = {}
         for v in inputs:
             if v.owner is not None:
-                raise ValueError(
-                    f"graph input {v} has an owner ({v.owner}); inputs must be free"
-                )
+                raise ValueError(f"graph input {v} has an owner ({v.owner}); inputs must be free")
             self.add_input(v)
         for i, out in enumerate(self.outputs):
             self._import_var(out, reason="init")
@@ -180,9 +178,7 @@ class FunctionGraph:
                 + (f" (rewrite {reason})" if reason else "")
             )
 
-    def replace(
-        self, var: Variable, new: Variable, reason: str = "", verbose: bool = False
-    ):
+    def replace(self, var: Variable, new: Variable, reason: str = "", verbose: bool = False):
         """Redirect every client of ``var`` to ``new``."""
         if var not in self.variables:
             return
@@ -192,9 +188,7 @@ class FunctionGraph:
         for node, i in list(self.clients[var]):
             self.change_input(node, i, new, reason)
 
-    def replace_all(
-        self, pairs: Sequence[tuple[Variable, Variable]], reason: str = ""
-    ) -> None:
+    def replace_all(self, pairs: Sequence[tuple[Variable, Variable]], reason: str = "") -> None:
         for var, new in pairs:
             self.replace(var, new, reason)
 

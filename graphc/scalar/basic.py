@@ -105,9 +105,7 @@ class ScalarOp(Op):
         """The numpy implementation over arrays (broadcasting as numpy does)."""
         return self.ufunc(*args)
 
-    def c_expr(
-        self, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str
-    ) -> str | None:
+    def c_expr(self, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
         """A C expression computing the output from input element expressions, or None."""
         if self.c_template is None:
             return None
@@ -224,9 +222,7 @@ class _FloatFunc(ScalarOp):
 
 
 for _n, _uf in _FLOAT_FUNCS.items():
-    _cls = type(
-        _n.capitalize(), (_FloatFunc,), {"nin": 1, "ufunc": _uf, "__module__": __name__}
-    )
+    _cls = type(_n.capitalize(), (_FloatFunc,), {"nin": 1, "ufunc": _uf, "__module__": __name__})
     globals()[_cls.__name__] = _cls
     _REGISTRY[_n] = _cls()
 exp, exp2, expm1, log, log2, log10, log1p, sqrt = (
@@ -296,9 +292,7 @@ def _switch(c, a, b):
     return np.where(c, a, b)
 
 
-switch = _define(
-    "switch", 3, None, None, impl=_switch, dtype_rule=lambda c, a, b: upcast(a, b)
-)
+switch = _define("switch", 3, None, None, impl=_switch, dtype_rule=lambda c, a, b: upcast(a, b))
 second = _define(
     "second",
     2,
@@ -366,9 +360,7 @@ class Composite(ScalarOp):
 
     @property
     def name(self) -> str:
-        return (
-            "Composite{" + ", ".join(_expr_str(o, self.inputs) for o in self.outputs) + "}"
-        )
+        return "Composite{" + ", ".join(_expr_str(o, self.inputs) for o in self.outputs) + "}"
 
     def output_dtypes(self, *in_dtypes):
         return tuple(o.type.dtype for o in self.outputs)

@@ -71,9 +71,7 @@ class DimShuffle(Op):
         (g,) = gouts
         if self.augment:
             g = tsum(g, axis=self.augment)  # now axis j is input axis shuffle[j]
-        order = [
-            "x" if i in self.drop else self.shuffle.index(i) for i in range(self.input_ndim)
-        ]
+        order = ["x" if i in self.drop else self.shuffle.index(i) for i in range(self.input_ndim)]
         return [DimShuffle(len(self.shuffle), order)(g)]
 
 
@@ -128,12 +126,7 @@ class Elemwise(Op):
     def perform(self, node, inputs, output_storage):
         op = self.scalar_op
         with np.errstate(all="ignore"):
-            if (
-                self.inplace_pattern
-                and op.ufunc is not None
-                and op.nout == 1
-                and op.nin != -1
-            ):
+            if self.inplace_pattern and op.ufunc is not None and op.nout == 1 and op.nin != -1:
                 ((o, i),) = self.inplace_pattern[:1]
                 target = inputs[i]
                 if target.shape == np.broadcast_shapes(*(a.shape for a in inputs)):
@@ -199,9 +192,7 @@ def broadcast_shape_symbolic(shapes, static_shapes):
     out = []
     for axis in range(len(static_shapes[0]) if static_shapes else 0):
         cands = [sh[axis] for sh, st in zip(shapes, static_shapes) if st[axis] != 1]
-        known = [
-            sh[axis] for sh, st in zip(shapes, static_shapes) if st[axis] not in (None, 1)
-        ]
+        known = [sh[axis] for sh, st in zip(shapes, static_shapes) if st[axis] not in (None, 1)]
         if known:
             out.append(known[0])
         elif not cands:

@@ -140,9 +140,7 @@ def elemwise_grad(op, inputs, gouts):
     if name in _NO_GRAD:
         return [None] * len(inputs)
     if name in _ZERO_GRAD:
-        return [
-            tm.second(i, _c(0, i)) if i.dtype in ps.FLOAT_DTYPES else None for i in inputs
-        ]
+        return [tm.second(i, _c(0, i)) if i.dtype in ps.FLOAT_DTYPES else None for i in inputs]
     rule = _RULES.get(name)
     if rule is None:
         raise NotImplementedError(f"gradient of Elemwise{{{name}}} is not implemented")
@@ -159,9 +157,7 @@ def elemwise_grad(op, inputs, gouts):
 def reduce_to(g, x):
     """Sum ``g`` over the axes along which ``x`` was broadcast (static size 1)."""
     axes = tuple(
-        i
-        for i, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape))
-        if xs == 1 and gs != 1
+        i for i, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape)) if xs == 1 and gs != 1
     )
     if g.ndim > x.ndim:
         lead = tuple(range(g.ndim - x.ndim))

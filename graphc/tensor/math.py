@@ -12,9 +12,7 @@ from graphc.tensor.variable import as_tensor_variable, constant
 
 # ------------------------------------------------------------------ element-wise
 
-_ELEMWISE: dict[str, Elemwise] = {
-    name: Elemwise(op) for name, op in ps.all_scalar_ops().items()
-}
+_ELEMWISE: dict[str, Elemwise] = {name: Elemwise(op) for name, op in ps.all_scalar_ops().items()}
 
 
 def _ew(name: str):
@@ -218,9 +216,7 @@ def _reduce(name: str, scalar_name: str, x, axis, keepdims, acc_dtype=None):
 
 def sum(x, axis=None, keepdims=False, dtype=None):
     """Sum over ``axis`` (all axes when None)."""
-    return _reduce(
-        "sum", "add", x, axis, keepdims, None if dtype is None else str(np.dtype(dtype))
-    )
+    return _reduce("sum", "add", x, axis, keepdims, None if dtype is None else str(np.dtype(dtype)))
 
 
 def prod(x, axis=None, keepdims=False):
@@ -322,6 +318,4 @@ def std(x, axis=None, keepdims=False, ddof=0):
     return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
 
 
-__all__ = [
-    n for n in dir() if not n.startswith("_") and n not in ("np", "annotations", "ps")
-]
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("np", "annotations", "ps")]

@@ -19,9 +19,7 @@ class TensorType(Type):
     def __init__(self, dtype: str, shape: Sequence[int | None] = ()):
         dt = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
         if dt not in DTYPES:
-            raise TypeError(
-                f"unsupported dtype {dt!r}; graphc supports {', '.join(DTYPES)}"
-            )
+            raise TypeError(f"unsupported dtype {dt!r}; graphc supports {', '.join(DTYPES)}")
         self.dtype = dt
         self.shape = tuple(None if s is None else int(s) for s in shape)
         for s in self.shape:
@@ -70,9 +68,7 @@ class TensorType(Type):
         if isinstance(value, np.ndarray | np.generic):
             src = np.asarray(value)
             if src.dtype.kind not in "biuf":
-                raise TypeError(
-                    f"cannot convert an array of dtype {src.dtype} to {self.dtype}"
-                )
+                raise TypeError(f"cannot convert an array of dtype {src.dtype} to {self.dtype}")
             if allow_downcast or np.can_cast(src.dtype, self.dtype, "safe"):
                 return src.astype(self.dtype)
             raise TypeError(
@@ -81,24 +77,16 @@ class TensorType(Type):
             )
         if isinstance(value, bool | int | float) and not isinstance(value, complex):
             arr = np.asarray(value)
-            converted = (
-                np.asarray(value, dtype=self.dtype) if _fits(value, self.dtype) else None
-            )
-            if converted is not None and (
-                allow_downcast is not False or converted == value
-            ):
+            converted = np.asarray(value, dtype=self.dtype) if _fits(value, self.dtype) else None
+            if converted is not None and (allow_downcast is not False or converted == value):
                 return converted
             if allow_downcast:
                 return arr.astype(self.dtype)
-            raise TypeError(
-                f"cannot convert Python value {value!r} to {self.dtype} exactly"
-            )
+            raise TypeError(f"cannot convert Python value {value!r} to {self.dtype} exactly")
         try:
             arr = np.asarray(value)
         except Exception as e:  # noqa: BLE001 - anything numpy cannot read
-            raise TypeError(
-                f"expected an array of {self.dtype}, got {_describe(value)}"
-            ) from e
+            raise TypeError(f"expected an array of {self.dtype}, got {_describe(value)}") from e
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"expected an array of {self.dtype}, got {_describe(value)}")
         if (
@@ -116,11 +104,7 @@ class TensorType(Type):
         if all(s is None for s in self.shape) or not self.shape:
             names = {0: "Scalar", 1: "Vector", 2: "Matrix"}
             if self.ndim in names:
-                return (
-                    f"{names[self.ndim]}({self.dtype})"
-                    if self.ndim
-                    else f"Scalar({self.dtype})"
-                )
+                return f"{names[self.ndim]}({self.dtype})" if self.ndim else f"Scalar({self.dtype})"
         shape = ", ".join("?" if s is None else str(s) for s in self.shape)
         return f"Tensor({self.dtype}, shape=({shape}{',' if self.ndim == 1 else ''}))"
 
@@ -146,9 +130,7 @@ def _fits(value, dtype: str) -> bool:
     try:
         with np.errstate(all="ignore"):
             conv = np.asarray(value, dtype=dtype)
-        return bool(conv == value) or (
-            isinstance(value, float) and np.dtype(dtype).kind == "f"
-        )
+        return bool(conv == value) or (isinstance(value, float) and np.dtype(dtype).kind == "f")
     except (OverflowError, ValueError):
         return False
 
