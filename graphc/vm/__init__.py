@@ -1,0 +1,58 @@
+"""VMs that run a :class:`~graphc.linker.program.Program`.
+
+``make_vm(program, kind="cvm")`` returns the Cython stack VM (``_cvm``), or the reference
+Python VM when the extension is not built (with one warning saying how to build it).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from graphc.linker.program import Program
+from graphc.vm.pyvm import PyVM
+
+__all__ = ["make_vm", "PyVM", "cvm_available"]
+
+_CVM: Any = None
+_CVM_ERROR: str | None = None
+_warned = False
+
+
+def _load_cvm() -> Any:
+    global _CVM, _CVM_ERROR
+    if _CVM is None and _CVM_ERROR is None:
+        try:
+            from graphc.vm._cvm import CVM
+        except ImportError as exc:
+            _CVM_ERROR = str(exc)
+        else:
+            _CVM = CVM
+    return _CVM
+
+
+def cvm_available() -> bool:
+    """True when the compiled Cython VM can be imported."""
+    return _load_cvm() is not None
+
+
+def make_vm(program: Program, kind: str = "cvm", allow_gc: bool = True) -> Any:
+    """A VM running ``program``: ``kind`` is "cvm" (Cython, the default) or "py"."""
+    global _warned
+    if kind == "py":
+        return PyVM(program, allow_gc=allow_gc)
+    if kind != "cvm":
+        raise ValueError(f"unknown VM kind {kind!r} (expected 'cvm' or 'py')")
+    cls = _load_cvm()
+    if cls is None:
+        if not _warned:
+            _warned = True
+            warnings.warn(
+                f"graphc's compiled VM is unavailable ({_CVM_ERROR}); using the slower "
+                "Python VM. Build it with `pip install -e .` or "
+                "`python setup.py build_ext --inplace`.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return PyVM(program, allow_gc=allow_gc)
+    return cls(program, allow_gc=allow_gc)

@@ -1,0 +1,506 @@
+"""The reference VM, in plain Python: readable, and the specification of VM semantics.
+
+The Cython VM (``_cvm.pyx``) implements the same API and must agree with this one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from graphc.linker.program import Program, gc_schedule
+
+__all__ = ["PyVM", "value_nbytes", "value_signature", "RING", "MAX_SHAPE_SIGNATURES"]
+
+RING = 32  # per-node ring of recent per-call durations (ns_samples)
+MAX_SHAPE_SIGNATURES = 4  # distinct (inputs, outputs) signatures kept per node
+_INT64_MAX = np.iinfo(np.int64).max
+_REENTERED = "function is already running in another thread"
+
+
+def value_nbytes(value: Any) -> int:
+    """Bytes owned by a value as seen by the memory profiler (0 for non-numpy values)."""
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, np.generic):
+        return int(value.itemsize)
+    return 0
+
+
+def _one_signature(value: Any) -> tuple | None:
+    if isinstance(value, np.ndarray):
+        return (value.dtype.str, value.shape, value.strides)
+    if isinstance(value, np.generic):
+        return (value.dtype.str, (), ())
+    return None
+
+
+def value_signature(inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple:
+    """``((dtype.str, shape, strides) per input, ... per output)``; None for non-arrays."""
+    return (
+        tuple(_one_signature(v) for v in inputs),
+        tuple(_one_signature(v) for v in outputs),
+    )
+
+
+def clock_resolution_ns() -> int:
+    """Resolution of CLOCK_MONOTONIC in nanoseconds (at least 1)."""
+    try:
+        return max(1, round(time.clock_getres(time.CLOCK_MONOTONIC) * 1e9))
+    except (AttributeError, OSError):  # pragma: no cover - non-POSIX
+        return max(1, round(time.get_clock_info("perf_counter").resolution * 1e9))
+
+
+# -- calling C thunks from Python ---------------------------------------------------------
+
+_THUNK_FN = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p
+)
+_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_GetPointer.restype = ctypes.c_void_p
+_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_IncRef = ctypes.pythonapi.Py_IncRef
+_IncRef.restype = None
+_IncRef.argtypes = [ctypes.c_void_p]
+_DecRef = ctypes.pythonapi.Py_DecRef
+_DecRef.restype = None
+_DecRef.argtypes = [ctypes.c_void_p]
+
+
+def capsule_pointer(capsule: Any, name: bytes) -> int:
+    """The pointer inside a PyCapsule named ``name`` (ValueError if the name differs)."""
+    ptr = _GetPointer(capsule, name)
+    if not ptr:  # pragma: no cover - PyCapsule_GetPointer raises first
+        raise ValueError(f"capsule {capsule!r} holds a NULL pointer")
+    return ptr
+
+
+def _take(addr: int) -> Any:
+    """Turn an owned ``PyObject *`` (an address) into a Python object, consuming the ref."""
+    obj = ctypes.cast(ctypes.c_void_p(addr), ctypes.py_object).value
+    _DecRef(addr)
+    return obj
+
+
+class _CThunk:
+    """A ctypes trampoline calling one ``graphc_thunk_fn`` with the VM's ABI."""
+
+    def __init__(self, name: str, capsule: Any, params: Any, n_in: int, n_out: int):
+        self.name = name
+        self.fn = _THUNK_FN(capsule_pointer(capsule, b"graphc.thunk"))
+        self.params = None if params is None else capsule_pointer(params, b"graphc.params")
+        # Buffers hold plain addresses, never references: nothing is kept alive by them.
+        self.inbuf = (ctypes.c_void_p * max(n_in, 1))()
+        self.outbuf = (ctypes.c_void_p * max(n_out, 1))()
+        self.n_out = n_out
+
+    def __call__(self, inputs: list, previous: list) -> list:
+        """Run the thunk; ``previous`` are the output slots' current values (or None)."""
+        inbuf, outbuf = self.inbuf, self.outbuf
+        for k, v in enumerate(inputs):
+            inbuf[k] = id(v)  # borrowed: ``inputs`` keeps them alive during the call
+        for k, v in enumerate(previous):
+            if v is None:
+                outbuf[k] = None
+            else:
+                _IncRef(id(v))  # the slot owns a reference, as in the C VM
+                outbuf[k] = id(v)
+        try:
+            status = self.fn(self.params, inbuf, outbuf)  # raises if an error is set
+        except BaseException:
+            self._drop_outputs()
+            raise
+        if status != 0:
+            self._drop_outputs()
+            raise SystemError(f"C thunk of node {self.name!r} failed without an exception")
+        if any(outbuf[k] is None for k in range(self.n_out)):
+            self._drop_outputs()
+            raise SystemError(
+                f"C thunk of node {self.name!r} returned success but left an output NULL"
+            )
+        values = [_take(outbuf[k]) for k in range(self.n_out)]
+        for k in range(self.n_out):
+            outbuf[k] = None
+        return values
+
+    def _drop_outputs(self) -> None:
+        for k in range(self.n_out):
+            if self.outbuf[k] is not None:
+                _DecRef(self.outbuf[k])
+                self.outbuf[k] = None
+
+
+# -- the VM -------------------------------------------------------------------------------
+
+
+class PyVM:
+    """Runs a Program node by node (or by demand, when the program has lazy nodes).
+
+    Not reentrant: one VM object runs one call at a time; a concurrent call raises
+    RuntimeError.  Call it with the GIL held (any Python caller does).
+    """
+
+    kind = "py"
+
+    def __init__(self, program: Program, allow_gc: bool = True):
+        self.program = program
+        self.allow_gc = bool(allow_gc)
+        self.failed_node: int | None = None
+        nodes = program.nodes
+        self._n = len(nodes)
+        self._storage: list[Any] = [None] * program.n_storage
+        const_slots = {s for s, _ in program.constants}
+        for s, v in program.constants:
+            self._storage[s] = v
+        self._cells = [[[None] for _ in node.outputs] for node in nodes]
+        self._cthunks = [
+            None
+            if node.c_thunk is None
+            else _CThunk(
+                node.name, node.c_thunk, node.c_params, len(node.inputs), len(node.outputs)
+            )
+            for node in nodes
+        ]
+        self._lazy = program.has_lazy
+        self._clear_after = gc_schedule(program) if self.allow_gc else [()] * self._n
+        if self.allow_gc:
+            end = set(range(program.n_storage))
+        else:
+            end = set(program.inputs) | set(program.outputs)
+        self._clear_at_end = tuple(sorted(end - const_slots))
+        self._producer = [-1] * program.n_storage
+        for i, node in enumerate(nodes):
+            for s in node.outputs:
+                self._producer[s] = i
+        self._n_readers = [0] * program.n_storage  # distinct reader nodes per slot
+        for node in nodes:
+            for s in set(node.inputs):
+                self._n_readers[s] += 1
+        self._keep_in_lazy = set(program.outputs) | const_slots | set(program.inputs)
+        out_offsets = [0]
+        for node in nodes:
+            out_offsets.append(out_offsets[-1] + len(node.outputs))
+        self._out_offsets = out_offsets
+        self._lock = threading.Lock()
+        self._timing = self._memory = self._shapes = False
+        self._trace_capacity = 0
+        self.reset_stats()
+
+    # -- profiling --------------------------------------------------------------------
+
+    def set_profiling(
+        self,
+        timing: bool = False,
+        memory: bool = False,
+        shapes: bool = False,
+        trace_capacity: int = 0,
+    ) -> None:
+        """Choose what is recorded; resets the trace buffer when its capacity changes."""
+        self._timing, self._memory, self._shapes = bool(timing), bool(memory), bool(shapes)
+        if int(trace_capacity) < 0:
+            raise ValueError("trace_capacity must be >= 0")
+        if int(trace_capacity) != self._trace_capacity:
+            self._trace_capacity = int(trace_capacity)
+            self._trace = np.zeros((self._trace_capacity, 4), dtype=np.int64)
+            self._trace_len = 0
+            self._trace_dropped = 0
+
+    @property
+    def _profiling(self) -> bool:
+        return self._timing or self._memory or self._shapes or self._trace_capacity > 0
+
+    def reset_stats(self) -> None:
+        """Zero every counter (the profiling choices are kept)."""
+        n, n_out = self._n, self._out_offsets[-1]
+        self._calls = np.zeros(n, np.int64)
+        self._ns_total = np.zeros(n, np.int64)
+        self._ns_min = np.full(n, _INT64_MAX, np.int64)
+        self._ns_max = np.zeros(n, np.int64)
+        self._ns_samples = np.full((n, RING), -1, np.int64)
+        self._below = np.zeros(n, np.int64)
+        self._bytes_min = np.full(n_out, _INT64_MAX, np.int64)
+        self._bytes_max = np.zeros(n_out, np.int64)
+        self._shape_sigs: list[list[tuple]] = [[] for _ in range(n)]
+        self._calls_total = 0
+        self._peak_bytes = 0
+        self._trace = np.zeros((self._trace_capacity, 4), dtype=np.int64)
+        self._trace_len = 0
+        self._trace_dropped = 0
+
+    def stats(self) -> dict[str, Any]:
+        """A snapshot of the counters (see docs/architecture.md, "The VM")."""
+        offs = self._out_offsets
+        called = self._calls > 0
+        bmin = np.where(self._bytes_min == _INT64_MAX, 0, self._bytes_min)
+        return {
+            "calls": self._calls.copy(),
+            "ns_total": self._ns_total.copy(),
+            "ns_min": np.where(called & (self._ns_min != _INT64_MAX), self._ns_min, 0),
+            "ns_max": self._ns_max.copy(),
+            "ns_samples": self._ns_samples.copy(),
+            "n_below_resolution": self._below.copy(),
+            "out_bytes_min": [bmin[offs[i] : offs[i + 1]].copy() for i in range(self._n)],
+            "out_bytes_max": [
+                self._bytes_max[offs[i] : offs[i + 1]].copy() for i in range(self._n)
+            ],
+            "shapes": [list(s) for s in self._shape_sigs],
+            "trace": self._trace[: self._trace_len].copy(),
+            "trace_dropped": self._trace_dropped,
+            "calls_total": self._calls_total,
+            "peak_bytes": self._peak_bytes,
+            "clock_resolution_ns": clock_resolution_ns(),
+        }
+
+    def _record(self, i: int, start: int, dur: int, node_values: tuple | None) -> None:
+        """Record one completed run of node ``i`` (profiling only)."""
+        c = int(self._calls[i])
+        self._calls[i] = c + 1
+        if self._timing:
+            self._ns_total[i] += dur
+            self._ns_min[i] = min(int(self._ns_min[i]), dur)
+            self._ns_max[i] = max(int(self._ns_max[i]), dur)
+            self._ns_samples[i, c % RING] = dur
+            if dur == 0:
+                self._below[i] += 1
+        if self._trace_capacity:
+            if self._trace_len < self._trace_capacity:
+                self._trace[self._trace_len] = (self._calls_total, i, start, dur)
+                self._trace_len += 1
+            else:
+                self._trace_dropped += 1
+        if node_values is not None:
+            ins, outs = node_values
+            if self._memory:
+                base = self._out_offsets[i]
+                for k, v in enumerate(outs):
+                    b = value_nbytes(v)
+                    self._bytes_min[base + k] = min(int(self._bytes_min[base + k]), b)
+                    self._bytes_max[base + k] = max(int(self._bytes_max[base + k]), b)
+            if self._shapes and len(self._shape_sigs[i]) < MAX_SHAPE_SIGNATURES:
+                sig = value_signature(ins, outs)
+                if sig not in self._shape_sigs[i]:
+                    self._shape_sigs[i].append(sig)
+
+    # -- running ----------------------------------------------------------------------
+
+    def __call__(self, args: Sequence[Any]) -> list:
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(_REENTERED)
+        try:
+            return self._call(args)
+        finally:
+            self._lock.release()
+
+    def _call(self, args: Sequence[Any]) -> list:
+        program, storage = self.program, self._storage
+        if len(args) != len(program.inputs):
+            raise TypeError(f"expected {len(program.inputs)} arguments, got {len(args)}")
+        self.failed_node = None
+        for s, v in zip(program.inputs, args):
+            storage[s] = v
+        profiling = self._profiling
+        self._live = 0  # bytes of node-produced values held (memory profiling)
+        self._slot_bytes = {}
+        self._cur = -1
+        try:
+            if self._lazy:
+                self._run_lazy(profiling)
+            elif profiling:
+                self._run_profiled()
+            else:
+                self._run()
+        except BaseException:
+            self.failed_node = self._cur if self._cur >= 0 else None
+            self._clear_all()
+            raise
+        result = [storage[s] for s in program.outputs]
+        for s in self._clear_at_end:
+            storage[s] = None
+        if profiling:
+            self._calls_total += 1
+        return result
+
+    def _clear_all(self) -> None:
+        const_slots = {s for s, _ in self.program.constants}
+        for s in range(self.program.n_storage):
+            if s not in const_slots:
+                self._storage[s] = None
+
+    def _run(self) -> None:
+        """The plain loop: no clock, no counters."""
+        storage, clear_after = self._storage, self._clear_after
+        for i in range(self._n):
+            self._cur = i
+            self._run_node(i)
+            for s in clear_after[i]:
+                storage[s] = None
+
+    def _run_profiled(self) -> None:
+        clear_after = self._clear_after
+        timing = self._timing or self._trace_capacity > 0
+        memory_or_shapes = self._memory or self._shapes
+        clock = time.perf_counter_ns
+        for i in range(self._n):
+            self._cur = i
+            start = clock() if timing else 0
+            self._run_node(i)
+            dur = clock() - start if timing else 0
+            self._record(i, start, dur, self._node_values(i) if memory_or_shapes else None)
+            if self._memory:
+                self._track_live(i)
+            for s in clear_after[i]:
+                self._clear_slot(s)
+
+    def _node_values(self, i: int) -> tuple:
+        node, storage = self.program.nodes[i], self._storage
+        return [storage[s] for s in node.inputs], [storage[s] for s in node.outputs]
+
+    def _track_live(self, i: int) -> None:
+        """Add node ``i``'s fresh outputs to the live total and update the peak."""
+        for s in self.program.nodes[i].outputs:
+            b = value_nbytes(self._storage[s])
+            self._live += b - self._slot_bytes.get(s, 0)
+            self._slot_bytes[s] = b
+        self._peak_bytes = max(self._peak_bytes, self._live)
+
+    def _clear_slot(self, s: int) -> None:
+        self._storage[s] = None
+        self._live -= self._slot_bytes.pop(s, 0)
+
+    def _run_node(self, i: int) -> None:
+        """Run a non-lazy node: inputs from the slots, outputs into the slots."""
+        node, storage = self.program.nodes[i], self._storage
+        inputs = [storage[s] for s in node.inputs]
+        cthunk = self._cthunks[i]
+        if cthunk is not None:
+            values = cthunk(inputs, [storage[s] for s in node.outputs])
+            for s, v in zip(node.outputs, values):
+                storage[s] = v
+            return
+        cells = self._cells[i]
+        for cell, s in zip(cells, node.outputs):
+            cell[0] = storage[s]
+        try:
+            node.perform(inputs, cells)
+        except BaseException:
+            for cell in cells:
+                cell[0] = None
+            raise
+        self._move_cells(i, cells)
+
+    def _move_cells(self, i: int, cells: list) -> None:
+        node, storage = self.program.nodes[i], self._storage
+        missing = [k for k, cell in enumerate(cells) if cell[0] is None]
+        for cell, s in zip(cells, node.outputs):
+            storage[s] = cell[0]
+            cell[0] = None
+        if missing:
+            raise ValueError(f"node {i} ({node.name!r}) did not set output {missing[0]}")
+
+    def _run_lazy(self, profiling: bool) -> None:
+        """Demand-driven evaluation with an explicit stack.
+
+        Outputs are demanded in order.  A regular node runs once all its inputs are
+        computed; a lazy node is called with what is computed so far and returns the input
+        positions it still needs, which are pushed; it is called again once they are ready.
+        Under gc an intermediate is cleared as soon as every node reading it has finished
+        (values read by nodes that never run are cleared at the end of the call).
+        """
+        program, storage, nodes = self.program, self._storage, self.program.nodes
+        computed = [False] * program.n_storage
+        for s in program.inputs:
+            computed[s] = True
+        for s, _ in program.constants:
+            computed[s] = True
+        done = [False] * self._n
+        started = [False] * self._n
+        pending_ns = [0] * self._n  # lazy nodes: time over their invocations
+        first_start = [0] * self._n
+        n_calls = [0] * self._n  # invocations of each lazy thunk
+        readers_left = list(self._n_readers)
+        gc = self.allow_gc
+        keep = self._keep_in_lazy
+        timing = profiling and (self._timing or self._trace_capacity > 0)
+        clock = time.perf_counter_ns
+
+        for out in program.outputs:
+            if computed[out]:
+                continue
+            stack = [self._producer[out]]
+            while stack:
+                i = stack[-1]
+                if done[i]:
+                    stack.pop()
+                    continue
+                node = nodes[i]
+                self._cur = i
+                if node.lazy is None:
+                    missing = [
+                        self._producer[s] for s in reversed(node.inputs) if not computed[s]
+                    ]
+                    if missing:
+                        stack.extend(missing)
+                        continue
+                    start = clock() if timing else 0
+                    self._run_node(i)
+                    dur = clock() - start if timing else 0
+                else:
+                    cells = self._cells[i]
+                    if not started[i]:
+                        started[i] = True
+                        for cell, s in zip(cells, node.outputs):
+                            cell[0] = storage[s]
+                    flags = [computed[s] for s in node.inputs]
+                    values = [storage[s] if computed[s] else None for s in node.inputs]
+                    start = clock() if timing else 0
+                    if n_calls[i] == 0:
+                        first_start[i] = start
+                    n_calls[i] += 1
+                    try:
+                        need = tuple(node.lazy(flags, values, cells))
+                    except BaseException:
+                        for cell in cells:
+                            cell[0] = None
+                        raise
+                    del values
+                    if timing:
+                        pending_ns[i] += clock() - start
+                    if need:
+                        missing = [
+                            self._producer[node.inputs[p]]
+                            for p in reversed(need)
+                            if not computed[node.inputs[p]]
+                        ]
+                        if not missing:
+                            for cell in cells:
+                                cell[0] = None
+                            raise RuntimeError(
+                                f"lazy node {i} ({node.name!r}) asked again for computed "
+                                f"inputs {need}"
+                            )
+                        stack.extend(missing)
+                        continue
+                    self._move_cells(i, cells)
+                    start, dur = first_start[i], pending_ns[i]
+                stack.pop()
+                done[i] = True
+                for s in node.outputs:
+                    computed[s] = True
+                if profiling:
+                    mem = self._memory or self._shapes
+                    self._record(i, start, dur, self._node_values(i) if mem else None)
+                    if self._memory:
+                        self._track_live(i)
+                if gc:
+                    for s in set(node.inputs):
+                        readers_left[s] -= 1
+                        if readers_left[s] == 0 and s not in keep:
+                            self._clear_slot(s)
+                    for s in node.outputs:
+                        if readers_left[s] == 0 and s not in keep:
+                            self._clear_slot(s)
