@@ -1,0 +1,718 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: initializedcheck=False
+"""The Cython stack VM: runs a Program with C thunks called through function pointers.
+
+Semantics are those of the reference :class:`graphc.vm.pyvm.PyVM` (see
+docs/architecture.md).  The storage is a C array of ``PyObject *`` owned by the VM; the
+per-node data (slots read, output range, slots to clear) live in malloc'd C arrays so that
+the hot loop touches no Python object for C nodes.
+
+One VM object is not reentrant: a call while another is running (from another thread, or
+from inside a node) raises RuntimeError.  Call it with the GIL held.
+"""
+
+cimport cython
+from cpython.exc cimport PyErr_Occurred
+from cpython.object cimport PyObject
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdint cimport INT64_MAX, int64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+from posix.time cimport CLOCK_MONOTONIC, clock_getres, clock_gettime, timespec
+
+cimport numpy as cnp
+
+import numpy as np
+
+from graphc.linker.program import Program, gc_schedule
+from graphc.vm.pyvm import MAX_SHAPE_SIGNATURES, RING, value_signature
+
+cnp.import_array()
+
+ctypedef int (*graphc_thunk_fn)(void *params, PyObject **inputs,
+                                PyObject **outputs) noexcept
+
+cdef enum:
+    KIND_C = 0
+    KIND_PY = 1
+    KIND_LAZY = 2
+
+cdef struct CNode:
+    int kind             # KIND_C, KIND_PY or KIND_LAZY
+    graphc_thunk_fn fn   # C thunk (KIND_C)
+    void *params         # its params pointer (may be NULL)
+    int n_in             # number of inputs
+    int *ins             # slots read (points into VM._ins)
+    int n_out            # number of outputs
+    int out_start        # first output slot (outputs are contiguous)
+    int out_off          # offset of this node's outputs in per-output stat arrays
+    int n_clear          # number of slots to clear after the node (gc)
+    int *clear           # slots to clear (points into VM._clears)
+
+cdef str _REENTERED = "function is already running in another thread"
+_generic = np.generic
+
+
+cdef inline int64_t _now() noexcept:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef inline void _clear(PyObject **slots, int s) noexcept:
+    cdef PyObject *tmp = slots[s]
+    slots[s] = NULL
+    Py_XDECREF(tmp)
+
+
+cdef int64_t _nbytes(PyObject *o):
+    """Bytes of a value for the memory profiler: arrays, numpy scalars, else 0."""
+    if o == NULL:
+        return 0
+    if cnp.PyArray_Check(<object>o):
+        return cnp.PyArray_NBYTES(<cnp.ndarray>o)
+    if isinstance(<object>o, _generic):
+        return (<object>o).itemsize
+    return 0
+
+
+@cython.final
+cdef class CVM:
+    """Cython VM over a :class:`~graphc.linker.program.Program` (same API as PyVM)."""
+
+    cdef readonly object program
+    cdef readonly bint allow_gc
+    cdef public object failed_node
+    cdef int _n                  # number of nodes
+    cdef int _n_storage
+    cdef PyObject **_slots       # the storage; owned references or NULL
+    cdef PyObject **_inbuf       # gathered input pointers for one C call
+    cdef CNode *_nodes
+    cdef int *_ins               # all nodes' input slots, back to back
+    cdef int *_clears            # all nodes' gc slots, back to back
+    cdef int _n_inputs
+    cdef int *_input_slots
+    cdef int _n_outputs
+    cdef int *_output_slots
+    cdef int _n_end
+    cdef int *_end_clear         # slots cleared after a call
+    cdef char *_is_const         # per slot
+    cdef char *_keep_lazy        # per slot: never cleared early in lazy mode
+    cdef int *_producer          # per slot: node index or -1
+    cdef int *_n_readers         # per slot: distinct reader nodes
+    cdef bint _lazy
+    cdef bint _running
+    cdef int _cur                # node being run (for failed_node)
+    cdef list _cells             # per node: list of 1-element output cells
+    cdef list _performs          # per node: perform / lazy callable or None
+    cdef list _names
+    cdef object _capsules        # keeps thunk/params capsules alive
+    # profiling
+    cdef bint _timing, _memory, _shapes
+    cdef Py_ssize_t _trace_cap, _trace_len
+    cdef int64_t _trace_dropped
+    cdef int64_t *_trace         # trace_cap x (call_index, node, start_ns, dur_ns)
+    cdef int _n_out_total
+    cdef int64_t *_calls
+    cdef int64_t *_ns_total
+    cdef int64_t *_ns_min
+    cdef int64_t *_ns_max
+    cdef int64_t *_ns_ring       # n x RING, -1 where unused
+    cdef int64_t *_below         # durations of 0 (below the clock resolution)
+    cdef int64_t *_bytes_min     # per output of every node
+    cdef int64_t *_bytes_max
+    cdef int64_t *_slot_bytes    # per slot, bytes counted live in the current call
+    cdef int64_t _live, _peak
+    cdef int64_t _calls_total
+    cdef list _shape_sigs
+
+    def __cinit__(self):
+        self._slots = NULL
+        self._nodes = NULL
+
+    def __init__(self, program: Program, allow_gc: bool = True):
+        cdef int i, k, n_ins_total = 0, n_clear_total = 0, max_in = 1, s
+        cdef CNode *nd
+        if not isinstance(program, Program):
+            raise TypeError("CVM needs a graphc.linker.program.Program")
+        self.program = program
+        self.allow_gc = bool(allow_gc)
+        self.failed_node = None
+        nodes = program.nodes
+        self._n = len(nodes)
+        self._n_storage = program.n_storage
+        plan = gc_schedule(program) if self.allow_gc else [()] * self._n
+        for i in range(self._n):
+            n_ins_total += len(nodes[i].inputs)
+            n_clear_total += len(plan[i])
+            max_in = max(max_in, len(nodes[i].inputs))
+        S = max(self._n_storage, 1)
+        self._slots = <PyObject **>calloc(S, sizeof(PyObject *))
+        self._inbuf = <PyObject **>calloc(max_in, sizeof(PyObject *))
+        self._nodes = <CNode *>calloc(max(self._n, 1), sizeof(CNode))
+        self._ins = <int *>calloc(max(n_ins_total, 1), sizeof(int))
+        self._clears = <int *>calloc(max(n_clear_total, 1), sizeof(int))
+        self._is_const = <char *>calloc(S, 1)
+        self._keep_lazy = <char *>calloc(S, 1)
+        self._producer = <int *>malloc(S * sizeof(int))
+        self._n_readers = <int *>calloc(S, sizeof(int))
+        self._slot_bytes = <int64_t *>calloc(S, sizeof(int64_t))
+        self._n_inputs = len(program.inputs)
+        self._n_outputs = len(program.outputs)
+        self._input_slots = <int *>calloc(max(self._n_inputs, 1), sizeof(int))
+        self._output_slots = <int *>calloc(max(self._n_outputs, 1), sizeof(int))
+        self._end_clear = <int *>calloc(S, sizeof(int))
+        if (self._slots == NULL or self._inbuf == NULL or self._nodes == NULL
+                or self._ins == NULL or self._clears == NULL or self._is_const == NULL
+                or self._keep_lazy == NULL or self._producer == NULL
+                or self._n_readers == NULL or self._slot_bytes == NULL
+                or self._input_slots == NULL or self._output_slots == NULL
+                or self._end_clear == NULL):
+            raise MemoryError()
+        for s in range(S):
+            self._producer[s] = -1
+        for k, s in enumerate(program.inputs):
+            self._input_slots[k] = s
+            self._keep_lazy[s] = 1
+        for k, s in enumerate(program.outputs):
+            self._output_slots[k] = s
+            self._keep_lazy[s] = 1
+        for s, value in program.constants:
+            self._is_const[s] = 1
+            self._keep_lazy[s] = 1
+            Py_INCREF(value)
+            self._slots[s] = <PyObject *>value
+        if self.allow_gc:
+            end = [s for s in range(self._n_storage) if not self._is_const[s]]
+        else:
+            end = sorted((set(program.inputs) | set(program.outputs))
+                         - {s for s, _ in program.constants})
+        self._n_end = len(end)
+        for k, s in enumerate(end):
+            self._end_clear[k] = s
+
+        self._cells = []
+        self._performs = []
+        self._names = []
+        capsules = []
+        cdef int *ins = self._ins
+        cdef int *clears = self._clears
+        cdef int out_off = 0
+        self._lazy = False
+        for i in range(self._n):
+            node = nodes[i]
+            nd = &self._nodes[i]
+            nd.n_in = len(node.inputs)
+            nd.ins = ins
+            for k in range(nd.n_in):
+                ins[k] = node.inputs[k]
+            ins += nd.n_in
+            for s in set(node.inputs):
+                self._n_readers[s] += 1
+            nd.n_out = len(node.outputs)
+            nd.out_start = node.outputs[0] if nd.n_out else 0
+            nd.out_off = out_off
+            out_off += nd.n_out
+            for s in node.outputs:
+                self._producer[s] = i
+            nd.n_clear = len(plan[i])
+            nd.clear = clears
+            for k in range(nd.n_clear):
+                clears[k] = plan[i][k]
+            clears += nd.n_clear
+            self._names.append(node.name)
+            self._cells.append([[None] for _ in range(nd.n_out)])
+            if node.c_thunk is not None:
+                nd.kind = KIND_C
+                nd.fn = <graphc_thunk_fn>PyCapsule_GetPointer(node.c_thunk, "graphc.thunk")
+                nd.params = NULL
+                if node.c_params is not None:
+                    nd.params = PyCapsule_GetPointer(node.c_params, "graphc.params")
+                capsules.append((node.c_thunk, node.c_params))
+                self._performs.append(None)
+            elif node.lazy is not None:
+                nd.kind = KIND_LAZY
+                self._lazy = True
+                self._performs.append(node.lazy)
+            else:
+                nd.kind = KIND_PY
+                self._performs.append(node.perform)
+        self._capsules = capsules
+        self._n_out_total = out_off
+        self._running = False
+        self._trace = NULL
+        self._trace_cap = 0
+        self._alloc_stats()
+        self.reset_stats()
+
+    cdef _alloc_stats(self):
+        cdef int n = max(self._n, 1), no = max(self._n_out_total, 1)
+        self._calls = <int64_t *>malloc(n * sizeof(int64_t))
+        self._ns_total = <int64_t *>malloc(n * sizeof(int64_t))
+        self._ns_min = <int64_t *>malloc(n * sizeof(int64_t))
+        self._ns_max = <int64_t *>malloc(n * sizeof(int64_t))
+        self._below = <int64_t *>malloc(n * sizeof(int64_t))
+        self._ns_ring = <int64_t *>malloc(n * RING * sizeof(int64_t))
+        self._bytes_min = <int64_t *>malloc(no * sizeof(int64_t))
+        self._bytes_max = <int64_t *>malloc(no * sizeof(int64_t))
+        if (self._calls == NULL or self._ns_total == NULL or self._ns_min == NULL
+                or self._ns_max == NULL or self._below == NULL or self._ns_ring == NULL
+                or self._bytes_min == NULL or self._bytes_max == NULL):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef int s
+        if self._slots != NULL:
+            for s in range(self._n_storage):
+                _clear(self._slots, s)
+        free(self._slots); free(self._inbuf); free(self._nodes); free(self._ins)
+        free(self._clears); free(self._is_const); free(self._keep_lazy)
+        free(self._producer); free(self._n_readers); free(self._slot_bytes)
+        free(self._input_slots); free(self._output_slots); free(self._end_clear)
+        free(self._calls); free(self._ns_total); free(self._ns_min); free(self._ns_max)
+        free(self._below); free(self._ns_ring); free(self._bytes_min)
+        free(self._bytes_max); free(self._trace)
+
+    property kind:
+        def __get__(self):
+            return "cvm"
+
+    # -- profiling ------------------------------------------------------------------
+
+    def set_profiling(self, timing=False, memory=False, shapes=False, trace_capacity=0):
+        """Choose what is recorded; resets the trace buffer when its capacity changes."""
+        cap = int(trace_capacity)
+        if cap < 0:
+            raise ValueError("trace_capacity must be >= 0")
+        if self._running:
+            raise RuntimeError(_REENTERED)
+        self._timing = bool(timing)
+        self._memory = bool(memory)
+        self._shapes = bool(shapes)
+        if cap != self._trace_cap:
+            free(self._trace)
+            self._trace = NULL
+            if cap:
+                self._trace = <int64_t *>calloc(cap * 4, sizeof(int64_t))
+                if self._trace == NULL:
+                    self._trace_cap = 0
+                    raise MemoryError()
+            self._trace_cap = cap
+            self._trace_len = 0
+            self._trace_dropped = 0
+
+    def reset_stats(self):
+        """Zero every counter (the profiling choices are kept)."""
+        cdef int i
+        for i in range(self._n):
+            self._calls[i] = 0
+            self._ns_total[i] = 0
+            self._ns_min[i] = INT64_MAX
+            self._ns_max[i] = 0
+            self._below[i] = 0
+        for i in range(self._n * RING):
+            self._ns_ring[i] = -1
+        for i in range(self._n_out_total):
+            self._bytes_min[i] = INT64_MAX
+            self._bytes_max[i] = 0
+        self._shape_sigs = [[] for _ in range(self._n)]
+        self._calls_total = 0
+        self._peak = 0
+        self._trace_len = 0
+        self._trace_dropped = 0
+
+    def stats(self):
+        """A snapshot of the counters (see docs/architecture.md, "The VM")."""
+        cdef int i, k, n = self._n
+        cdef timespec res
+        calls = np.zeros(n, np.int64)
+        ns_total = np.zeros(n, np.int64)
+        ns_min = np.zeros(n, np.int64)
+        ns_max = np.zeros(n, np.int64)
+        below = np.zeros(n, np.int64)
+        ring = np.full((n, RING), -1, np.int64)
+        cdef int64_t[::1] c_v = calls, t_v = ns_total, mn_v = ns_min, mx_v = ns_max
+        cdef int64_t[::1] b_v = below
+        cdef int64_t[:, ::1] r_v = ring
+        for i in range(n):
+            c_v[i] = self._calls[i]
+            t_v[i] = self._ns_total[i]
+            mn_v[i] = 0 if self._ns_min[i] == INT64_MAX else self._ns_min[i]
+            mx_v[i] = self._ns_max[i]
+            b_v[i] = self._below[i]
+            for k in range(RING):
+                r_v[i, k] = self._ns_ring[i * RING + k]
+        bmin, bmax = [], []
+        for i in range(n):
+            nd = &self._nodes[i]
+            lo = np.zeros(nd.n_out, np.int64)
+            hi = np.zeros(nd.n_out, np.int64)
+            for k in range(nd.n_out):
+                v = self._bytes_min[nd.out_off + k]
+                lo[k] = 0 if v == INT64_MAX else v
+                hi[k] = self._bytes_max[nd.out_off + k]
+            bmin.append(lo)
+            bmax.append(hi)
+        trace = np.zeros((self._trace_len, 4), np.int64)
+        for i in range(self._trace_len):
+            for k in range(4):
+                trace[i, k] = self._trace[4 * i + k]
+        clock_getres(CLOCK_MONOTONIC, &res)
+        return {
+            "calls": calls,
+            "ns_total": ns_total,
+            "ns_min": ns_min,
+            "ns_max": ns_max,
+            "ns_samples": ring,
+            "n_below_resolution": below,
+            "out_bytes_min": bmin,
+            "out_bytes_max": bmax,
+            "shapes": [list(s) for s in self._shape_sigs],
+            "trace": trace,
+            "trace_dropped": self._trace_dropped,
+            "calls_total": self._calls_total,
+            "peak_bytes": self._peak,
+            "clock_resolution_ns": max(1, res.tv_sec * 1000000000 + res.tv_nsec),
+        }
+
+    cdef inline void _record_time(self, int i, int64_t start, int64_t dur) noexcept:
+        cdef int64_t c = self._calls[i]
+        self._ns_total[i] += dur
+        if dur < self._ns_min[i]:
+            self._ns_min[i] = dur
+        if dur > self._ns_max[i]:
+            self._ns_max[i] = dur
+        self._ns_ring[i * RING + c % RING] = dur
+        if dur == 0:
+            self._below[i] += 1
+        if self._trace_cap:
+            if self._trace_len < self._trace_cap:
+                self._trace[4 * self._trace_len] = self._calls_total
+                self._trace[4 * self._trace_len + 1] = i
+                self._trace[4 * self._trace_len + 2] = start
+                self._trace[4 * self._trace_len + 3] = dur
+                self._trace_len += 1
+            else:
+                self._trace_dropped += 1
+
+    cdef int _record_values(self, int i) except -1:
+        """Memory and shape statistics of node ``i``'s just-produced outputs."""
+        cdef CNode *nd = &self._nodes[i]
+        cdef int k, s
+        cdef int64_t b
+        if self._memory:
+            for k in range(nd.n_out):
+                s = nd.out_start + k
+                b = _nbytes(self._slots[s])
+                if b < self._bytes_min[nd.out_off + k]:
+                    self._bytes_min[nd.out_off + k] = b
+                if b > self._bytes_max[nd.out_off + k]:
+                    self._bytes_max[nd.out_off + k] = b
+                self._live += b - self._slot_bytes[s]
+                self._slot_bytes[s] = b
+            if self._live > self._peak:
+                self._peak = self._live
+        if self._shapes:
+            sigs = <list>self._shape_sigs[i]
+            if len(sigs) < MAX_SHAPE_SIGNATURES:
+                sig = value_signature(
+                    [self._value(nd.ins[k]) for k in range(nd.n_in)],
+                    [self._value(nd.out_start + k) for k in range(nd.n_out)],
+                )
+                if sig not in sigs:
+                    sigs.append(sig)
+        return 0
+
+    cdef inline object _value(self, int s):
+        cdef PyObject *p = self._slots[s]
+        return None if p == NULL else <object>p
+
+    cdef inline void _clear_counted(self, int s) noexcept:
+        _clear(self._slots, s)
+        self._live -= self._slot_bytes[s]
+        self._slot_bytes[s] = 0
+
+    # -- running --------------------------------------------------------------------
+
+    def __call__(self, args):
+        cdef int k, s
+        cdef bint profiling
+        cdef PyObject *p
+        if self._running:
+            raise RuntimeError(_REENTERED)
+        if len(args) != self._n_inputs:
+            raise TypeError(f"expected {self._n_inputs} arguments, got {len(args)}")
+        self._running = True
+        try:
+            self.failed_node = None
+            for k in range(self._n_inputs):
+                value = args[k]
+                s = self._input_slots[k]
+                Py_INCREF(value)
+                p = self._slots[s]
+                self._slots[s] = <PyObject *>value
+                Py_XDECREF(p)
+            profiling = self._timing or self._memory or self._shapes or self._trace_cap > 0
+            self._cur = -1
+            try:
+                if self._lazy:
+                    self._run_lazy(profiling)
+                elif profiling:
+                    self._run_profiled()
+                else:
+                    self._run_plain()
+            except BaseException:
+                if self._cur >= 0:
+                    self.failed_node = self._cur
+                self._clear_nonconst()
+                raise
+            result = [self._value(self._output_slots[k]) for k in range(self._n_outputs)]
+            for k in range(self._n_end):
+                _clear(self._slots, self._end_clear[k])
+            if profiling:
+                self._calls_total += 1
+            return result
+        finally:
+            self._running = False
+
+    cdef void _clear_nonconst(self) noexcept:
+        cdef int s
+        for s in range(self._n_storage):
+            if not self._is_const[s]:
+                _clear(self._slots, s)
+
+    cdef int _c_failed(self, int i, int status) except -1:
+        """Turn a C thunk failure into a Python exception (always returns -1)."""
+        cdef CNode *nd = &self._nodes[i]
+        cdef int k
+        if status != 0:
+            if PyErr_Occurred() == NULL:
+                raise SystemError(
+                    f"C thunk of node {i} ({self._names[i]!r}) returned {status} "
+                    "without setting an exception")
+            return -1
+        for k in range(nd.n_out):
+            if self._slots[nd.out_start + k] == NULL:
+                raise SystemError(
+                    f"C thunk of node {i} ({self._names[i]!r}) returned success but "
+                    f"left output {k} NULL")
+        return -1
+
+    cdef inline int _run_c(self, int i, CNode *nd) except -1:
+        """Run a C node: gather borrowed inputs, call the thunk, check the outputs."""
+        cdef int k, status
+        cdef PyObject **slots = self._slots
+        cdef PyObject **inbuf = self._inbuf
+        for k in range(nd.n_in):
+            inbuf[k] = slots[nd.ins[k]]
+        status = nd.fn(nd.params, inbuf, slots + nd.out_start)
+        if status != 0:
+            return self._c_failed(i, status)
+        for k in range(nd.n_out):
+            if slots[nd.out_start + k] == NULL:
+                return self._c_failed(i, 0)
+        return 0
+
+    cdef int _run_py(self, int i, CNode *nd) except -1:
+        """Run a Python perform node through its persistent output cells."""
+        cdef int k
+        cdef list cells = <list>self._cells[i]
+        cdef list inputs = [<object>self._slots[nd.ins[k]] for k in range(nd.n_in)]
+        for k in range(nd.n_out):
+            (<list>cells[k])[0] = self._value(nd.out_start + k)
+        try:
+            self._performs[i](inputs, cells)
+        except BaseException:
+            for k in range(nd.n_out):
+                (<list>cells[k])[0] = None
+            raise
+        return self._move_cells(i, nd, cells)
+
+    cdef int _move_cells(self, int i, CNode *nd, list cells) except -1:
+        cdef int k, missing = -1
+        cdef PyObject *old
+        for k in range(nd.n_out):
+            cell = <list>cells[k]
+            value = cell[0]
+            cell[0] = None
+            if value is None:
+                if missing < 0:
+                    missing = k
+                _clear(self._slots, nd.out_start + k)
+                continue
+            Py_INCREF(value)
+            old = self._slots[nd.out_start + k]
+            self._slots[nd.out_start + k] = <PyObject *>value
+            Py_XDECREF(old)
+        if missing >= 0:
+            raise ValueError(f"node {i} ({self._names[i]!r}) did not set output {missing}")
+        return 0
+
+    cdef int _run_plain(self) except -1:
+        """The plain loop: no clock, no counters, no Python objects for C nodes."""
+        cdef int i, k, n = self._n, status
+        cdef CNode *nodes = self._nodes
+        cdef CNode *nd
+        cdef PyObject **slots = self._slots
+        cdef PyObject **inbuf = self._inbuf
+        for i in range(n):
+            nd = &nodes[i]
+            self._cur = i
+            if nd.kind == KIND_C:
+                for k in range(nd.n_in):
+                    inbuf[k] = slots[nd.ins[k]]
+                status = nd.fn(nd.params, inbuf, slots + nd.out_start)
+                if status != 0:
+                    return self._c_failed(i, status)
+                for k in range(nd.n_out):
+                    if slots[nd.out_start + k] == NULL:
+                        return self._c_failed(i, 0)
+            else:
+                self._run_py(i, nd)
+            for k in range(nd.n_clear):
+                _clear(slots, nd.clear[k])
+        return 0
+
+    cdef int _run_profiled(self) except -1:
+        """Like _run_plain, recording what set_profiling asked for.
+
+        One clock read per node: a node's duration runs from the previous node's end (or
+        the start of the loop) to its own end, so it includes the VM's per-node work
+        (gathering inputs, gc) but not the memory/shape bookkeeping.
+        """
+        cdef int i, k, n = self._n
+        cdef CNode *nd
+        cdef bint timing = self._timing or self._trace_cap > 0
+        cdef bint values = self._memory or self._shapes
+        cdef int64_t t0 = 0, t1 = 0
+        self._live = 0
+        memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
+        if timing:
+            t0 = _now()
+        for i in range(n):
+            nd = &self._nodes[i]
+            self._cur = i
+            if nd.kind == KIND_C:
+                self._run_c(i, nd)
+            else:
+                self._run_py(i, nd)
+            if timing:
+                t1 = _now()
+                self._record_time(i, t0, t1 - t0)
+            self._calls[i] += 1
+            if values:
+                self._record_values(i)
+            for k in range(nd.n_clear):
+                self._clear_counted(nd.clear[k])
+            if timing:
+                t0 = _now() if values else t1
+        return 0
+
+    cdef int _run_lazy(self, bint profiling) except -1:
+        """Demand-driven evaluation with an explicit stack (see PyVM._run_lazy).
+
+        Under gc an intermediate is cleared as soon as every node reading it has finished;
+        values read by nodes that never run are cleared at the end of the call.
+        """
+        cdef int i, k, s, p, n = self._n
+        cdef CNode *nd
+        cdef bint timing = profiling and (self._timing or self._trace_cap > 0)
+        cdef bint values = profiling and (self._memory or self._shapes)
+        cdef int64_t start = 0, dur = 0
+        cdef bytearray computed = bytearray(max(self._n_storage, 1))
+        cdef bytearray done = bytearray(max(n, 1))
+        cdef list readers_left = [self._n_readers[s] for s in range(self._n_storage)]
+        cdef list started = [False] * n
+        cdef list pending = [0] * n
+        cdef list first = [0] * n
+        cdef list stack
+        self._live = 0
+        memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
+        for k in range(self._n_inputs):
+            computed[self._input_slots[k]] = 1
+        for s in range(self._n_storage):
+            if self._is_const[s]:
+                computed[s] = 1
+        for k in range(self._n_outputs):
+            s = self._output_slots[k]
+            if computed[s]:
+                continue
+            stack = [self._producer[s]]
+            while stack:
+                i = stack[len(stack) - 1]
+                if done[i]:
+                    stack.pop()
+                    continue
+                nd = &self._nodes[i]
+                self._cur = i
+                if nd.kind != KIND_LAZY:
+                    missing = [self._producer[nd.ins[p]] for p in range(nd.n_in - 1, -1, -1)
+                               if not computed[nd.ins[p]]]
+                    if missing:
+                        stack.extend(missing)
+                        continue
+                    if timing:
+                        start = _now()
+                    if nd.kind == KIND_C:
+                        self._run_c(i, nd)
+                    else:
+                        self._run_py(i, nd)
+                    if timing:
+                        dur = _now() - start
+                else:
+                    cells = <list>self._cells[i]
+                    if not started[i]:
+                        started[i] = True
+                        for p in range(nd.n_out):
+                            (<list>cells[p])[0] = self._value(nd.out_start + p)
+                    flags = [bool(computed[nd.ins[p]]) for p in range(nd.n_in)]
+                    vals = [self._value(nd.ins[p]) if computed[nd.ins[p]] else None
+                            for p in range(nd.n_in)]
+                    if timing:
+                        start = _now()
+                        if pending[i] == 0 and first[i] == 0:
+                            first[i] = start
+                    try:
+                        need = tuple(self._performs[i](flags, vals, cells))
+                    except BaseException:
+                        for p in range(nd.n_out):
+                            (<list>cells[p])[0] = None
+                        raise
+                    vals = None
+                    if timing:
+                        pending[i] += _now() - start
+                    if need:
+                        missing = [self._producer[nd.ins[p]] for p in reversed(need)
+                                   if not computed[nd.ins[p]]]
+                        if not missing:
+                            for p in range(nd.n_out):
+                                (<list>cells[p])[0] = None
+                            raise RuntimeError(
+                                f"lazy node {i} ({self._names[i]!r}) asked again for "
+                                f"computed inputs {need}")
+                        stack.extend(missing)
+                        continue
+                    self._move_cells(i, nd, cells)
+                    start = first[i]
+                    dur = pending[i]
+                stack.pop()
+                done[i] = 1
+                for p in range(nd.n_out):
+                    computed[nd.out_start + p] = 1
+                if profiling:
+                    if timing:
+                        self._record_time(i, start, dur)
+                    self._calls[i] += 1
+                    if values:
+                        self._record_values(i)
+                if self.allow_gc:
+                    for s in set([nd.ins[p] for p in range(nd.n_in)]):
+                        readers_left[s] -= 1
+                        if readers_left[s] == 0 and not self._keep_lazy[s]:
+                            self._clear_counted(s)
+                    for p in range(nd.n_out):
+                        s = nd.out_start + p
+                        if readers_left[s] == 0 and not self._keep_lazy[s]:
+                            self._clear_counted(s)
+        return 0
