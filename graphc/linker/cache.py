@@ -174,9 +174,7 @@ def check_root(root: Path) -> None:
         )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         who = " and ".join(
-            w
-            for w, bit in (("group", stat.S_IWGRP), ("others", stat.S_IWOTH))
-            if st.st_mode & bit
+            w for w, bit in (("group", stat.S_IWGRP), ("others", stat.S_IWOTH)) if st.st_mode & bit
         )
         raise CacheError(
             f"compile cache root {root} is writable by {who} (mode "
@@ -197,12 +195,27 @@ def _unwritable(path: Path) -> OSError | None:
 
 
 def _mkdir_private(path: Path) -> None:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` and any missing parents, each with mode 0700."""
+    missing = []
+    while not os.path.lexists(path) and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for p in reversed(missing):
+        try:
+            p.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
 
 
 def _private_tempdir() -> Path:
     path = Path(tempfile.mkdtemp(prefix="graphc-cache-"))  # mode 0700
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:  # not from a forked child
+            shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
     return path
 
 
@@ -322,8 +335,7 @@ def entry_problem(entry: Path, key: str) -> str | None:
         return f"{MANIFEST} does not describe this key"
     if manifest.get("versions") != _versions():
         return (
-            f"it was built by other versions ({manifest.get('versions')}); "
-            "treating it as foreign"
+            f"it was built by other versions ({manifest.get('versions')}); treating it as foreign"
         )
     so_name = manifest.get("so")
     if not isinstance(so_name, str) or "/" in so_name or so_name != _so_name(key):
@@ -372,9 +384,7 @@ class CompileCache:
         for sub in ("tmp", "locks"):
             _mkdir_private(self.dir / sub)
         self.stats = CacheStats()
-        self._memo: dict[
-            tuple[str, tuple[str, ...], tuple[str, ...]], types.ModuleType
-        ] = {}
+        self._memo: dict[tuple[str, tuple[str, ...], tuple[str, ...]], types.ModuleType] = {}
         self._by_key: dict[str, types.ModuleType] = {}
         self._memo_lock = threading.Lock()
 
@@ -515,9 +525,7 @@ class CompileCache:
         with self._memo_lock:
             return self._by_key.setdefault(key, module)
 
-    def _try_entry(
-        self, entry: Path, key: str
-    ) -> tuple[types.ModuleType | None, str | None]:
+    def _try_entry(self, entry: Path, key: str) -> tuple[types.ModuleType | None, str | None]:
         """(module, None) if good, (None, why) if bad, (None, None) if there is none."""
         problem = entry_problem(entry, key)
         if problem is not None:
@@ -733,7 +741,8 @@ def _cmd_list(root: Path) -> int:
         age = _human_age(now - e.created)
         print(f"{e.module:<24} {_human_size(e.size):>10} {age:>6}  {status}")
     total = sum(e.size for e in entries)
-    print(f"{len(entries)} entries, {_human_size(total)} in {abi_dir}")
+    noun = "entry" if len(entries) == 1 else "entries"
+    print(f"{len(entries)} {noun}, {_human_size(total)} in {abi_dir}")
     return 0
 
 
@@ -767,9 +776,7 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Iterable[str] | None = None) -> int:
     """``graphc-cache [--root DIR] {list,clear,purge}``; returns the exit status."""
-    parser = _Parser(
-        prog="graphc-cache", description="Inspect or empty graphc's compile cache."
-    )
+    parser = _Parser(prog="graphc-cache", description="Inspect or empty graphc's compile cache.")
     parser.add_argument("--root", help="cache root (default: as graphc resolves it)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="entries of this Python/machine, with size and age")
@@ -783,9 +790,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         root = resolve_root(args.root)
         if args.command != "purge":
             check_root(root)
-        return {"list": _cmd_list, "clear": _cmd_clear, "purge": _cmd_purge}[args.command](
-            root
-        )
+        return {"list": _cmd_list, "clear": _cmd_clear, "purge": _cmd_purge}[args.command](root)
     except (CacheError, OSError) as exc:
         print(f"graphc-cache: {exc}", file=sys.stderr)
         return 1

@@ -83,9 +83,7 @@ class Compiler:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
         except OSError as exc:  # the binary vanished since it was probed
-            raise CompilerUnavailable(
-                f"cannot run C compiler {self.argv[0]!r}: {exc}"
-            ) from exc
+            raise CompilerUnavailable(f"cannot run C compiler {self.argv[0]!r}: {exc}") from exc
         if proc.returncode != 0 or not output.is_file():
             raise CompileError(
                 _failure_message(cmd, proc.returncode, proc.stderr or proc.stdout, source),
