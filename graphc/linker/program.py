@@ -38,23 +38,17 @@ class NodeSpec:
         object.__setattr__(self, "destroys", tuple(int(i) for i in self.destroys))
         outs = self.outputs
         if any(b != a + 1 for a, b in zip(outs, outs[1:])):
-            raise ValueError(
-                f"node {self.name!r}: outputs {outs} are not contiguous ascending"
-            )
+            raise ValueError(f"node {self.name!r}: outputs {outs} are not contiguous ascending")
         if self.lazy is not None:
             if self.perform is not None or self.c_thunk is not None:
-                raise ValueError(
-                    f"node {self.name!r}: a lazy node has no perform or c_thunk"
-                )
+                raise ValueError(f"node {self.name!r}: a lazy node has no perform or c_thunk")
         elif self.perform is None and self.c_thunk is None:
             raise ValueError(f"node {self.name!r}: needs one of perform, c_thunk or lazy")
         if self.c_params is not None and self.c_thunk is None:
             raise ValueError(f"node {self.name!r}: c_params without c_thunk")
         for p in self.destroys:
             if not 0 <= p < len(self.inputs):
-                raise ValueError(
-                    f"node {self.name!r}: destroys input position {p} out of range"
-                )
+                raise ValueError(f"node {self.name!r}: destroys input position {p} out of range")
         if self.perform is not None and not callable(self.perform):
             raise TypeError(f"node {self.name!r}: perform is not callable")
         if self.lazy is not None and not callable(self.lazy):
@@ -95,9 +89,7 @@ class Program:
         def write(slot: int, what: str) -> None:
             check(slot, what)
             if slot in writer:
-                raise ValueError(
-                    f"{what}: slot {slot} is already written by {writer[slot]}"
-                )
+                raise ValueError(f"{what}: slot {slot} is already written by {writer[slot]}")
             writer[slot] = what
 
         for s in self.inputs:

@@ -58,9 +58,7 @@ def clock_resolution_ns() -> int:
 
 # -- calling C thunks from Python ---------------------------------------------------------
 
-_THUNK_FN = ctypes.PYFUNCTYPE(
-    ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p
-)
+_THUNK_FN = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
 _GetPointer.restype = ctypes.c_void_p
 _GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -440,9 +438,7 @@ class PyVM:
                 node = nodes[i]
                 self._cur = i
                 if node.lazy is None:
-                    missing = [
-                        self._producer[s] for s in reversed(node.inputs) if not computed[s]
-                    ]
+                    missing = [self._producer[s] for s in reversed(node.inputs) if not computed[s]]
                     if missing:
                         stack.extend(missing)
                         continue
