@@ -34,6 +34,11 @@ ctypedef int (*graphc_thunk_fn)(void *params, PyObject **inputs,
                                 PyObject **outputs) noexcept
 
 cdef enum:
+    C_RING = 32          # length of the per-node ring of recent durations (= pyvm.RING)
+
+assert C_RING == RING
+
+cdef enum:
     KIND_C = 0
     KIND_PY = 1
     KIND_LAZY = 2
@@ -253,7 +258,7 @@ cdef class CVM:
         self._ns_min = <int64_t *>malloc(n * sizeof(int64_t))
         self._ns_max = <int64_t *>malloc(n * sizeof(int64_t))
         self._below = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_ring = <int64_t *>malloc(n * RING * sizeof(int64_t))
+        self._ns_ring = <int64_t *>malloc(n * C_RING * sizeof(int64_t))
         self._bytes_min = <int64_t *>malloc(no * sizeof(int64_t))
         self._bytes_max = <int64_t *>malloc(no * sizeof(int64_t))
         if (self._calls == NULL or self._ns_total == NULL or self._ns_min == NULL
@@ -311,7 +316,7 @@ cdef class CVM:
             self._ns_min[i] = INT64_MAX
             self._ns_max[i] = 0
             self._below[i] = 0
-        for i in range(self._n * RING):
+        for i in range(self._n * C_RING):
             self._ns_ring[i] = -1
         for i in range(self._n_out_total):
             self._bytes_min[i] = INT64_MAX
@@ -341,8 +346,8 @@ cdef class CVM:
             mn_v[i] = 0 if self._ns_min[i] == INT64_MAX else self._ns_min[i]
             mx_v[i] = self._ns_max[i]
             b_v[i] = self._below[i]
-            for k in range(RING):
-                r_v[i, k] = self._ns_ring[i * RING + k]
+            for k in range(C_RING):
+                r_v[i, k] = self._ns_ring[i * C_RING + k]
         bmin, bmax = [], []
         for i in range(n):
             nd = &self._nodes[i]
@@ -383,7 +388,7 @@ cdef class CVM:
             self._ns_min[i] = dur
         if dur > self._ns_max[i]:
             self._ns_max[i] = dur
-        self._ns_ring[i * RING + c % RING] = dur
+        self._ns_ring[i * C_RING + c % C_RING] = dur
         if dur == 0:
             self._below[i] += 1
         if self._trace_cap:
