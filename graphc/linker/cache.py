@@ -2,7 +2,7 @@
 
 Layout of a cache root (one per user; see :func:`resolve_root`)::
 
-    <root>/CACHEDIR.TAG            written when graphc created the root
+    <root>/CACHEDIR.TAG            written if the root was new or empty (purge needs it)
     <root>/<abi>/<key>/            an entry: <module>.c, <module><ext>, manifest.json
     <root>/<abi>/tmp/              private build dirs (renamed into place when done)
     <root>/<abi>/locks/<key>.lock  flock locks (the kernel releases them if a holder dies)
@@ -392,10 +392,10 @@ class CompileCache:
     def _usable_root(root: Path) -> Path:
         problem: OSError | None
         try:
-            created = not root.exists()
+            fresh = not root.exists() or not any(root.iterdir())
             _mkdir_private(root)
             problem = _unwritable(root)
-            if problem is None and created:
+            if problem is None and fresh:
                 (root / TAG).write_text(_TAG_TEXT)
         except OSError as exc:
             problem = exc

@@ -367,6 +367,15 @@ def test_new_root_is_private(tmp_path: Path):
     CompileCache(root)
     assert root.stat().st_mode & 0o777 == 0o700
     assert (root / cache_mod.TAG).is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir(mode=0o755)
+    CompileCache(empty)
+    assert (empty / cache_mod.TAG).is_file()
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "other.txt").write_text("")
+    CompileCache(used)
+    assert not (used / cache_mod.TAG).exists()
 
 
 def test_symlink_root_is_refused(tmp_path: Path):
