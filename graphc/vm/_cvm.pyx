@@ -444,12 +444,12 @@ cdef class CVM:
         cdef int k, s
         cdef bint profiling
         cdef PyObject *p
-        if self._running:
+        if self._running:  # check and set with no Python code in between (GIL held)
             raise RuntimeError(_REENTERED)
-        if len(args) != self._n_inputs:
-            raise TypeError(f"expected {self._n_inputs} arguments, got {len(args)}")
         self._running = True
         try:
+            if len(args) != self._n_inputs:
+                raise TypeError(f"expected {self._n_inputs} arguments, got {len(args)}")
             self.failed_node = None
             for k in range(self._n_inputs):
                 value = args[k]
