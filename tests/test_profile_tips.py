@@ -1,0 +1,91 @@
+"""Each tip rule on its own."""
+
+from __future__ import annotations
+
+from profile_factory import DOT, node
+
+from graphc.profile import FunctionProfile, ValueInfo
+from graphc.profile.tips import (
+    float64_tip,
+    fusion_tip,
+    longest_elemwise_chain,
+    py_share_tip,
+    py_with_c_tip,
+    tips,
+)
+
+F64 = ValueInfo("float64", (3,), (8,))
+F32 = ValueInfo("float32", (3,), (4,))
+
+
+def fn(*nodes, excluded=()):
+    return FunctionProfile("f", nodes=list(nodes), rewrites_excluded=list(excluded))
+
+
+def test_float64_counts_nodes_with_float64_outputs():
+    f = fn(node(0, "a", "a", outputs=[F64]), node(1, "b", "b", outputs=[F32]))
+    assert float64_tip([f]) == [
+        "Try the graphc flag floatX=float32 (1 Apply node(s) produce float64; "
+        "use float32 where its precision is enough)"
+    ]
+    assert float64_tip([fn(node(0, "b", "b", outputs=[F32]))]) == []
+
+
+def test_py_with_c_elsewhere_in_profile():
+    py = node(0, "dot(x, y)", "dot", DOT, impl="Py")
+    c = node(0, "dot(u, v)", "dot", DOT, impl="C")
+    assert py_with_c_tip([fn(py)]) == []
+    tip = py_with_c_tip([fn(py), fn(c)])
+    assert len(tip) == 1 and tip[0].startswith("Op dot runs its Python implementation")
+
+
+def test_py_with_declared_c_impl():
+    py = node(0, "dot(x, y)", "dot", DOT, impl="Py", has_c_impl=True)
+    assert len(py_with_c_tip([fn(py)])) == 1
+    py.has_c_impl = False
+    assert py_with_c_tip([fn(py)]) == []
+
+
+def _chain(n: int, excluded=()):
+    nodes = [node(i, f"e{i}", f"e{i}", input_slots=[i], output_slots=[i + 1]) for i in range(n)]
+    return fn(*nodes, excluded=excluded)
+
+
+def test_elemwise_chain_length():
+    assert longest_elemwise_chain(_chain(4)) == 4
+    f = _chain(4)
+    f.nodes[2].op_class = DOT  # breaks the chain into 2 + 1
+    assert longest_elemwise_chain(f) == 2
+
+
+def test_fusion_tip_threshold_and_advice():
+    assert fusion_tip([_chain(2)]) == []
+    assert fusion_tip([_chain(3, excluded=["fusion"])]) == [
+        "f: a chain of 3 Elemwise nodes is not fused; do not exclude the `fusion` rewrite"
+    ]
+    assert fusion_tip([_chain(3)]) == [
+        "f: a chain of 3 Elemwise nodes is not fused; "
+        "check why the `fusion` rewrite did not fuse them"
+    ]
+
+
+def test_py_share():
+    f = fn(
+        node(0, "a", "a", impl="Py", ns_total=600),
+        node(1, "b", "b", impl="C", ns_total=400),
+    )
+    assert py_share_tip([f]) == [
+        "60.0% of the time in nodes is spent in Python implementations; "
+        "Ops with C implementations (linker=c|py) are usually faster"
+    ]
+    f.nodes[0].ns_total = 400
+    f.nodes[1].ns_total = 600
+    assert py_share_tip([f]) == []
+    assert py_share_tip([fn()]) == []
+
+
+def test_tips_runs_rules_in_order():
+    f = fn(node(0, "a", "a", impl="Py", ns_total=1, outputs=[F64]))
+    out = tips([f])
+    assert out[0].startswith("Try the graphc flag floatX=float32")
+    assert out[1].startswith("100.0% of the time")
