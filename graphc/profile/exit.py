@@ -39,9 +39,7 @@ def print_at_exit(
             try:
                 stats.summary(file=out, **summary_kwargs)
             except Exception as exc:  # one broken profile must not hide the others
-                out.write(
-                    f"graphc profile of {_label(stats)} could not be printed: {exc!r}\n"
-                )
+                out.write(f"graphc profile of {_label(stats)} could not be printed: {exc!r}\n")
                 continue
             printed.append(stats)
         if len(printed) > 1:

@@ -63,8 +63,7 @@ def shape_text(shape: tuple[int, ...] | None) -> str:
 def value_line(kind: str, i: int, v: ValueInfo) -> str:
     """``    input 0: dtype=float64, shape=(1000,), strides=c``."""
     return (
-        f"    {kind} {i}: dtype={v.dtype}, shape={shape_text(v.shape)}, "
-        f"strides={strides_text(v)}"
+        f"    {kind} {i}: dtype={v.dtype}, shape={shape_text(v.shape)}, strides={strides_text(v)}"
     )
 
 

@@ -70,8 +70,7 @@ def _fct_lines(fps: Sequence[FunctionProfile]) -> list[str]:
     for f in sorted(fps, key=lambda f: -f.call_ns):
         per = f.call_ns / f.calls if f.calls else 0.0
         lines.append(
-            f"   {pct(f.call_ns, total):5.1f}% {_s(f.call_ns)} {per / 1e9:.2e}s "
-            f"{f.calls} {f.name}"
+            f"   {pct(f.call_ns, total):5.1f}% {_s(f.call_ns)} {per / 1e9:.2e}s {f.calls} {f.name}"
         )
     return lines
 
@@ -116,11 +115,7 @@ def summary_text(
     ]
     lines += _time_rows(
         applies,
-        lambda r: (
-            f"{r.calls:5d} {r.position:3d} "
-            + (f"{r.function}: " if multi else "")
-            + r.label
-        ),
+        lambda r: f"{r.calls:5d} {r.position:3d} " + (f"{r.function}: " if multi else "") + r.label,
     )
     lines += [_remaining(applies, "Apply instances"), C_FOOTNOTE, ""]
     return "\n".join(lines) + "\n"
@@ -134,23 +129,16 @@ def print_summary(
 ) -> None:
     """Print the legacy summary of ``stats``."""
     stats.refresh()
-    (file or sys.stdout).write(
-        summary_text(stats.functions, n_apply_to_print, n_ops_to_print)
-    )
+    (file or sys.stdout).write(summary_text(stats.functions, n_apply_to_print, n_ops_to_print))
 
 
-def _diff_section(
-    title: str, tbl: DiffTable, name_header: str, positions: bool
-) -> list[str]:
+def _diff_section(title: str, tbl: DiffTable, name_header: str, positions: bool) -> list[str]:
     head = "<time a> <time b> <diff (a - b)> <nb_call a> <nb_call b>"
     if positions:
         head += " <position a> <position b>"
     lines = [title, f"{head} {name_header}"]
     for r in tbl.rows:
-        line = (
-            f"   {_s(r.ns_a)} {_s(r.ns_b)} {r.diff_ns / 1e9:+.3e}s "
-            f"{r.calls_a:5d} {r.calls_b:5d}"
-        )
+        line = f"   {_s(r.ns_a)} {_s(r.ns_b)} {r.diff_ns / 1e9:+.3e}s {r.calls_a:5d} {r.calls_b:5d}"
         if positions:
             pa = "-" if r.position_a is None else str(r.position_a)
             pb = "-" if r.position_b is None else str(r.position_b)
@@ -180,12 +168,9 @@ def diff_text(
     lines += [
         f"a: {', '.join(f.name for f in a) or '-'}",
         f"b: {', '.join(f.name for f in b) or '-'}",
-        f"local_time (a - b): {(local_a - local_b) / 1e9:+.3e}s "
-        f"(a {_s(local_a)}, b {_s(local_b)})",
-        f"compile time (a - b): {(comp_a - comp_b) / 1e9:+.3e}s "
-        f"(a {_s(comp_a)}, b {_s(comp_b)})",
-        f"fct call time (a - b): {(call_a - call_b) / 1e9:+.3e}s "
-        f"(a {_s(call_a)}, b {_s(call_b)})",
+        f"local_time (a - b): {(local_a - local_b) / 1e9:+.3e}s (a {_s(local_a)}, b {_s(local_b)})",
+        f"compile time (a - b): {(comp_a - comp_b) / 1e9:+.3e}s (a {_s(comp_a)}, b {_s(comp_b)})",
+        f"fct call time (a - b): {(call_a - call_b) / 1e9:+.3e}s (a {_s(call_a)}, b {_s(call_b)})",
         "",
     ]
     lines += _diff_section(

@@ -93,9 +93,7 @@ def settings_line(fp: FunctionProfile) -> str:
     )
 
 
-def global_summary(
-    fps: Sequence[FunctionProfile], message: str | None = None
-) -> GlobalSummary:
+def global_summary(fps: Sequence[FunctionProfile], message: str | None = None) -> GlobalSummary:
     """Sum the global numbers of ``fps``."""
     call_ns = sum(f.call_ns for f in fps)
     vm_ns = sum(f.vm_ns for f in fps)
@@ -136,14 +134,10 @@ def _finish(
     cum = 0
     for r in rows:
         cum += r.ns
-        out.append(
-            replace(r, pct=pct(r.ns, total_ns), cum_pct=pct(cum, total_ns), cum_ns=cum)
-        )
+        out.append(replace(r, pct=pct(r.ns, total_ns), cum_pct=pct(cum, total_ns), cum_ns=cum))
     shown, rest = out[: max(n, 0)], out[max(n, 0) :]
     rest_ns = sum(r.ns for r in rest)
-    return TimeTable(
-        tuple(shown), Remaining(len(rest), pct(rest_ns, total_ns), rest_ns), total_ns
-    )
+    return TimeTable(tuple(shown), Remaining(len(rest), pct(rest_ns, total_ns), rest_ns), total_ns)
 
 
 def _ran(fps: Sequence[FunctionProfile]) -> list[tuple[FunctionProfile, NodeRecord]]:
@@ -216,8 +210,6 @@ def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
 
 def apply_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
     """Time per Apply node; ties keep function order and schedule position."""
-    rows = [
-        _apply_row(f, i, node) for i, f in enumerate(fps) for node in f.nodes if node.calls
-    ]
+    rows = [_apply_row(f, i, node) for i, f in enumerate(fps) for node in f.nodes if node.calls]
     total = sum(r.ns for r in rows)
     return _finish(rows, n, total, key=lambda r: (-r.ns, r.function_index, r.position))
