@@ -114,6 +114,8 @@ def merge_functions(a: FunctionProfile, b: FunctionProfile) -> FunctionProfile:
     out.timing_supported = a.timing_supported and b.timing_supported
     out.memory_recorded = a.memory_recorded or b.memory_recorded
     out.clock_resolution_ns = max(a.clock_resolution_ns, b.clock_resolution_ns)
+    peaks = [p for p in (a.measured_peak_bytes, b.measured_peak_bytes) if p is not None]
+    out.measured_peak_bytes = max(peaks) if peaks else None
     out.nodes = [merge_nodes(x, y) for x, y in zip(a.nodes, b.nodes)]
     out.optimizer_profile = merge_optimizer(a.optimizer_profile, b.optimizer_profile)
     return out

@@ -127,6 +127,7 @@ class FunctionProfile:
     inputs: list[StorageRecord] = field(default_factory=list)
     constants: list[StorageRecord] = field(default_factory=list)
     output_slots: list[int] = field(default_factory=list)
+    measured_peak_bytes: int | None = None
     optimizer_profile: OptimizerProfile | None = None
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 

@@ -42,8 +42,7 @@ def render_global(g: GlobalSummary) -> list[str]:
         f"    Number of Apply nodes: {g.n_apply}",
         f"    graphc rewrite time: {seconds(g.rewrite_ns)}",
         f"       graphc validate time: {seconds(g.validate_ns)}",
-        "    graphc Linker time (includes C code generation/compiling): "
-        + seconds(g.linker_ns),
+        "    graphc Linker time (includes C code generation/compiling): " + seconds(g.linker_ns),
         f"       C code generation time {seconds(g.codegen_ns)}",
         f"       C compile time {seconds(g.compile_ns)}",
         f"       Import time {seconds(g.import_ns)}",
@@ -92,9 +91,7 @@ GROUP_HEADERS = ["<% time>", "<sum %>", "<apply time>", "<time per call>", "<typ
 def render_grouped(title: str, tbl: TimeTable, name_header: str, noun: str) -> list[str]:
     """The Class or Ops section."""
     headers = GROUP_HEADERS + ["<#call>", "<#apply>", name_header]
-    rows = [
-        _common_cells(r) + [r.impl, str(r.calls), str(r.n_apply), r.label] for r in tbl.rows
-    ]
+    rows = [_common_cells(r) + [r.impl, str(r.calls), str(r.n_apply), r.label] for r in tbl.rows]
     lines = [title, "---"] + table(headers, rows) + [remaining_line(tbl.remaining, noun)]
     if _marked(tbl.rows):
         lines.append(FOOTNOTE)
@@ -177,17 +174,20 @@ def render_memory(
             f"    Max peak memory with current setting (vm={f.vm_kind or '-'}, "
             f"allow_gc={f.allow_gc})",
             _bytes_line(current),
-            f"    Max peak memory with vm={other_vm} "
-            "(both VMs free storage at the same points)",
+            f"    Max peak memory with vm={other_vm} (both VMs free storage at the same points)",
             _bytes_line(current),
             f"    Max peak memory if allow_gc={not f.allow_gc}",
             _bytes_line(other),
             f"    Memory saved by gc: {nbytes(fig.saved_by_gc)} ({fig.saved_by_gc}B)",
         ]
+        if f.measured_peak_bytes is not None:
+            lines.append(
+                "    Peak measured by the VM (outputs included): "
+                f"{nbytes(f.measured_peak_bytes)} ({f.measured_peak_bytes}B)"
+            )
     lines += ["---", ""]
     lines.append(
-        "    <Sum apply outputs (bytes)> <Apply outputs shape> <created/inplace/view> "
-        "<Apply node>"
+        "    <Sum apply outputs (bytes)> <Apply outputs shape> <created/inplace/view> <Apply node>"
     )
     lines.append("")
     rows = mem.output_rows(recorded)
@@ -239,15 +239,12 @@ def render_optimizer(fps: Sequence[FunctionProfile]) -> list[str]:
     passes = sorted(prof.passes, key=lambda p: (-p.ns, p.name))
     lines.append(f" Rewrite passes: {seconds(sum(p.ns for p in passes))} in total")
     lines += [
-        "   " + x
-        for x in table(["<time>", "<pass>"], [[seconds(p.ns), p.name] for p in passes])
+        "   " + x for x in table(["<time>", "<pass>"], [[seconds(p.ns), p.name] for p in passes])
     ]
     rewrites = sorted(prof.rewrites, key=lambda r: (-r.ns, r.name))
     lines.append(" Rewrites, by time:")
     rows = [[seconds(r.ns), str(r.tried), str(r.applied), r.name] for r in rewrites]
-    lines += [
-        "   " + x for x in table(["<time>", "<tried>", "<applied>", "<rewrite>"], rows)
-    ]
+    lines += ["   " + x for x in table(["<time>", "<tried>", "<applied>", "<rewrite>"], rows)]
     return lines + [""]
 
 
@@ -255,8 +252,7 @@ def render_tips(items: Sequence[str]) -> list[str]:
     """The closing list of suggestions."""
     lines = [
         "Here are tips to potentially make your code run faster",
-        "                 Test them first, as they are not guaranteed to always provide a "
-        "speedup.",
+        "                 Test them first, as they are not guaranteed to always provide a speedup.",
     ]
     lines += [f"  - {t}" for t in items] or ["  Sorry, no tip for today."]
     return lines
