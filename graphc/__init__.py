@@ -1,7 +1,49 @@
-"""graphc: a small graph compiler for numeric Python, with a built-in profiler."""
+"""graphc: a small graph compiler for numeric Python, with a built-in profiler.
+
+Build a graph with ``graphc.tensor``, compile it with ``graphc.function`` and see where
+time and memory go with ``profile=True`` or ``mode="PROFILE_MODE"``.
+"""
 
 from graphc import tensor  # noqa: E402,I001
+from graphc.compile import (
+    FAST_COMPILE,
+    FAST_RUN,
+    PROFILE_MODE,
+    Function,
+    In,
+    Mode,
+    Out,
+    function,
+    shared,
+)
+from graphc.compile.sharedvalue import SharedVariable
 from graphc.flags import config
 
 __version__ = "0.1.0"
-__all__ = ["config", "tensor"]
+
+
+def __getattr__(name):  # lazily imported parts (keeps `import graphc` fast)
+    import importlib
+
+    lazy = {
+        "grad": ("graphc.gradient", "grad"),
+        "gradient": ("graphc.gradient", None),
+        "printing": ("graphc.printing", None),
+        "dprint": ("graphc.printing", "debugprint"),
+        "pp": ("graphc.printing", "pprint"),
+        "ifelse": ("graphc.ifelse", "ifelse"),
+        "ProfileMode": ("graphc.compile.profilemode", "ProfileMode"),
+        "profile": ("graphc.profile", None),
+        "scalar": ("graphc.scalar", None),
+    }
+    if name not in lazy:
+        raise AttributeError(f"module 'graphc' has no attribute {name!r}")
+    mod_name, attr = lazy[name]
+    mod = importlib.import_module(mod_name)
+    return mod if attr is None else getattr(mod, attr)
+
+
+__all__ = [
+    "FAST_COMPILE", "FAST_RUN", "PROFILE_MODE", "Function", "In", "Mode", "Out",
+    "SharedVariable", "config", "function", "shared", "tensor",
+]  # fmt: skip

@@ -1,0 +1,10 @@
+"""Compiling graphs into callables: function, shared variables, modes."""
+
+from graphc.compile.function import Function, FunctionMaker, In, Out, UnusedInputError, function
+from graphc.compile.mode import FAST_COMPILE, FAST_RUN, PROFILE_MODE, Mode, get_mode
+from graphc.compile.sharedvalue import SharedVariable, shared
+
+__all__ = [
+    "FAST_COMPILE", "FAST_RUN", "PROFILE_MODE", "Function", "FunctionMaker", "In", "Mode",
+    "Out", "SharedVariable", "UnusedInputError", "function", "get_mode", "shared",
+]  # fmt: skip

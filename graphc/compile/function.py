@@ -1,0 +1,493 @@
+"""graphc.function: compile a graph into a callable.
+
+Pipeline: clone the graph into a FunctionGraph (givens substituted, shared variables as
+implicit inputs, updates as extra outputs) -> rewrite (graphc.opt) -> link (graphc.linker)
+-> VM (graphc.vm). Profiling reads what the VM records (graphc.compile.profiling).
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphc.compile.mode import Mode, get_mode, resolve_linker
+from graphc.compile.sharedvalue import SharedVariable
+from graphc.flags import config
+from graphc.graph.basic import Constant, Variable, ancestors, clone_replace, graph_inputs
+from graphc.graph.fg import FunctionGraph
+from graphc.tensor.variable import as_tensor_variable
+
+
+@dataclass
+class In:
+    """A function input with options: a default ``value``, a keyword ``name``, ``borrow``
+    (the function may keep a reference) and ``mutable`` (the function may overwrite it)."""
+
+    variable: Variable
+    value: Any = None
+    name: str | None = None
+    borrow: bool = False
+    mutable: bool = False
+
+    def __post_init__(self):
+        if self.name is None:
+            self.name = self.variable.name
+
+
+@dataclass
+class Out:
+    """A function output; ``borrow=True`` may return internal storage without a copy."""
+
+    variable: Variable
+    borrow: bool = False
+
+
+class UnusedInputError(ValueError):
+    """An input the outputs do not depend on (see ``on_unused_input``)."""
+
+
+def function(
+    inputs: Sequence,
+    outputs=None,
+    mode: Mode | str | None = None,
+    updates=None,
+    givens=None,
+    name: str | None = None,
+    profile=None,
+    on_unused_input: str = "raise",
+    allow_input_downcast: bool | None = None,
+    trust_input: bool = False,
+) -> Function:
+    """Compile ``outputs`` as a function of ``inputs``.
+
+    ``updates``: pairs (shared variable, new expression) applied after the outputs are
+    computed, all from the values before the call. ``givens``: pairs (variable, replacement)
+    substituted before compiling. ``profile``: True, a ``ProfileStats`` to accumulate into,
+    or None for ``config.profile``.
+    """
+    if name is None:
+        name = _caller_location()
+    maker = FunctionMaker(
+        inputs,
+        outputs,
+        get_mode(mode),
+        updates=updates,
+        givens=givens,
+        name=name,
+        profile=profile,
+        on_unused_input=on_unused_input,
+        allow_input_downcast=allow_input_downcast,
+    )
+    fn = maker.create()
+    fn.trust_input = trust_input
+    return fn
+
+
+def _caller_location() -> str:
+    import inspect
+
+    frame = inspect.currentframe()
+    try:
+        f = frame.f_back.f_back if frame and frame.f_back else None
+        return f"{f.f_code.co_filename}:{f.f_lineno}" if f else "<unknown>"
+    finally:
+        del frame
+
+
+def _pairs(x) -> list[tuple[Variable, Any]]:
+    if x is None:
+        return []
+    if isinstance(x, dict):
+        return list(x.items())
+    return [tuple(p) for p in x]
+
+
+class FunctionMaker:
+    """Builds the optimized FunctionGraph and the Program for a function."""
+
+    def __init__(self, inputs, outputs, mode: Mode, *, updates=None, givens=None, name=None,
+                 profile=None, on_unused_input="raise", allow_input_downcast=None):  # fmt: skip
+        t_start = time.perf_counter_ns()
+        self.mode = mode
+        self.name = name
+        self.allow_input_downcast = allow_input_downcast
+        self.original = dict(inputs=inputs, outputs=outputs, updates=updates, givens=givens,
+                             name=name, on_unused_input=on_unused_input,
+                             allow_input_downcast=allow_input_downcast)  # fmt: skip
+        self.inputs = [i if isinstance(i, In) else In(_as_input_var(i)) for i in inputs]
+        self.return_list = isinstance(outputs, list | tuple)
+        out_list = list(outputs) if self.return_list else ([] if outputs is None else [outputs])
+        self.outputs = [o if isinstance(o, Out) else Out(as_tensor_variable(o)) for o in out_list]
+        self.updates = self._check_updates(_pairs(updates))
+        in_vars = [i.variable for i in self.inputs]
+        seen = set()
+        for v in in_vars:
+            if v in seen:
+                raise ValueError(f"input {v} appears twice in the inputs of the function")
+            if isinstance(v, SharedVariable):
+                raise TypeError(
+                    f"shared variable {v} cannot be an explicit input; it is an implicit one"
+                )
+            seen.add(v)
+
+        # graph to compile: outputs then update expressions, with givens substituted
+        targets = [o.variable for o in self.outputs] + [u for _, u in self.updates]
+        givens_pairs = [(a, as_tensor_variable(b)) for a, b in _pairs(givens)]
+        for a, b in givens_pairs:
+            if a.type.convert_variable(b) is None:
+                raise TypeError(f"givens: {b} of type {b.type} cannot replace {a} ({a.type})")
+        if givens_pairs:
+            targets = clone_replace(targets, dict(givens_pairs))
+        free = [
+            v for v in graph_inputs(targets)
+            if not isinstance(v, Constant) and v not in seen
+        ]  # fmt: skip
+        self.shared = [v for v in free if isinstance(v, SharedVariable)]
+        for v, _ in self.updates:
+            if v not in self.shared:
+                self.shared.append(v)
+        missing = [v for v in free if not isinstance(v, SharedVariable)]
+        if missing:
+            from graphc.graph.fg import MissingInputError
+
+            raise MissingInputError(
+                f"the outputs depend on {missing[0]} (of type {missing[0].type}), which is "
+                "neither an input nor a shared variable of the function"
+            )
+        self._check_unused(on_unused_input, targets)
+        fgraph = FunctionGraph(in_vars + self.shared, targets, clone=True)
+        self.n_outputs = len(self.outputs)
+        self.phases: dict[str, int] = {}
+
+        # rewrite
+        from graphc.opt import rewrite_graph
+
+        including, excluding, requiring = mode.effective_tags()
+        t0 = time.perf_counter_ns()
+        protected = fgraph.inputs[: len(in_vars)]
+        mutable = [fgraph.inputs[k] for k, i in enumerate(self.inputs) if i.mutable]
+        fgraph.protected_inputs = [v for v in protected if v not in mutable]  # type: ignore
+        fgraph.update_mapping = {  # type: ignore[attr-defined]
+            len(self.outputs) + k: len(in_vars) + self.shared.index(s)
+            for k, (s, _) in enumerate(self.updates)
+        }
+        self.rewrite_report = rewrite_graph(fgraph, mode.optimizer, including, excluding,
+                                            requiring)  # fmt: skip
+        self.phases["rewrite"] = time.perf_counter_ns() - t0
+        self.phases["validate"] = getattr(self.rewrite_report, "validate_ns", 0)
+        self.fgraph = fgraph
+        self.linker = resolve_linker(mode.linker)
+        self.allow_gc = config.allow_gc if self.linker.allow_gc is None else self.linker.allow_gc
+        self.vm_kind = mode.vm or (self.linker.vm if self.linker.vm == "py" else config.vm)
+        self.profile = profile
+        self.t_start = t_start
+
+    def _check_updates(self, pairs):
+        out = []
+        seen = set()
+        for var, expr in pairs:
+            if not isinstance(var, SharedVariable):
+                raise TypeError(f"updates: {var} is not a shared variable")
+            if var in seen:
+                raise ValueError(f"updates: {var} is updated twice")
+            seen.add(var)
+            expr = as_tensor_variable(expr)
+            if expr.type != var.type:
+                if var.type.convert_variable(expr) is None:
+                    if expr.dtype != var.dtype and expr.ndim == var.ndim:
+                        raise TypeError(
+                            f"updates: the new value of {var} has dtype {expr.dtype} but the "
+                            f"shared variable has dtype {var.dtype}; cast it explicitly"
+                        )
+                    raise TypeError(
+                        f"updates: the new value of {var} has type {expr.type}, expected {var.type}"
+                    )
+            out.append((var, expr))
+        return out
+
+    def _check_unused(self, policy: str, targets):
+        if policy not in ("raise", "warn", "ignore"):
+            raise ValueError(f"on_unused_input must be raise, warn or ignore, not {policy!r}")
+        used = set(ancestors(targets))
+        for k, i in enumerate(self.inputs):
+            if i.variable not in used:
+                msg = (
+                    f"input {k} ({i.variable}) of the function is not used to compute any "
+                    "output; pass on_unused_input='warn' or 'ignore' to allow it"
+                )
+                if policy == "raise":
+                    raise UnusedInputError(msg)
+                if policy == "warn":
+                    warnings.warn(msg, stacklevel=4)
+
+    def link(self):
+        """Lower the optimized graph to a Program with the mode's linker."""
+        from graphc.linker.base import link_py
+
+        t0 = time.perf_counter_ns()
+        if self.linker.use_c:
+            from graphc.linker import c_available
+
+            if not c_available():
+                raise NotImplementedError(
+                    f"the {self.linker.name!r} linker (generated C) is not available: no "
+                    "working C linker in this build; use linker='py'"
+                )
+            from graphc.linker.clinker import link_cpy
+
+            linked = link_cpy(self.fgraph, self.fgraph.outputs)
+        else:
+            linked = link_py(self.fgraph, self.fgraph.outputs)
+        self.phases["linker"] = time.perf_counter_ns() - t0
+        return linked
+
+    def create(self) -> Function:
+        linked = self.link()
+        self.phases["total"] = time.perf_counter_ns() - self.t_start
+        return Function(self, linked)
+
+
+def _as_input_var(v) -> Variable:
+    if not isinstance(v, Variable):
+        raise TypeError(f"function inputs must be Variables or In(...), got {type(v).__name__}")
+    if v.owner is not None:
+        raise TypeError(
+            f"input {v} is computed by {v.owner.op}; a function input must be a free "
+            "variable (use givens to substitute an expression)"
+        )
+    if isinstance(v, Constant):
+        raise TypeError(f"input {v} is a constant; constants cannot be function inputs")
+    return v
+
+
+class Function:
+    """A compiled function: ``f(*args, **kwargs)`` returns the outputs' values."""
+
+    def __init__(self, maker: FunctionMaker, linked):
+        from graphc.vm import make_vm
+
+        self.maker = maker
+        self.linked = linked
+        self.name = maker.name
+        self.trust_input = False
+        self.vm = make_vm(linked.program, kind=maker.vm_kind, allow_gc=maker.allow_gc)
+        self.input_types = [i.variable.type for i in maker.inputs]
+        self.input_names = [i.name for i in maker.inputs]
+        self.defaults = [i.value for i in maker.inputs]
+        self.n_in = len(maker.inputs)
+        self._fast = [(t.dtype and np.dtype(t.dtype), t.ndim, _known_axes(t)) for t in
+                      self.input_types]  # fmt: skip
+        self.shared = maker.shared
+        n_out = maker.n_outputs
+        self.update_targets = [(maker.shared.index(s), s) for s, _ in maker.updates]
+        self._copy_outputs = _outputs_needing_copy(maker, linked)
+        self.n_out = n_out
+        self.profile = None
+        self._calls = 0
+        from graphc.compile.profiling import attach_profile
+
+        attach_profile(self, maker.profile)
+
+    # ------------------------------------------------------------------ calling
+    def _convert_args(self, args, kwargs) -> list:
+        n = self.n_in
+        if len(args) > n:
+            raise TypeError(f"{self.name}: takes at most {n} arguments ({len(args)} given)")
+        values = list(args) + [_MISSING] * (n - len(args))
+        for key, val in kwargs.items():
+            try:
+                k = self.input_names.index(key)
+            except ValueError:
+                raise TypeError(
+                    f"{self.name}: unknown keyword argument {key!r}; inputs are "
+                    f"{[nm for nm in self.input_names if nm]}"
+                ) from None
+            if values[k] is not _MISSING:
+                raise TypeError(f"{self.name}: got multiple values for input {key!r}")
+            values[k] = val
+        for k in range(n):
+            if values[k] is _MISSING:
+                if self.defaults[k] is None:
+                    raise TypeError(
+                        f"{self.name}: missing input {k} "
+                        f"({self.input_names[k] or self.maker.inputs[k].variable})"
+                    )
+                values[k] = self.defaults[k]
+        if self.trust_input:
+            return values
+        allow = self.maker.allow_input_downcast
+        for k, (dt, ndim, known) in enumerate(self._fast):
+            v = values[k]
+            if type(v) is np.ndarray and v.dtype == dt and v.ndim == ndim and not known:
+                continue
+            try:
+                values[k] = self.input_types[k].filter(v, allow_downcast=allow)
+            except (TypeError, ValueError) as e:
+                label = self.input_names[k] or str(self.maker.inputs[k].variable)
+                raise type(e)(
+                    f"{self.name}: bad argument {k} ({label}, expected {self.input_types[k]}): {e}"
+                ) from None
+        return values
+
+    def __call__(self, *args, **kwargs):
+        if self.profile is not None:
+            return self._profiled_call(args, kwargs)
+        values = self._convert_args(args, kwargs)
+        for s in self.shared:
+            values.append(s._value)
+        try:
+            outs = self.vm(values)
+        except Exception as e:
+            raise self._node_error(e, values) from e
+        return self._finish(outs)
+
+    def _profiled_call(self, args, kwargs):
+        t0 = time.perf_counter_ns()
+        values = self._convert_args(args, kwargs)
+        for s in self.shared:
+            values.append(s._value)
+        t1 = time.perf_counter_ns()
+        try:
+            outs = self.vm(values)
+        except Exception as e:
+            raise self._node_error(e, values) from e
+        t2 = time.perf_counter_ns()
+        result = self._finish(outs)
+        self._profiler.record_call(time.perf_counter_ns() - t0, t2 - t1)
+        return result
+
+    def _finish(self, outs):
+        n = self.n_out
+        if self.update_targets:
+            new_values = outs[n:]
+            for (_, s), v in zip(self.update_targets, new_values):
+                s._value = v
+        results = outs[:n]
+        for k in self._copy_outputs:
+            results[k] = np.array(results[k], copy=True)
+        if self.maker.return_list:
+            return results
+        return results[0] if results else None
+
+    def _node_error(self, exc: BaseException, values) -> BaseException:
+        idx = getattr(self.vm, "failed_node", None)
+        if idx is None:
+            return exc
+        node = self.linked.schedule[idx]
+        lines = [
+            f"Apply node that caused the error: {node}",
+            f"Toposort index: {idx}",
+            "Inputs types: [" + ", ".join(str(v.type) for v in node.inputs) + "]",
+        ]
+        shapes, strides = _runtime_inputs(node, self, values)
+        if shapes is not None:
+            lines.append(f"Inputs shapes: {shapes}")
+            lines.append(f"Inputs strides: {strides}")
+        lines.append(
+            "HINT: use graphc.printing.debugprint(f) to see the compiled graph, or compile "
+            "with optimizer=None to see the node as you wrote it."
+        )
+        msg = f"{exc}\n" + "\n".join(lines)
+        try:
+            new = type(exc)(msg)
+        except Exception:  # noqa: BLE001 - exception types with unusual constructors
+            exc.add_note("\n".join(lines))
+            return exc
+        return new
+
+    # ------------------------------------------------------------------ misc
+    def copy(self) -> Function:
+        """A new Function over the same optimized graph, with its own VM and storage."""
+        maker = _copy.copy(self.maker)
+        maker.profile = None if self.profile is None else True
+        return Function(maker, maker.link())
+
+    def __reduce__(self):
+        return (_rebuild_function, (self.maker.original, self.maker.mode, self.trust_input))
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        return self.maker.fgraph
+
+    def __repr__(self) -> str:
+        return f"<graphc.Function {self.name}>"
+
+
+_MISSING = object()
+
+
+def _known_axes(t) -> bool:
+    return any(s is not None for s in getattr(t, "shape", ()))
+
+
+def _rebuild_function(original, mode, trust_input):
+    fn = function(
+        original["inputs"],
+        original["outputs"],
+        mode=mode,
+        updates=original["updates"],
+        givens=original["givens"],
+        name=original["name"],
+        on_unused_input=original["on_unused_input"],
+        allow_input_downcast=original["allow_input_downcast"],
+    )
+    fn.trust_input = trust_input
+    return fn
+
+
+def _outputs_needing_copy(maker: FunctionMaker, linked) -> list[int]:
+    """Outputs that may alias a function input, a shared value or a constant (through a
+    view or an in-place chain): copied on return unless ``Out(borrow=True)``."""
+    fg = maker.fgraph
+    roots = set(fg.inputs)
+    aliases: dict[Variable, bool] = {}
+
+    def aliased(v: Variable) -> bool:
+        if v in aliases:
+            return aliases[v]
+        if v in roots or isinstance(v, Constant):
+            aliases[v] = True
+            return True
+        node = v.owner
+        res = False
+        if node is not None:
+            for mp in (node.op.view_map, node.op.destroy_map):
+                for i in mp.get(v.index, ()):
+                    res = res or aliased(node.inputs[i])
+        aliases[v] = res
+        return res
+
+    updated = set(fg.outputs[len(maker.outputs) :])
+    return [
+        k for k, out in enumerate(maker.outputs)
+        if not out.borrow and (aliased(fg.outputs[k]) or fg.outputs[k] in updated)
+    ]  # fmt: skip
+
+
+def _runtime_inputs(node, fn: Function, values):
+    try:
+        slots = fn.linked.slots
+        prog = fn.linked.program
+        shapes, strides = [], []
+        for v in node.inputs:
+            s = slots[v]
+            if s in prog.inputs:
+                val = values[prog.inputs.index(s)]
+            elif isinstance(v, Constant):
+                val = v.data
+            else:
+                shapes.append("?")
+                strides.append("?")
+                continue
+            arr = np.asarray(val)
+            shapes.append(arr.shape)
+            strides.append(arr.strides)
+        return shapes, strides
+    except Exception:  # noqa: BLE001 - best effort context for an error message
+        return None, None

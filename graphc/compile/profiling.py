@@ -1,0 +1,261 @@
+"""Connect a compiled Function to graphc.profile: describe its nodes as plain records and
+pull the VM's counters into them when a summary is asked for."""
+
+from __future__ import annotations
+
+import atexit
+import weakref
+
+import numpy as np
+
+from graphc.flags import config
+from graphc.graph.basic import Constant
+from graphc.profile import (
+    CompilePhases,
+    FunctionProfile,
+    NodeRecord,
+    OptimizerProfile,
+    PassRecord,
+    ProfileStats,
+    RewriteRecord,
+    StorageRecord,
+    ValueInfo,
+)
+
+# Profiles printed when the process exits (config.profile or PROFILE_MODE): the one
+# process-wide registry, read only by the exit hook.
+_AT_EXIT: list[ProfileStats] = []
+_exit_hook_installed = False
+
+
+def _register_at_exit(stats: ProfileStats) -> None:
+    global _exit_hook_installed
+    if not any(s is stats for s in _AT_EXIT):
+        _AT_EXIT.append(stats)
+    if not _exit_hook_installed:
+        _exit_hook_installed = True
+        atexit.register(_print_all)
+
+
+def _print_all() -> None:
+    from graphc.profile import print_at_exit
+
+    if _AT_EXIT:
+        print_at_exit(
+            list(_AT_EXIT),
+            config.profiling__destination,
+            n_apply_to_print=config.profiling__n_apply,
+            n_ops_to_print=config.profiling__n_ops,
+            min_memory_size=config.profiling__min_memory_size,
+            memory=config.profile_memory or None,
+            optimizer=config.profile_optimizer or None,
+        )
+
+
+def wants_profile(profile, mode) -> bool:
+    if profile is None:
+        return bool(config.profile or getattr(mode, "profile", False))
+    return profile is not False
+
+
+class FunctionProfiler:
+    """Owns one FunctionProfile and fills it from the function's VM on demand."""
+
+    def __init__(self, fn, record: FunctionProfile):
+        self.fn_ref = weakref.ref(fn)
+        self.record = record
+        self.ignore_first = config.profiling__ignore_first_call
+        self.calls = 0
+        self.call_ns = 0
+        self.vm_ns = 0
+
+    def record_call(self, call_ns: int, vm_ns: int) -> None:
+        if self.ignore_first and self.calls == 0 and self.call_ns == 0:
+            self.ignore_first = False
+            fn = self.fn_ref()
+            if fn is not None:
+                fn.vm.reset_stats()
+            return
+        self.calls += 1
+        self.call_ns += call_ns
+        self.vm_ns += vm_ns
+
+    def refresh(self) -> None:
+        fn = self.fn_ref()
+        rec = self.record
+        rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+        if fn is None:
+            return
+        st = fn.vm.stats()
+        rec.clock_resolution_ns = int(st.get("clock_resolution_ns", 1) or 1)
+        for i, node_rec in enumerate(rec.nodes):
+            calls = int(st["calls"][i])
+            node_rec.calls = calls
+            node_rec.ns_total = int(st["ns_total"][i])
+            node_rec.ns_min = int(st["ns_min"][i])
+            ring = np.asarray(st["ns_samples"][i])
+            node_rec.ns_samples = [int(x) for x in ring if x >= 0]
+            node_rec.n_below_resolution = int(st["n_below_resolution"][i])
+            if rec.memory_recorded:
+                node_rec.out_bytes_min = [int(x) for x in st["out_bytes_min"][i]]
+                node_rec.out_bytes_max = [int(x) for x in st["out_bytes_max"][i]]
+            sigs = st["shapes"][i]
+            if sigs:
+                ins, outs = sigs[-1]
+                node_rec.inputs = [_value_info(s) for s in ins]
+                node_rec.outputs = [_value_info(s) for s in outs]
+                node_rec.flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
+        inputs = fn.linked.program.inputs
+        for srec in rec.inputs:
+            k = inputs.index(srec.slot) if srec.slot in inputs else None
+            if k is not None and k >= fn.n_in:
+                val = fn.shared[k - fn.n_in]._value
+                srec.nbytes, srec.shape = int(val.nbytes), tuple(val.shape)
+
+
+def _value_info(sig) -> ValueInfo:
+    if sig is None:
+        return ValueInfo("object")
+    dt, shape, strides = sig
+    return ValueInfo(str(np.dtype(dt)), tuple(shape), tuple(strides))
+
+
+def _flops(node, ins, outs):
+    fl = getattr(node.op, "flops", None)
+    if fl is None:
+        return None
+    try:
+        return float(fl(node, [s[1] for s in ins], [s[1] for s in outs]))
+    except Exception:  # noqa: BLE001 - a flops hook must never break a summary
+        return None
+
+
+def _op_class(op) -> str:
+    cls = type(op)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _kinds(node) -> list[str]:
+    out = []
+    for k in range(len(node.outputs)):
+        if k in node.op.destroy_map:
+            out.append("i")
+        elif k in node.op.view_map:
+            out.append("v")
+        else:
+            out.append("c")
+    return out
+
+
+def _aliases(node) -> list[int | None]:
+    res: list[int | None] = []
+    for k in range(len(node.outputs)):
+        ins = node.op.destroy_map.get(k) or node.op.view_map.get(k)
+        res.append(ins[0] if ins else None)
+    return res
+
+
+def build_record(fn) -> FunctionProfile:
+    maker = fn.maker
+    linked = fn.linked
+    prog = linked.program
+    from graphc.linker.program import gc_schedule
+
+    frees = gc_schedule(prog) if maker.allow_gc else None
+    nodes = []
+    for i, (node, impl, spec) in enumerate(zip(linked.schedule, linked.impls, prog.nodes)):
+        nodes.append(
+            NodeRecord(
+                position=i,
+                apply_name=str(node),
+                op_name=str(node.op),
+                op_class=_op_class(node.op),
+                impl="C" if impl.is_c else "Py",
+                output_kinds=_kinds(node),
+                output_aliases=_aliases(node),
+                input_slots=list(spec.inputs),
+                output_slots=list(spec.outputs),
+                frees_after=list(frees[i]) if frees is not None else None,
+                has_c_impl=_has_c(node),
+            )
+        )
+    including, excluding, _ = maker.mode.effective_tags()
+    phases = linked.phases
+    compile_ = CompilePhases(
+        total_ns=maker.phases.get("total", 0),
+        rewrite_ns=maker.phases.get("rewrite", 0),
+        validate_ns=maker.phases.get("validate", 0),
+        linker_ns=maker.phases.get("linker", 0),
+        codegen_ns=phases.get("codegen", 0),
+        compile_ns=phases.get("compile", 0),
+        import_ns=phases.get("import", 0),
+        n_apply=len(linked.schedule),
+    )
+    inputs = []
+    for v in maker.fgraph.inputs:
+        inputs.append(StorageRecord(str(v), linked.slots[v], 0, v.type.dtype))
+    consts = []
+    for slot, val in prog.constants:
+        arr = np.asarray(val)
+        consts.append(StorageRecord(_const_name(linked, slot), slot, int(arr.nbytes),
+                                    str(arr.dtype), tuple(arr.shape)))  # fmt: skip
+    rep = maker.rewrite_report
+    opt_prof = OptimizerProfile(
+        passes=[PassRecord(n, int(ns)) for n, ns in getattr(rep, "passes", [])],
+        rewrites=[RewriteRecord(n, t, a, int(ns)) for n, t, a, ns in getattr(rep, "rewrites", [])],
+    )
+    return FunctionProfile(
+        name=fn.name or "<unnamed>",
+        compile=compile_,
+        mode=str(maker.mode),
+        linker=maker.linker.name,
+        optimizer=str(maker.mode.optimizer),
+        rewrites_excluded=list(excluding),
+        rewrites_included=list(including),
+        vm_kind=type(fn.vm).__name__,
+        allow_gc=maker.allow_gc,
+        timing_supported=True,
+        memory_recorded=bool(config.profile_memory),
+        nodes=nodes,
+        inputs=inputs,
+        constants=consts,
+        output_slots=list(prog.outputs),
+        optimizer_profile=opt_prof,
+    )
+
+
+def _const_name(linked, slot) -> str:
+    for v, s in linked.slots.items():
+        if s == slot and isinstance(v, Constant):
+            return str(v)
+    return f"constant@{slot}"
+
+
+def _has_c(node) -> bool | None:
+    try:
+        from graphc.linker.clinker import has_c_code
+    except ImportError:
+        return None
+    return has_c_code(node)
+
+
+def attach_profile(fn, profile) -> None:
+    """Turn profiling on for ``fn`` when asked (argument, config flag or mode)."""
+    mode = fn.maker.mode
+    if not wants_profile(profile, mode):
+        return
+    stats = profile if isinstance(profile, ProfileStats) else ProfileStats()
+    record = build_record(fn)
+    profiler = FunctionProfiler(fn, record)
+    record.refresh = profiler.refresh
+    stats.functions.append(record)
+    fn.profile = stats
+    fn._profiler = profiler
+    fn.vm.set_profiling(
+        timing=True,
+        memory=bool(config.profile_memory),
+        shapes=True,
+        trace_capacity=config.profiling__trace_capacity if config.profile_trace else 0,
+    )
+    if config.profile or getattr(mode, "profile", False):
+        _register_at_exit(stats)

@@ -1,0 +1,68 @@
+"""Shared variables: values that live between calls and that functions may update."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import TensorVariable
+
+
+class SharedVariable(TensorVariable):
+    """A tensor Variable with a value stored outside any function (``get_value`` /
+    ``set_value``); functions read it implicitly and may update it."""
+
+    __slots__ = ("_value", "allow_downcast")
+
+    def __init__(self, type: TensorType, value, name=None, allow_downcast=None):
+        super().__init__(type, None, None, name)
+        self.allow_downcast = allow_downcast
+        self._value = type.filter(value, allow_downcast=allow_downcast)
+        self.tag["shared"] = self
+
+    def get_value(self, borrow: bool = False):
+        """The current value (a copy unless ``borrow``)."""
+        return self._value if borrow else self._value.copy()
+
+    def set_value(self, value, borrow: bool = False) -> None:
+        """Replace the value (copied unless ``borrow``); checked against the type."""
+        new = self.type.filter(value, allow_downcast=self.allow_downcast)
+        if new is value and not borrow:
+            new = new.copy()
+        self._value = new
+
+    def clone(self):
+        return self  # shared variables are never copied by graph cloning
+
+    def __getstate__(self):
+        st = super().__getstate__()
+        st["_value"] = self._value
+        st["allow_downcast"] = self.allow_downcast
+        return st
+
+
+def shared(value, name=None, borrow: bool = False, strict: bool = False,
+           allow_downcast=None, shape=None, broadcastable=None) -> SharedVariable:  # fmt: skip
+    """A shared variable holding ``value`` (copied unless ``borrow``).
+
+    The static shape is unknown on every axis unless ``shape`` or ``broadcastable`` says
+    otherwise, so later values may change size (as in Theano).
+    """
+    if isinstance(value, bool | int | float) and not strict:
+        arr = np.asarray(value)
+        if arr.dtype == np.float64:
+            from graphc.flags import config
+
+            arr = arr.astype(config.floatX)
+    else:
+        arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"graphc.shared: cannot share a value of dtype {arr.dtype}")
+    if not borrow or arr is not value:
+        arr = np.array(arr, copy=True)
+    if broadcastable is not None:
+        shape = [1 if b else None for b in broadcastable]
+    if shape is None:
+        shape = (None,) * arr.ndim
+    return SharedVariable(TensorType(str(arr.dtype), shape), arr, name=name,
+                          allow_downcast=allow_downcast)  # fmt: skip

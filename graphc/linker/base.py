@@ -1,0 +1,116 @@
+"""From a FunctionGraph to a Program: slot assignment and one NodeSpec per Apply node.
+
+A linker chooses how each node runs (``NodeImpl``); this module lays out storage the same
+way for every linker: function inputs first, then constants, then each node's outputs in
+schedule order (so a node's outputs are contiguous, as the VM's C entry point expects).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphc.graph.basic import Apply, Constant, Variable
+from graphc.graph.fg import FunctionGraph
+from graphc.linker.program import NodeSpec, Program
+
+
+@dataclass
+class NodeImpl:
+    """How one node runs: Python ``perform`` and, optionally, a C thunk."""
+
+    perform: Callable | None = None
+    c_thunk: Any = None
+    c_params: Any = None
+    lazy: Callable | None = None
+
+    @property
+    def is_c(self) -> bool:
+        return self.c_thunk is not None
+
+
+@dataclass
+class Linked:
+    """A Program plus what the function and the profiler need to map it back to the graph."""
+
+    program: Program
+    schedule: list[Apply]
+    slots: dict[Variable, int]
+    impls: list[NodeImpl]
+    linker_name: str
+    phases: dict[str, int] = field(default_factory=dict)  # ns: codegen, compile, import
+    notes: list[str] = field(default_factory=list)  # e.g. why C was not used
+
+
+def py_impl(node: Apply) -> NodeImpl:
+    """Run ``node`` through its Op's Python ``perform`` (or lazy protocol)."""
+    op = node.op
+    if op.lazy:
+        return NodeImpl(lazy=functools.partial(op.lazy_perform, node))
+    return NodeImpl(perform=functools.partial(op.perform, node))
+
+
+def link(
+    fgraph: FunctionGraph,
+    outputs: Sequence[Variable],
+    impl_for: Callable[[list[Apply]], list[NodeImpl]],
+    linker_name: str,
+    schedule: list[Apply] | None = None,
+) -> Linked:
+    """Lay out storage for ``fgraph`` and build a Program computing ``outputs``.
+
+    ``impl_for(schedule)`` returns one NodeImpl per node (a C linker compiles them all at
+    once there).
+    """
+    t0 = time.perf_counter_ns()
+    order = schedule if schedule is not None else fgraph.toposort()
+    slots: dict[Variable, int] = {}
+    for v in fgraph.inputs:
+        slots[v] = len(slots)
+    constants: list[tuple[int, Any]] = []
+    for node in order:
+        for v in node.inputs:
+            if isinstance(v, Constant) and v not in slots:
+                slots[v] = len(slots)
+                constants.append((slots[v], v.data))
+    for v in outputs:
+        if isinstance(v, Constant) and v not in slots:
+            slots[v] = len(slots)
+            constants.append((slots[v], v.data))
+    for node in order:
+        for v in node.outputs:
+            slots[v] = len(slots)
+    impls = impl_for(order)
+    specs = []
+    for node, impl in zip(order, impls):
+        destroys = sorted({i for ins in node.op.destroy_map.values() for i in ins})
+        specs.append(
+            NodeSpec(
+                name=str(node),
+                inputs=tuple(slots[v] for v in node.inputs),
+                outputs=tuple(slots[v] for v in node.outputs),
+                perform=impl.perform,
+                c_thunk=impl.c_thunk,
+                c_params=impl.c_params,
+                lazy=impl.lazy,
+                destroys=tuple(destroys),
+            )
+        )
+    program = Program(
+        n_storage=len(slots),
+        inputs=tuple(slots[v] for v in fgraph.inputs),
+        outputs=tuple(slots[v] for v in outputs),
+        constants=tuple(constants),
+        nodes=tuple(specs),
+    )
+    linked = Linked(program, order, slots, impls, linker_name)
+    linked.phases.setdefault("link", time.perf_counter_ns() - t0)
+    return linked
+
+
+def link_py(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
+    """The "py" linker: every node runs its Op's numpy ``perform``."""
+    return link(fgraph, outputs, lambda order: [py_impl(n) for n in order], "py")
