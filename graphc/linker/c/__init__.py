@@ -1,0 +1,1 @@
+"""C code generation for the "c|py" linker: one registry, one module per Op family."""

@@ -1,0 +1,83 @@
+"""Which Ops have C code, and the C each node gets.
+
+A generator is registered per Op class and returns a ``CThunkCode`` for a node, or None
+when that node (its dtypes, its layout...) has no C implementation and must run its
+Python ``perform``. Code generation stays here in the linker, keyed by Op and input
+types; the Ops only provide pieces (a scalar Op's C expression, for instance).
+
+The body of a node's thunk is C with these names in scope::
+
+    static int thunk_N(void *params, PyObject *const *inputs, PyObject **outputs) {
+        PyArrayObject *i0 = (PyArrayObject *)inputs[0];   ... one per input
+        PyObject **o0 = &outputs[0];                       ... one per output slot
+        <body>            /* on error: set a Python exception, then FAIL; */
+        return 0;
+    }
+
+An output slot holds NULL or an owned reference to the previous value (garbage
+collection off), which the body may reuse when it has the right dtype and shape; on
+success every slot must hold an owned reference (``Py_XSETREF(*o0, (PyObject *)arr)``).
+Inputs are borrowed, never NULL, and must never be written to unless the Op declares a
+``destroy_map`` for them. ``FAIL`` is ``return -1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from graphc.graph.basic import Apply
+
+
+@dataclass(frozen=True)
+class CThunkCode:
+    """The C for one node: its thunk body plus module-level support code."""
+
+    body: str
+    support: tuple[str, ...] = ()  # top-level C (helpers, typedefs); deduplicated by text
+    init: tuple[str, ...] = ()  # statements run once in the module init; FAIL on error
+    libraries: tuple[str, ...] = ()  # extra libraries to link (besides m, mvec)
+    key: object = None  # equal keys share one thunk function (same Op, same input types)
+
+
+_GENERATORS: dict[type, Callable[[Apply], CThunkCode | None]] = {}
+
+
+def register_c(*op_classes: type):
+    """Decorator: ``@register_c(Elemwise) def gen(node) -> CThunkCode | None``."""
+
+    def deco(fn):
+        for cls in op_classes:
+            _GENERATORS[cls] = fn
+        return fn
+
+    return deco
+
+
+def c_code_for(node: Apply) -> CThunkCode | None:
+    """The C for ``node``, or None when it must run in Python."""
+    _load_generators()
+    for cls in type(node.op).__mro__:
+        gen = _GENERATORS.get(cls)
+        if gen is not None:
+            return gen(node)
+    return None
+
+
+_LOADED = False
+
+
+def _load_generators() -> None:
+    """Import the modules that register generators (each Op family has its own)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+    import pkgutil
+
+    import graphc.linker.c as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("gen_"):
+            importlib.import_module(f"graphc.linker.c.{info.name}")
