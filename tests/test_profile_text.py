@@ -197,3 +197,46 @@ def test_tips_section_last():
         "use float32 where its precision is enough)",
         "  - f: a chain of 3 Elemwise nodes is not fused; do not exclude the `fusion` rewrite",
     ]
+
+
+def test_optimizer_section_sorted_by_time_and_summed_over_functions():
+    from graphc.profile import OptimizerProfile, PassRecord, RewriteRecord
+    from graphc.profile.text import render_optimizer
+
+    f, g = four_node_function("f"), four_node_function("g")
+    f.optimizer_profile = OptimizerProfile(
+        [PassRecord("canonicalize", 3_000_000), PassRecord("specialize", 5_000_000)],
+        [
+            RewriteRecord("local_add_canon", 40, 2, 1_000_000),
+            RewriteRecord("constant_fold", 9, 1, 250),
+        ],
+    )
+    g.optimizer_profile = OptimizerProfile(
+        [PassRecord("canonicalize", 4_000_000)], [RewriteRecord("constant_fold", 1, 1, 2_000_000)]
+    )
+    assert render_optimizer([f, g]) == [
+        "Optimizer Profile",
+        "-----------------",
+        " Rewrite passes: 1.200000e-02s in total",
+        "          <time> <pass>",
+        "   7.000000e-03s canonicalize",
+        "   5.000000e-03s specialize",
+        " Rewrites, by time:",
+        "          <time> <tried> <applied> <rewrite>",
+        "   2.000250e-03s      10         2 constant_fold",
+        "   1.000000e-03s      40         2 local_add_canon",
+        "",
+    ]
+    assert render_optimizer([four_node_function()])[2] == "  The rewrite phase was not profiled."
+
+
+def test_no_tip():
+    fp = FunctionProfile("quiet", nodes=[node(0, "a(x)", "a", "pkg.A", impl="C", calls=1)])
+    out = io.StringIO()
+    ProfileStats([fp]).summary(file=out)
+    assert out.getvalue().endswith(
+        "Here are tips to potentially make your code run faster\n"
+        "                 Test them first, as they are not guaranteed to always provide a "
+        "speedup.\n"
+        "  Sorry, no tip for today.\n"
+    )
