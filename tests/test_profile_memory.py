@@ -155,3 +155,15 @@ def test_small_outputs_summed():
     text = out.getvalue()
     assert "remaining 5 Apply account for 32008B/32008B (100.00%)" in text
     assert "All Apply nodes have output sizes that take less than 1000000B." in text
+
+
+def test_memory_summary_cut_is_not_called_small():
+    from graphc.profile.memory import memory_summary
+
+    s = memory_summary([chain()], n_apply_to_print=0, min_memory_size=1)
+    assert (s.remaining_count, s.remaining_bytes, s.total_bytes) == (5, 32008, 32008)
+    assert not s.all_small
+    assert memory_summary([chain()], 5, 10**6).all_small
+    (fm,) = memory_summary([chain()]).functions
+    assert (fm.current, fm.other_vm_peak, fm.other_gc, fm.saved_by_gc) == (16000, 16000, 16008, 8)
+    assert fm.other_vm == "py"

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.fmt import pct
+from graphc.profile.model import FunctionProfile, NodeRecord, StorageRecord
 
 
 @dataclass(frozen=True)
@@ -147,3 +148,75 @@ def output_rows(fps: Sequence[FunctionProfile]) -> list[OutputRow]:
         for n in f.nodes
     ]
     return sorted(rows, key=lambda r: -r.nbytes)
+
+
+@dataclass(frozen=True)
+class FunctionMemory:
+    """One function's peaks, arranged as the current setting and the alternatives."""
+
+    name: str
+    vm_kind: str
+    other_vm: str
+    allow_gc: bool
+    current: int
+    other_vm_peak: int
+    other_gc: int
+    saved_by_gc: int
+    measured: int | None
+    inputs: tuple[StorageRecord, ...]
+    constants: tuple[StorageRecord, ...]
+
+
+@dataclass(frozen=True)
+class MemorySummary:
+    """The memory section's numbers."""
+
+    functions: tuple[FunctionMemory, ...]
+    shown: tuple[OutputRow, ...]
+    remaining_count: int
+    remaining_bytes: int
+    total_bytes: int
+    remaining_pct: float
+    min_memory_size: int
+    all_small: bool  # every Apply output sum is under min_memory_size
+
+
+def function_memory(fp: FunctionProfile) -> FunctionMemory:
+    """Peaks of one function with its current gc setting and the other choices."""
+    fig = memory_figures(fp)
+    current, other = (fig.peak_gc, fig.peak_no_gc) if fp.allow_gc else (fig.peak_no_gc, fig.peak_gc)
+    return FunctionMemory(
+        name=fp.name,
+        vm_kind=fp.vm_kind or "-",
+        other_vm={"cvm": "py", "py": "cvm"}.get(fp.vm_kind, "the other VM"),
+        allow_gc=fp.allow_gc,
+        current=current,
+        other_vm_peak=current,  # both VMs free storage at the same points
+        other_gc=other,
+        saved_by_gc=fig.saved_by_gc,
+        measured=fp.measured_peak_bytes,
+        inputs=tuple(fp.inputs),
+        constants=tuple(fp.constants),
+    )
+
+
+def memory_summary(
+    fps: Sequence[FunctionProfile], n_apply_to_print: int = 20, min_memory_size: int = 1024
+) -> MemorySummary:
+    """Peaks of the functions that recorded memory and their largest Apply outputs."""
+    recorded = [f for f in fps if f.memory_recorded]
+    rows = output_rows(recorded)
+    shown = [r for r in rows if r.nbytes >= min_memory_size][: max(n_apply_to_print, 0)]
+    rest = rows[len(shown) :]
+    total = sum(r.nbytes for r in rows)
+    rest_bytes = sum(r.nbytes for r in rest)
+    return MemorySummary(
+        functions=tuple(function_memory(f) for f in recorded),
+        shown=tuple(shown),
+        remaining_count=len(rest),
+        remaining_bytes=rest_bytes,
+        total_bytes=total,
+        remaining_pct=pct(rest_bytes, total),
+        min_memory_size=min_memory_size,
+        all_small=bool(rows) and all(r.nbytes < min_memory_size for r in rows),
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from graphc.profile.model import (
     SAMPLE_CAP,
@@ -133,4 +133,13 @@ def merge_all(groups: Iterable[Iterable[FunctionProfile]]) -> list[FunctionProfi
             else:
                 index[key] = len(out)
                 out.append(snapshot(fp))
+    return out
+
+
+def combined_optimizer(fps: Sequence[FunctionProfile]) -> OptimizerProfile | None:
+    """The optimizer profiles of ``fps`` added together (None when none was recorded)."""
+    out: OptimizerProfile | None = None
+    for f in fps:
+        if f.optimizer_profile is not None:
+            out = merge_optimizer(out, f.optimizer_profile)
     return out

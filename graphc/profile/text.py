@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphc.profile import memory as mem
-from graphc.profile.fmt import below, nbytes, pct, seconds, shape_text, short_seconds, table
+from graphc.profile.fmt import below, nbytes, seconds, shape_text, short_seconds, table
 from graphc.profile.fmt import value_line as _value_line
-from graphc.profile.merge import merge_optimizer
-from graphc.profile.model import FunctionProfile, OptimizerProfile
+from graphc.profile.merge import combined_optimizer
+from graphc.profile.model import FunctionProfile
 from graphc.profile.summarize import (
     GlobalSummary,
     Remaining,
@@ -149,69 +149,54 @@ def _storage_lines(title: str, records) -> list[str]:
     return lines
 
 
-def render_memory(
-    fps: Sequence[FunctionProfile], n_apply_to_print: int, min_memory_size: int
-) -> list[str]:
+def _memory_lines(m: mem.FunctionMemory, several: bool) -> list[str]:
+    lines = [f"  Function {m.name}:"] if several else []
+    lines += [
+        f"    Max peak memory with current setting (vm={m.vm_kind}, allow_gc={m.allow_gc})",
+        _bytes_line(m.current),
+        f"    Max peak memory with vm={m.other_vm} (both VMs free storage at the same points)",
+        _bytes_line(m.other_vm_peak),
+        f"    Max peak memory if allow_gc={not m.allow_gc}",
+        _bytes_line(m.other_gc),
+        f"    Memory saved by gc: {nbytes(m.saved_by_gc)} ({m.saved_by_gc}B)",
+    ]
+    if m.measured is not None:
+        lines.append(
+            f"    Peak measured by the VM (outputs included): {nbytes(m.measured)} ({m.measured}B)"
+        )
+    return lines
+
+
+def render_memory(s: mem.MemorySummary) -> list[str]:
     """The memory section: peaks over the recorded schedule and the largest outputs."""
     lines = ["Memory Profile", "(intermediate storage created by Apply nodes)", "---"]
-    recorded = [f for f in fps if f.memory_recorded]
-    if not recorded:
+    if not s.functions:
         return lines + ["    Memory was not recorded for these functions.", ""]
-    for f in recorded:
-        fig = mem.memory_figures(f)
-        current, other = (
-            (fig.peak_gc, fig.peak_no_gc)
-            if f.allow_gc
-            else (
-                fig.peak_no_gc,
-                fig.peak_gc,
-            )
-        )
-        other_vm = {"cvm": "py", "py": "cvm"}.get(f.vm_kind, "the other VM")
-        if len(recorded) > 1:
-            lines.append(f"  Function {f.name}:")
-        lines += [
-            f"    Max peak memory with current setting (vm={f.vm_kind or '-'}, "
-            f"allow_gc={f.allow_gc})",
-            _bytes_line(current),
-            f"    Max peak memory with vm={other_vm} (both VMs free storage at the same points)",
-            _bytes_line(current),
-            f"    Max peak memory if allow_gc={not f.allow_gc}",
-            _bytes_line(other),
-            f"    Memory saved by gc: {nbytes(fig.saved_by_gc)} ({fig.saved_by_gc}B)",
-        ]
-        if f.measured_peak_bytes is not None:
-            lines.append(
-                "    Peak measured by the VM (outputs included): "
-                f"{nbytes(f.measured_peak_bytes)} ({f.measured_peak_bytes}B)"
-            )
+    several = len(s.functions) > 1
+    for m in s.functions:
+        lines += _memory_lines(m, several)
     lines += ["---", ""]
     lines.append(
         "    <Sum apply outputs (bytes)> <Apply outputs shape> <created/inplace/view> <Apply node>"
     )
     lines.append("")
-    rows = mem.output_rows(recorded)
-    shown = [r for r in rows if r.nbytes >= min_memory_size][: max(n_apply_to_print, 0)]
-    for r in shown:
-        shapes = ", ".join(shape_text(s) for s in r.shapes)
-        name = f"{r.function}: {r.apply_name}" if len(recorded) > 1 else r.apply_name
+    for r in s.shown:
+        shapes = ", ".join(shape_text(x) for x in r.shapes)
+        name = f"{r.function}: {r.apply_name}" if several else r.apply_name
         lines.append(f"    {r.nbytes:>9d}B  [{shapes}] {r.kinds} {name}")
-    total = sum(r.nbytes for r in rows)
-    rest = rows[len(shown) :]
-    rest_bytes = sum(r.nbytes for r in rest)
     lines.append(
-        f"   ... (remaining {len(rest)} Apply account for {rest_bytes:>5d}B/{total}B "
-        f"({pct(rest_bytes, total):.2f}%) of the Apply with dense outputs sizes)"
+        f"   ... (remaining {s.remaining_count} Apply account for {s.remaining_bytes:>5d}B/"
+        f"{s.total_bytes}B ({s.remaining_pct:.2f}%) of the Apply with dense outputs sizes)"
     )
-    if rows and not shown:
+    if s.all_small:
         lines.append(
-            f"    All Apply nodes have output sizes that take less than {min_memory_size}B."
+            f"    All Apply nodes have output sizes that take less than {s.min_memory_size}B."
         )
     lines.append("")
-    for f in recorded:
-        prefix = f"{f.name}: " if len(recorded) > 1 else ""
-        lines += _storage_lines(prefix + "Inputs", f.inputs)
-        lines += _storage_lines(prefix + "Constants", f.constants)
+    for m in s.functions:
+        prefix = f"{m.name}: " if several else ""
+        lines += _storage_lines(prefix + "Inputs", m.inputs)
+        lines += _storage_lines(prefix + "Constants", m.constants)
     lines += [
         "    <created/inplace/view> is taken from the Op's declaration.",
         "    Apply nodes marked 'inplace' or 'view' may actually allocate memory, "
@@ -219,15 +204,6 @@ def render_memory(
         "",
     ]
     return lines
-
-
-def combined_optimizer(fps: Sequence[FunctionProfile]) -> OptimizerProfile | None:
-    """The optimizer profiles of ``fps`` added together (None when none was recorded)."""
-    out: OptimizerProfile | None = None
-    for f in fps:
-        if f.optimizer_profile is not None:
-            out = merge_optimizer(out, f.optimizer_profile)
-    return out
 
 
 def render_optimizer(fps: Sequence[FunctionProfile]) -> list[str]:
@@ -281,7 +257,7 @@ def render_summary(
             "",
         ]
     if memory or (memory is None and any(f.memory_recorded for f in fps)):
-        lines += render_memory(fps, n_apply_to_print, min_memory_size)
+        lines += render_memory(mem.memory_summary(fps, n_apply_to_print, min_memory_size))
     if optimizer or (optimizer is None and any(f.optimizer_profile for f in fps)):
         lines += render_optimizer(fps)
     lines += render_tips(all_tips(fps))
