@@ -1,3 +1,488 @@
-"""blas Ops."""
+"""Products: ``dot``, ``matmul``, ``outer`` and the BLAS-shaped Ops rewrites introduce
+(``Dot22``, ``Gemv``, ``Gemm``).
 
-__all__: list[str] = []
+float32/float64 products run through ``scipy.linalg.blas`` (C-contiguous operands are passed
+as their Fortran-ordered transposes with transpose flags, so nothing is copied); other dtypes
+use ``numpy.dot``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import blas as _blas
+
+from graphc.graph.basic import Apply, Op, Variable
+from graphc.tensor.elemwise import DimShuffle, broadcast_shape_symbolic, broadcast_static_shapes
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import TensorConstant, as_tensor_variable
+
+__all__ = [
+    "Dot", "Dot22", "Gemm", "Gemv", "MatMul", "dot", "dot22", "gemm", "gemv", "matmul",
+    "outer",
+]  # fmt: skip
+
+_FLOATS = ("float32", "float64")
+
+
+# ------------------------------------------------------------------ BLAS helpers
+
+
+def _fortran(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(arr, trans)`` with ``arr`` Fortran-contiguous and ``op(arr, trans) == m``."""
+    if m.flags.f_contiguous:
+        return m, 0
+    if m.flags.c_contiguous:
+        return m.T, 1
+    return np.asfortranarray(m), 0
+
+
+def _fn(kind: str, dtype: str):
+    return getattr(_blas, ("d" if dtype == "float64" else "s") + kind)
+
+
+def _mm(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
+    """``a @ b`` for matrices, as a new C-ordered array of ``dtype``."""
+    a = a.astype(dtype, copy=False)
+    b = b.astype(dtype, copy=False)
+    if dtype not in _FLOATS or 0 in a.shape or 0 in b.shape:
+        return np.asarray(np.dot(a, b), dtype=dtype)
+    # (a b)^T = b^T a^T, computed in Fortran order, is a b in C order.
+    o1, t1 = _fortran(b.T)
+    o2, t2 = _fortran(a.T)
+    return _fn("gemm", dtype)(1.0, o1, o2, trans_a=t1, trans_b=t2).T
+
+
+def _mv(a: np.ndarray, x: np.ndarray, dtype: str) -> np.ndarray:
+    a = a.astype(dtype, copy=False)
+    x = x.astype(dtype, copy=False)
+    if dtype not in _FLOATS or 0 in a.shape:
+        return np.asarray(np.dot(a, x), dtype=dtype)
+    af, trans = _fortran(a)
+    return _fn("gemv", dtype)(1.0, af, np.ascontiguousarray(x), trans=trans)
+
+
+def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
+    """numpy ``dot`` of vectors / matrices as a new array of ``dtype``."""
+    if a.ndim == 2 and b.ndim == 2:
+        return _mm(a, b, dtype)
+    if a.ndim == 2:
+        return _mv(a, b, dtype)
+    if b.ndim == 2:
+        return _mv(b.T, a, dtype)
+    return np.asarray(np.dot(a.astype(dtype, copy=False), b.astype(dtype, copy=False)), dtype)
+
+
+def _scalar(v, dtype: str):
+    return np.asarray(v, dtype=dtype)[()]
+
+
+# ------------------------------------------------------------------ dot
+
+
+def _check_inner(op, a, b, ka: int, kb: int) -> None:
+    sa, sb = a.type.shape[ka], b.type.shape[kb]
+    if sa is not None and sb is not None and sa != sb:
+        raise ValueError(
+            f"{op}: inner dimensions do not match ({sa} vs {sb}) for operands {a.type} and {b.type}"
+        )
+
+
+def _out_dtype(a, b) -> str:
+    return str(np.result_type(np.dtype(a.dtype), np.dtype(b.dtype)))
+
+
+def _is_float(v) -> bool:
+    return v.dtype in _FLOATS
+
+
+class Dot(Op):
+    """numpy ``dot`` of vectors and matrices (vector.vector is a 0-d tensor)."""
+
+    __props__ = ()
+
+    def __str__(self) -> str:
+        return "dot"
+
+    def make_node(self, a, b) -> Apply:
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if a.ndim > 2 or b.ndim > 2:
+            raise NotImplementedError(
+                f"dot of {a.type} and {b.type}: operands with more than 2 dimensions are not "
+                "supported; use matmul"
+            )
+        if a.ndim == 0 or b.ndim == 0:
+            raise TypeError(f"{self}: operands must be vectors or matrices, got {a.type} and "
+                            f"{b.type} (use mul for scalars)")  # fmt: skip
+        _check_inner(self, a, b, a.ndim - 1, 0)
+        shape = a.type.shape[:-1] + b.type.shape[1:]
+        return Apply(self, [a, b], [TensorType(_out_dtype(a, b), shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        output_storage[0][0] = _product(a, b, node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, shapes):
+        sa, sb = shapes
+        return [tuple(sa[:-1]) + tuple(sb[1:])]
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        sa, sb = input_shapes
+        k = sa[-1]
+        return 2.0 * float(np.prod(sa[:-1])) * float(np.prod(sb[1:])) * k
+
+    def grad(self, inputs, gouts):
+        a, b = inputs
+        (g,) = gouts
+        if a.ndim == 1 and b.ndim == 1:
+            ga, gb = g * b, g * a
+        elif a.ndim == 2 and b.ndim == 1:
+            ga, gb = outer(g, b), dot(a.T, g)
+        elif a.ndim == 1:
+            ga, gb = dot(b, g), outer(a, g)
+        else:
+            ga, gb = dot(g, b.T), dot(a.T, g)
+        return [_cast_grad(ga, a), _cast_grad(gb, b)]
+
+
+def _cast_grad(g, x):
+    from graphc.tensor.math import cast
+
+    return cast(g, x.dtype) if _is_float(x) else None
+
+
+_dot = Dot()
+
+
+def dot(a, b):
+    """numpy ``dot`` for vectors and matrices (scalars multiply element-wise)."""
+    from graphc.tensor.math import mul
+
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return mul(a, b)
+    return _dot(a, b)
+
+
+class Dot22(Dot):
+    """Matrix-matrix product (``dot`` specialised by rewrites)."""
+
+    def __str__(self) -> str:
+        return "Dot22"
+
+    def make_node(self, a, b) -> Apply:
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if a.ndim != 2 or b.ndim != 2:
+            raise TypeError(f"{self}: operands must be matrices, got {a.type} and {b.type}")
+        return super().make_node(a, b)
+
+    def grad(self, inputs, gouts):
+        a, b = inputs
+        (g,) = gouts
+        return [_cast_grad(dot22(g, b.T), a), _cast_grad(dot22(a.T, g), b)]
+
+
+_dot22 = Dot22()
+
+
+def dot22(a, b):
+    return _dot22(a, b)
+
+
+def outer(a, b):
+    """Outer product of two vectors: ``out[i, j] = a[i] * b[j]``."""
+    from graphc.tensor.math import mul
+
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise TypeError(f"outer: operands must be vectors, got {a.type} and {b.type}")
+    return mul(DimShuffle(1, [0, "x"])(a), DimShuffle(1, ["x", 0])(b))
+
+
+# ------------------------------------------------------------------ gemv / gemm
+
+
+def _as_coef(op, v, name: str):
+    if not isinstance(v, Variable) and np.ndim(v) == 0:
+        arr = np.asarray(v)
+        arr.setflags(write=False)
+        return TensorConstant(TensorType(str(arr.dtype), ()), arr)
+    v = as_tensor_variable(v)
+    if v.ndim != 0:
+        raise TypeError(f"{op}: {name} must be a scalar, got {v} of type {v.type}")
+    return v
+
+
+class Gemv(Op):
+    """``y <- beta * y + alpha * dot(A, x)``; with ``inplace`` the result overwrites y."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def __str__(self) -> str:
+        return f"Gemv{{{'inplace' if self.inplace else 'no_inplace'}}}"
+
+    def make_node(self, y, alpha, A, x, beta) -> Apply:
+        y, A, x = (as_tensor_variable(v) for v in (y, A, x))
+        alpha, beta = _as_coef(self, alpha, "alpha"), _as_coef(self, beta, "beta")
+        if y.ndim != 1 or A.ndim != 2 or x.ndim != 1:
+            raise TypeError(
+                f"{self}: expects (vector y, scalar, matrix A, vector x, scalar), got "
+                f"y {y.type}, A {A.type}, x {x.type}"
+            )
+        if not y.dtype == A.dtype == x.dtype:
+            raise TypeError(f"{self}: y, A and x must share a dtype, got y {y.type}, "
+                            f"A {A.type}, x {x.type}")  # fmt: skip
+        _check_inner(self, A, x, 1, 0)
+        m = y.type.shape[0] if y.type.shape[0] is not None else A.type.shape[0]
+        if None not in (y.type.shape[0], A.type.shape[0]) and y.type.shape[0] != A.type.shape[0]:
+            raise ValueError(f"{self}: y {y.type} and A {A.type} have different lengths")
+        return Apply(self, [y, alpha, A, x, beta], [TensorType(y.dtype, (m,))()])
+
+    def perform(self, node, inputs, output_storage):
+        y, alpha, A, x, beta = inputs
+        dt = node.outputs[0].type.dtype
+        alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
+        if A.shape[0] != y.shape[0] or A.shape[1] != x.shape[0]:
+            raise ValueError(f"{self}: shape mismatch y {y.shape}, A {A.shape}, x {x.shape}")
+        if dt not in _FLOATS or 0 in A.shape:
+            prod = alpha * np.dot(A, x)
+            res = prod if beta == 0 else beta * y + prod
+            res = np.asarray(res, dtype=dt)
+            if self.inplace:
+                y[...] = res
+                res = y
+            output_storage[0][0] = res
+            return
+        af, trans = _fortran(A)
+        xc = np.ascontiguousarray(x)
+        ow = self.inplace and y.flags.c_contiguous
+        res = _fn("gemv", dt)(alpha, af, xc, beta=beta, y=y, trans=trans, overwrite_y=ow)
+        if self.inplace and res is not y:
+            y[...] = res
+            res = y
+        output_storage[0][0] = res
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(shapes[0])]
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        m, n = input_shapes[2]
+        return 2.0 * m * n
+
+    def grad(self, inputs, gouts):
+        from graphc.tensor.math import sum as tsum
+
+        y, alpha, A, x, beta = inputs
+        (g,) = gouts
+        return [
+            _cast_grad(beta * g, y),
+            _cast_grad(tsum(g * dot(A, x)), alpha),
+            _cast_grad(alpha * outer(g, x), A),
+            _cast_grad(alpha * dot(A.T, g), x),
+            _cast_grad(tsum(g * y), beta),
+        ]
+
+
+class Gemm(Op):
+    """``Z <- beta * Z + alpha * dot(X, Y)``; with ``inplace`` the result overwrites Z."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)
+        self.destroy_map = {0: [0]} if self.inplace else {}
+
+    def __str__(self) -> str:
+        return f"Gemm{{{'inplace' if self.inplace else 'no_inplace'}}}"
+
+    def make_node(self, Z, alpha, X, Y, beta) -> Apply:  # noqa: N803 - BLAS names
+        Z, X, Y = (as_tensor_variable(v) for v in (Z, X, Y))
+        alpha, beta = _as_coef(self, alpha, "alpha"), _as_coef(self, beta, "beta")
+        if Z.ndim != 2 or X.ndim != 2 or Y.ndim != 2:
+            raise TypeError(f"{self}: Z, X and Y must be matrices, got Z {Z.type}, X {X.type}, "
+                            f"Y {Y.type}")  # fmt: skip
+        if not Z.dtype == X.dtype == Y.dtype:
+            raise TypeError(f"{self}: Z, X and Y must share a dtype, got Z {Z.type}, X {X.type}, "
+                            f"Y {Y.type}")  # fmt: skip
+        _check_inner(self, X, Y, 1, 0)
+        shape = []
+        for zs, other in ((Z.type.shape[0], X.type.shape[0]), (Z.type.shape[1], Y.type.shape[1])):
+            if zs is not None and other is not None and zs != other:
+                raise ValueError(f"{self}: Z {Z.type} does not match dot(X {X.type}, Y {Y.type})")
+            shape.append(zs if zs is not None else other)
+        return Apply(self, [Z, alpha, X, Y, beta], [TensorType(Z.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        Z, alpha, X, Y, beta = inputs  # noqa: N806
+        dt = node.outputs[0].type.dtype
+        alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
+        if X.shape[1] != Y.shape[0] or Z.shape != (X.shape[0], Y.shape[1]):
+            raise ValueError(f"{self}: shape mismatch Z {Z.shape}, X {X.shape}, Y {Y.shape}")
+        if dt not in _FLOATS or 0 in Z.shape or X.shape[1] == 0:
+            prod = alpha * np.dot(X, Y)
+            res = np.asarray(prod if beta == 0 else beta * Z + prod, dtype=dt)
+            if self.inplace:
+                Z[...] = res
+                res = Z
+            output_storage[0][0] = res
+            return
+        # Z^T <- beta Z^T + alpha Y^T X^T in Fortran order: Z's own buffer when C-ordered.
+        o1, t1 = _fortran(Y.T)
+        o2, t2 = _fortran(X.T)
+        ow = self.inplace and Z.flags.c_contiguous
+        rt = _fn("gemm", dt)(alpha, o1, o2, beta=beta, c=Z.T, trans_a=t1, trans_b=t2,
+                             overwrite_c=ow)  # fmt: skip
+        res = rt.T
+        if self.inplace and not np.shares_memory(res, Z):
+            Z[...] = res
+            res = Z
+        output_storage[0][0] = res
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(shapes[0])]
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        (m, k), (_, n) = input_shapes[2], input_shapes[3]
+        return 2.0 * m * n * k
+
+    def grad(self, inputs, gouts):
+        from graphc.tensor.math import sum as tsum
+
+        Z, alpha, X, Y, beta = inputs  # noqa: N806
+        (g,) = gouts
+        return [
+            _cast_grad(beta * g, Z),
+            _cast_grad(tsum(g * dot(X, Y)), alpha),
+            _cast_grad(alpha * dot(g, Y.T), X),
+            _cast_grad(alpha * dot(X.T, g), Y),
+            _cast_grad(tsum(g * Z), beta),
+        ]
+
+
+_gemv = Gemv(False)
+_gemm = Gemm(False)
+
+
+def gemv(y, alpha, A, x, beta):  # noqa: N803
+    """``beta * y + alpha * dot(A, x)`` as one Gemv node (not in place)."""
+    return _gemv(y, alpha, A, x, beta)
+
+
+def gemm(Z, alpha, X, Y, beta):  # noqa: N803
+    """``beta * Z + alpha * dot(X, Y)`` as one Gemm node (not in place)."""
+    return _gemm(Z, alpha, X, Y, beta)
+
+
+# ------------------------------------------------------------------ matmul
+
+
+def _swap_last(x):
+    order = list(range(x.ndim))
+    order[-1], order[-2] = order[-2], order[-1]
+    return DimShuffle(x.ndim, order)(x)
+
+
+def _sum_to(g, x):
+    """Sum ``g`` over the leading axes ``x`` lacks and the batch axes ``x`` broadcast over."""
+    from graphc.tensor.math import sum as tsum
+
+    lead = g.ndim - x.ndim
+    if lead:
+        g = tsum(g, axis=tuple(range(lead)))
+    axes = tuple(
+        i for i, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape)) if xs == 1 and gs != 1
+    )
+    if axes:
+        g = tsum(g, axis=axes, keepdims=True)
+    return g
+
+
+class MatMul(Op):
+    """numpy ``matmul``: stacks of matrices with broadcast batch axes; 1-d operands are
+    promoted (and the added axis removed) as numpy does."""
+
+    __props__ = ()
+
+    def __str__(self) -> str:
+        return "MatMul"
+
+    def make_node(self, a, b) -> Apply:
+        a, b = as_tensor_variable(a), as_tensor_variable(b)
+        if a.ndim == 0 or b.ndim == 0:
+            raise TypeError(f"{self}: operands must have at least 1 dimension, got {a.type} "
+                            f"and {b.type}")  # fmt: skip
+        _check_inner(self, a, b, a.ndim - 1, max(b.ndim - 2, 0))
+        sa = a.type.shape if a.ndim > 1 else (1,) + a.type.shape
+        sb = b.type.shape if b.ndim > 1 else b.type.shape + (1,)
+        nb = max(len(sa), len(sb)) - 2
+        ba = (1,) * (nb - len(sa) + 2) + sa[:-2]
+        bb = (1,) * (nb - len(sb) + 2) + sb[:-2]
+        batch = broadcast_static_shapes(self, [ba, bb], [a, b]) if nb else ()
+        shape = batch + ((sa[-2],) if a.ndim > 1 else ()) + ((sb[-1],) if b.ndim > 1 else ())
+        return Apply(self, [a, b], [TensorType(_out_dtype(a, b), shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        dt = node.outputs[0].type.dtype
+        if a.ndim <= 2 and b.ndim <= 2 and (a.ndim == 2 or b.ndim == 2):
+            output_storage[0][0] = _product(a, b, dt)
+            return
+        out = np.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False))
+        output_storage[0][0] = np.asarray(out, dtype=dt)
+
+    def infer_shape(self, fgraph, node, shapes):
+        a, b = node.inputs
+        sa, sb = list(shapes[0]), list(shapes[1])
+        ta, tb = a.type.shape, b.type.shape
+        one = 1
+        if a.ndim == 1:
+            sa, ta = [one, *sa], (1, *ta)
+        if b.ndim == 1:
+            sb, tb = [*sb, one], (*tb, 1)
+        nb = max(len(sa), len(sb)) - 2
+        from graphc.tensor.variable import constant
+
+        c1 = constant(np.int64(1))
+        pa = [c1] * (nb - len(sa) + 2) + sa[:-2]
+        pb = [c1] * (nb - len(sb) + 2) + sb[:-2]
+        pta = (1,) * (nb - len(ta) + 2) + tuple(ta[:-2])
+        ptb = (1,) * (nb - len(tb) + 2) + tuple(tb[:-2])
+        batch = broadcast_shape_symbolic([pa, pb], [pta, ptb]) if nb else ()
+        tail = ([sa[-2]] if a.ndim > 1 else []) + ([sb[-1]] if b.ndim > 1 else [])
+        return [tuple(batch) + tuple(tail)]
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        a = node.inputs[0]
+        k = input_shapes[0][-1]
+        return 2.0 * float(np.prod(output_shapes[0])) * k if a.ndim else 0.0
+
+    def grad(self, inputs, gouts):
+        a, b = inputs
+        (g,) = gouts
+        A = a if a.ndim > 1 else DimShuffle(1, ["x", 0])(a)  # noqa: N806
+        B = b if b.ndim > 1 else DimShuffle(1, [0, "x"])(b)  # noqa: N806
+        G = g  # noqa: N806
+        if a.ndim == 1:  # re-insert the row axis matmul removed
+            order = list(range(G.ndim))
+            order.insert(G.ndim - (0 if b.ndim == 1 else 1), "x")
+            G = DimShuffle(g.ndim, order)(G)  # noqa: N806
+        if b.ndim == 1:
+            G = DimShuffle(G.ndim, [*range(G.ndim), "x"])(G)  # noqa: N806
+        ga = _sum_to(matmul(G, _swap_last(B)), A)
+        gb = _sum_to(matmul(_swap_last(A), G), B)
+        if a.ndim == 1:
+            ga = DimShuffle(2, [1])(ga)
+        if b.ndim == 1:
+            gb = DimShuffle(2, [0])(gb)
+        return [_cast_grad(ga, a), _cast_grad(gb, b)]
+
+
+_matmul = MatMul()
+
+
+def matmul(a, b):
+    """numpy ``matmul`` (the ``@`` operator)."""
+    return _matmul(a, b)
