@@ -205,5 +205,23 @@ for _p, _dt in _PREFIX.items():
     for _k, _shape in _KINDS.items():
         globals()[_p + _k] = _typed(_dt, _shape)
 
-__all__ = ["TensorType", "tensor", "scalar", "vector", "matrix", "row", "col",
-           "tensor3", "tensor4", "tensor5"] + [p + k for p in _PREFIX for k in _KINDS]  # fmt: skip
+
+def _plural(make):
+    def many(names, dtype=None):
+        """Several variables at once: ``vectors("xyz")`` or ``vectors(["a", "b"])``."""
+        if isinstance(names, int):
+            names = [None] * names
+        kw = {} if dtype is None else {"dtype": dtype}
+        return [make(n, **kw) for n in names]
+
+    return many
+
+
+scalars, vectors, matrices = _plural(scalar), _plural(vector), _plural(matrix)
+for _p in _PREFIX:
+    for _k, _pl in (("scalar", "scalars"), ("vector", "vectors"), ("matrix", "matrices")):
+        globals()[_p + _pl] = _plural(globals()[_p + _k])
+
+
+__all__ = ["scalars", "vectors", "matrices", "TensorType", "tensor", "scalar", "vector", "matrix", "row", "col",
+           "tensor3", "tensor4", "tensor5"] + [p + k for p in _PREFIX for k in (*_KINDS, "scalars", "vectors", "matrices")]  # fmt: skip
