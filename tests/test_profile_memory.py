@@ -105,6 +105,8 @@ def test_largest_outputs_rows():
     rows = output_rows([chain()])
     assert [r.nbytes for r in rows] == [8000, 8000, 8000, 8000, 8]
     assert rows[1].kinds == "v" and rows[3].kinds == "i"
+    unknown = FunctionProfile("u", nodes=[node(0, "a(x)", "a", output_slots=[1, 2])])
+    assert output_rows([unknown])[0].shapes == (None, None)
 
 
 def test_memory_section_lines():

@@ -141,7 +141,7 @@ def output_rows(fps: Sequence[FunctionProfile]) -> list[OutputRow]:
             function=f.name,
             apply_name=n.apply_name,
             nbytes=sum(n.out_bytes_max),
-            shapes=tuple(v.shape for v in n.outputs),
+            shapes=tuple(v.shape for v in n.outputs) or (None,) * len(n.output_slots),
             kinds="".join(_kind(n, k) for k in range(len(n.output_slots) or len(n.outputs))),
         )
         for f in fps
