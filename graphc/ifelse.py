@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
@@ -103,7 +101,7 @@ class IfElse(Op):
         from graphc.tensor.math import second
 
         n = self.n_outs
-        cond, ts, es = inputs[0], inputs[1 : n + 1], inputs[n + 1 :]
+        cond, ts = inputs[0], inputs[1 : n + 1]
         gs = []
         for g, t in zip(gouts, ts):
             if t.dtype not in ("float32", "float64"):
