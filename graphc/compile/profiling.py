@@ -19,8 +19,8 @@ from graphc.profile import (
     ProfileStats,
     RewriteRecord,
     StorageRecord,
-    ValueInfo,
 )
+from graphc.profile.vmstats import update_from_vm_stats
 
 # Profiles printed when the process exits (config.profile or PROFILE_MODE): the one
 # process-wide registry, read only by the exit hook.
@@ -53,6 +53,8 @@ def _print_all() -> None:
 
 
 def wants_profile(profile, mode) -> bool:
+    if getattr(mode, "profile_stats", None) is not None:
+        return True
     if profile is None:
         return bool(config.profile or getattr(mode, "profile", False))
     return profile is not False
@@ -87,37 +89,17 @@ class FunctionProfiler:
         if fn is None:
             return
         st = fn.vm.stats()
-        rec.clock_resolution_ns = int(st.get("clock_resolution_ns", 1) or 1)
-        for i, node_rec in enumerate(rec.nodes):
-            calls = int(st["calls"][i])
-            node_rec.calls = calls
-            node_rec.ns_total = int(st["ns_total"][i])
-            node_rec.ns_min = int(st["ns_min"][i])
-            ring = np.asarray(st["ns_samples"][i])
-            node_rec.ns_samples = [int(x) for x in ring if x >= 0]
-            node_rec.n_below_resolution = int(st["n_below_resolution"][i])
-            if rec.memory_recorded:
-                node_rec.out_bytes_min = [int(x) for x in st["out_bytes_min"][i]]
-                node_rec.out_bytes_max = [int(x) for x in st["out_bytes_max"][i]]
-            sigs = st["shapes"][i]
+        update_from_vm_stats(rec, st)
+        for i, sigs in enumerate(st["shapes"]):
             if sigs:
                 ins, outs = sigs[-1]
-                node_rec.inputs = [_value_info(s) for s in ins]
-                node_rec.outputs = [_value_info(s) for s in outs]
-                node_rec.flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
+                rec.nodes[i].flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
         inputs = fn.linked.program.inputs
         for srec in rec.inputs:
             k = inputs.index(srec.slot) if srec.slot in inputs else None
             if k is not None and k >= fn.n_in:
                 val = fn.shared[k - fn.n_in]._value
                 srec.nbytes, srec.shape = int(val.nbytes), tuple(val.shape)
-
-
-def _value_info(sig) -> ValueInfo:
-    if sig is None:
-        return ValueInfo("object")
-    dt, shape, strides = sig
-    return ValueInfo(str(np.dtype(dt)), tuple(shape), tuple(strides))
 
 
 def _flops(node, ins, outs):
@@ -244,7 +226,11 @@ def attach_profile(fn, profile) -> None:
     mode = fn.maker.mode
     if not wants_profile(profile, mode):
         return
-    stats = profile if isinstance(profile, ProfileStats) else ProfileStats()
+    stats = getattr(mode, "profile_stats", None)
+    if isinstance(profile, ProfileStats):
+        stats = profile
+    if stats is None:
+        stats = ProfileStats()
     record = build_record(fn)
     profiler = FunctionProfiler(fn, record)
     record.refresh = profiler.refresh

@@ -1,0 +1,74 @@
+"""The legacy ``ProfileMode`` interface: a Mode that profiles every function compiled with
+it and prints Theano's old summary layout. New code should use ``profile=True``."""
+
+from __future__ import annotations
+
+import warnings
+
+from graphc.compile.mode import Mode
+from graphc.flags import config
+from graphc.profile import ProfileStats, legacy
+
+_LINKER_ALIASES = {"c|py": "c|py", "py": "py", "PerformLinker": "py", "OpWiseCLinker": "c|py",
+                   "CLinker": "c|py", "VM_Linker": "cvm"}  # fmt: skip
+_warned = False
+
+
+class ProfileMode:
+    """``ProfileMode(optimizer="fast_run", linker="c|py")``: pass it as ``mode=`` to
+    ``graphc.function``; then ``print_summary()`` / ``print_diff_summary(other)``."""
+
+    def __init__(self, optimizer: str | None = "fast_run", linker="c|py"):
+        global _warned
+        if not _warned:
+            _warned = True
+            warnings.warn(
+                "ProfileMode is the legacy profiling interface; use graphc.function(..., "
+                "profile=True) or the flag profile=True instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        name = getattr(linker, "name", None) or getattr(type(linker), "__name__", None)
+        linker_name = linker if isinstance(linker, str) else _LINKER_ALIASES.get(name, name)
+        self.mode = Mode(linker=linker_name, optimizer=optimizer)
+        self.stats = ProfileStats()
+        self.n_apply_to_print = config.ProfileMode__n_apply_to_print
+        self.n_ops_to_print = config.ProfileMode__n_ops_to_print
+
+    def as_mode(self) -> Mode:
+        """The Mode functions are compiled with; they all add to ``self.stats``."""
+        return _ProfilingMode(self)
+
+    def print_summary(self, n_apply_to_print=None, n_ops_to_print=None, file=None) -> None:
+        legacy.print_summary(
+            self.stats,
+            self.n_apply_to_print if n_apply_to_print is None else n_apply_to_print,
+            self.n_ops_to_print if n_ops_to_print is None else n_ops_to_print,
+            file=file,
+        )
+
+    def print_diff_summary(self, other: ProfileMode, n_apply_to_print=None,
+                           n_ops_to_print=None, file=None) -> None:  # fmt: skip
+        """Differences between this ProfileMode's functions and ``other``'s."""
+        legacy.print_diff_summary(
+            self.stats,
+            other.stats,
+            self.n_apply_to_print if n_apply_to_print is None else n_apply_to_print,
+            self.n_ops_to_print if n_ops_to_print is None else n_ops_to_print,
+            file=file,
+        )
+
+
+class _ProfilingMode(Mode):
+    """A Mode carrying the ProfileStats that every function compiled with it fills."""
+
+    def __init__(self, owner: ProfileMode):
+        m = owner.mode
+        super().__init__(linker=m.linker, optimizer=m.optimizer, name="ProfileMode")
+        object.__setattr__(self, "profile_stats", owner.stats)
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
