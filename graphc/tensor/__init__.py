@@ -8,6 +8,7 @@ from graphc.tensor.basic import *  # noqa: F403
 from graphc.tensor.blas import *  # noqa: F403
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import *  # noqa: F403
+from graphc.tensor.subtensor import inc_subtensor, set_subtensor, take  # noqa: F401
 from graphc.tensor.type import *  # noqa: F403
 from graphc.tensor.type import TensorType, tensor
 from graphc.tensor.variable import (

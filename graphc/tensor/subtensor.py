@@ -1,7 +1,931 @@
-"""Indexing: basic Subtensor (views), advanced integer indexing, set/inc_subtensor."""
+"""Indexing: basic Subtensor (views), advanced integer indexing, set/inc_subtensor.
+
+An Op's ``idx_list`` is the static index pattern, one entry per index item:
+
+- an ``int``: a constant integer index;
+- a dtype name (``"int64"``): a symbolic integer scalar, taken from the Op's extra inputs;
+- a ``SliceIdx(start, stop, step)`` whose parts are each None, an int or a dtype name;
+- ``None``: a new axis (advanced indexing only; basic indexing adds new axes with DimShuffle);
+- an ``ArrayIdx(dtype, ndim)``: an integer array index (advanced indexing only).
+
+Symbolic parts become extra inputs after ``x`` (after ``x, y`` for the increment Ops), in
+the order they appear.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphc.graph.basic import Apply, Constant, Op, Variable
+from graphc.scalar import basic as ps
+from graphc.tensor import math as tm
+from graphc.tensor.basic import _constant, _i64
+from graphc.tensor.elemwise import DimShuffle
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import TensorConstant, as_tensor_variable
+
+INT_DTYPES = ps.INT_DTYPES
+
+
+@dataclass(frozen=True)
+class SliceIdx:
+    """A slice whose parts are None, a constant int, or the dtype name of a symbolic input."""
+
+    start: int | str | None = None
+    stop: int | str | None = None
+    step: int | str | None = None
+
+    def __str__(self) -> str:
+        def s(v):
+            return "" if v is None else str(v)
+
+        if self.step is not None:
+            return f"{s(self.start)}:{s(self.stop)}:{s(self.step)}"
+        if self.stop is not None:
+            return f"{s(self.start)}:{s(self.stop)}"
+        if self.start is not None:
+            return f"{s(self.start)}:"
+        return ":"
+
+
+@dataclass(frozen=True)
+class ArrayIdx:
+    """An integer array index input of the given dtype and ndim."""
+
+    dtype: str
+    ndim: int
+
+    def __str__(self) -> str:
+        return f"{self.dtype}[{','.join([':'] * self.ndim)}]"
+
+
+def _entry_str(e) -> str:
+    return "newaxis" if e is None else str(e)
+
+
+def format_index(idx_list, input_strs) -> str:
+    """``idx_list`` as Python index text, symbolic parts replaced by ``input_strs``."""
+    it = iter(input_strs)
+
+    def part(v):
+        if v is None:
+            return ""
+        return str(next(it)) if isinstance(v, str) else str(v)
+
+    items = []
+    for e in idx_list:
+        if e is None:
+            items.append("None")
+        elif isinstance(e, SliceIdx):
+            start, stop, step = part(e.start), part(e.stop), part(e.step)
+            items.append(f"{start}:{stop}" + (f":{step}" if e.step is not None else ""))
+        elif isinstance(e, str | ArrayIdx):
+            items.append(str(next(it)))
+        else:
+            items.append(str(e))
+    return ", ".join(items)
+
+
+def _n_inputs(idx_list) -> int:
+    n = 0
+    for e in idx_list:
+        if isinstance(e, SliceIdx):
+            n += sum(isinstance(p, str) for p in (e.start, e.stop, e.step))
+        elif isinstance(e, str | ArrayIdx):
+            n += 1
+    return n
+
+
+def _np_index(idx_list, inputs) -> tuple:
+    """The numpy index tuple for ``idx_list`` given the runtime values of its inputs."""
+    it = iter(inputs)
+
+    def part(v):
+        if isinstance(v, str):
+            return int(next(it))
+        return v
+
+    out: list = []
+    for e in idx_list:
+        if isinstance(e, SliceIdx):
+            out.append(slice(part(e.start), part(e.stop), part(e.step)))
+        elif isinstance(e, str):
+            out.append(int(next(it)))
+        elif isinstance(e, ArrayIdx):
+            out.append(next(it))
+        else:
+            out.append(e)
+    return tuple(out)
+
+
+def _check_inputs(op, idx_list, inputs) -> None:
+    if len(inputs) != _n_inputs(idx_list):
+        raise TypeError(f"{op}: expected {_n_inputs(idx_list)} index inputs, got {len(inputs)}")
+    it = iter(inputs)
+
+    def check_scalar(what):
+        v = next(it)
+        if v.ndim != 0 or v.dtype not in INT_DTYPES:
+            raise TypeError(f"{op}: {what} must be an integer scalar, got {v} of type {v.type}")
+
+    for e in idx_list:
+        if isinstance(e, SliceIdx):
+            for p in (e.start, e.stop, e.step):
+                if isinstance(p, str):
+                    check_scalar("a slice bound")
+        elif isinstance(e, str):
+            check_scalar("an index")
+        elif isinstance(e, ArrayIdx):
+            v = next(it)
+            if v.dtype not in INT_DTYPES or v.ndim < 1:
+                raise TypeError(f"{op}: array index {v} ({v.type}) must be an integer array")
+
+
+def _consumed(idx_list) -> int:
+    return sum(e is not None for e in idx_list)
+
+
+def _static_slice_len(e: SliceIdx, n: int | None) -> int | None:
+    if e == SliceIdx():
+        return n
+    if n is None or any(isinstance(p, str) for p in (e.start, e.stop, e.step)):
+        return None
+    return len(range(*slice(e.start, e.stop, e.step).indices(n)))
+
+
+def _slice_len(e: SliceIdx, n, parts: list):
+    """Symbolic length of slice ``e`` of an axis of size ``n`` (int64 scalar Variable)."""
+    it = iter(parts)
+
+    def val(p):
+        if p is None:
+            return None
+        return tm.cast(next(it), "int64") if isinstance(p, str) else int(p)
+
+    start, stop, step = val(e.start), val(e.stop), val(e.step)
+    if e == SliceIdx():
+        return n
+    zero, one = _i64(0), _i64(1)
+
+    def norm(v, lo, hi):
+        if isinstance(v, int):
+            v = _i64(v) + n if v < 0 else _i64(v)
+        else:
+            v = tm.switch(tm.lt(v, _i64(0)), v + n, v)
+        return tm.minimum(tm.maximum(v, lo), hi)
+
+    def forward(st):
+        s = zero if start is None else norm(start, zero, n)
+        t = n if stop is None else norm(stop, zero, n)
+        return tm.maximum(tm.int_div(t - s + st - one, st), zero)
+
+    def backward(st):
+        s = n - one if start is None else norm(start, -one, n - one)
+        t = -one if stop is None else norm(stop, -one, n - one)
+        return tm.maximum(tm.int_div(s - t - st - one, -st), zero)
+
+    if step is None:
+        out = forward(one)
+    elif isinstance(step, int):
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        out = forward(_i64(step)) if step > 0 else backward(_i64(step))
+    else:
+        out = tm.switch(tm.gt(step, _i64(0)), forward(step), backward(step))
+    return tm.cast(out, "int64")
+
+
+def _shape_tuple(x):
+    from graphc.tensor.basic import shape_tuple
+
+    return shape_tuple(x)
+
+
+# ------------------------------------------------------------------ basic indexing
+
+
+def _basic_static_shape(op, idx_list, x) -> tuple:
+    if len(idx_list) > x.ndim:
+        raise IndexError(f"{op}: too many indices ({len(idx_list)}) for {x.type}")
+    out: list = []
+    for axis, (e, n) in enumerate(zip(idx_list, x.type.shape)):
+        if isinstance(e, SliceIdx):
+            if e.step == 0:
+                raise ValueError(f"{op}: slice step cannot be zero")
+            out.append(_static_slice_len(e, n))
+        elif isinstance(e, int) and n is not None and not -n <= e < n:
+            raise IndexError(f"{op}: index {e} is out of bounds for axis {axis} of {x.type}")
+    out.extend(x.type.shape[len(idx_list) :])
+    return tuple(out)
+
+
+class Subtensor(Op):
+    """Basic indexing (ints and slices): the output is a numpy view of the input."""
+
+    __props__ = ("idx_list",)
+    view_map = {0: [0]}
+
+    def __init__(self, idx_list):
+        self.idx_list = tuple(idx_list)
+        for e in self.idx_list:
+            if e is None or isinstance(e, ArrayIdx):
+                raise TypeError(f"Subtensor: {_entry_str(e)} is not a basic index")
+
+    def __str__(self) -> str:
+        return "Subtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
+
+    def make_node(self, x, *inputs) -> Apply:
+        x = as_tensor_variable(x)
+        inputs = [as_tensor_variable(i) for i in inputs]
+        _check_inputs(self, self.idx_list, inputs)
+        static = _basic_static_shape(self, self.idx_list, x)
+        return Apply(self, [x, *inputs], [TensorType(x.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, *rest = inputs
+        idx = _np_index(self.idx_list, rest)
+        try:
+            out = x[(*idx, Ellipsis)]
+        except IndexError as e:
+            raise IndexError(f"{self}: {e} (index {idx} into an array of shape {x.shape})") from e
+        except ValueError as e:
+            raise ValueError(f"{self}: {e} (index {idx}, array shape {x.shape})") from e
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [_basic_shape(self.idx_list, shapes[0], node.inputs[1:], node.outputs[0])]
+
+    def grad(self, inputs, gouts):
+        x, *rest = inputs
+        (g,) = gouts
+        if x.dtype not in ps.FLOAT_DTYPES:
+            return [None] * len(inputs)
+        from graphc.tensor.basic import zeros_like
+
+        gx = IncSubtensor(self.idx_list)(zeros_like(x), g, *rest)
+        return [gx] + [None] * len(rest)
+
+
+def _basic_shape(idx_list, xshape, parts, out):
+    res: list = []
+    it = iter(parts)
+    for e, n in zip(idx_list, xshape):
+        if isinstance(e, SliceIdx):
+            k = sum(isinstance(p, str) for p in (e.start, e.stop, e.step))
+            res.append(_slice_len(e, n, [next(it) for _ in range(k)]))
+        elif isinstance(e, str):
+            next(it)
+    res.extend(xshape[len(idx_list) :])
+    return tuple(
+        _i64(st) if st is not None else r for st, r in zip(out.type.shape, res, strict=True)
+    )
+
+
+class IncSubtensor(Op):
+    """``x`` with ``x[idx]`` incremented by (or, with ``set_instead_of_inc``, set to) ``y``.
+
+    With ``inplace`` the output is ``x``'s buffer (``destroy_map = {0: [0]}``); otherwise
+    ``x`` is copied first.
+    """
+
+    __props__ = ("idx_list", "inplace", "set_instead_of_inc")
+
+    def __init__(self, idx_list, inplace: bool = False, set_instead_of_inc: bool = False):
+        self.idx_list = tuple(idx_list)
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
+
+    def __str__(self) -> str:
+        mode = ("Inplace" if self.inplace else "") + ("Set" if self.set_instead_of_inc else "Inc")
+        return f"IncSubtensor{{{mode};" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
+
+    def make_node(self, x, y, *inputs) -> Apply:
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        inputs = [as_tensor_variable(i) for i in inputs]
+        _check_inputs(self, self.idx_list, inputs)
+        sub = _basic_static_shape(self, self.idx_list, x)
+        _check_y(self, x, y, sub)
+        return Apply(self, [x, y, *inputs], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *rest = inputs
+        out = x if self.inplace else x.copy()
+        idx = (*_np_index(self.idx_list, rest), Ellipsis)
+        try:
+            if self.set_instead_of_inc:
+                out[idx] = y
+            else:
+                out[idx] += y
+        except (IndexError, ValueError) as e:
+            raise type(e)(
+                f"{self}: {e} (index {idx[:-1]} into an array of shape {x.shape}, "
+                f"value shape {np.shape(y)})"
+            ) from e
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [shapes[0]]
+
+    def grad(self, inputs, gouts):
+        x, y, *rest = inputs
+        (g,) = gouts
+        gx = gy = None
+        if x.dtype in ps.FLOAT_DTYPES:
+            if self.set_instead_of_inc:
+                gx = IncSubtensor(self.idx_list, set_instead_of_inc=True)(
+                    g, _constant(np.zeros((), dtype=g.dtype)), *rest
+                )
+            else:
+                gx = g
+        if y.dtype in ps.FLOAT_DTYPES:
+            gy = tm.cast(_sum_to(Subtensor(self.idx_list)(g, *rest), y), y.dtype)
+        return [gx, gy] + [None] * len(rest)
+
+
+def _check_y(op, x, y, sub_shape) -> None:
+    if y.ndim > len(sub_shape):
+        raise TypeError(
+            f"{op}: cannot put a {y.ndim}-d value ({y.type}) into a {len(sub_shape)}-d "
+            f"region of {x.type}"
+        )
+    if y.dtype != x.dtype:
+        raise TypeError(f"{op}: the value's dtype ({y.type}) differs from x's ({x.type})")
+    for ys, ss in zip(y.type.shape[::-1], sub_shape[::-1]):
+        if ys not in (None, 1) and ss is not None and ys != ss:
+            raise ValueError(
+                f"{op}: a value of type {y.type} does not broadcast to the indexed region "
+                f"of static shape {sub_shape} of {x.type}"
+            )
+
+
+def _sum_to(g, y):
+    """Sum ``g`` over the axes that ``y`` was broadcast along (leading, and static size 1)."""
+    lead = g.ndim - y.ndim
+    if lead:
+        g = tm.sum(g, axis=tuple(range(lead)))
+    axes = tuple(
+        i for i, (ys, gs) in enumerate(zip(y.type.shape, g.type.shape)) if ys == 1 and gs != 1
+    )
+    if axes:
+        g = tm.sum(g, axis=axes, keepdims=True)
+    return g
+
+
+# ------------------------------------------------------------------ advanced indexing
+
+
+class AdvancedSubtensor1(Op):
+    """``x[ilist]`` for an integer vector ``ilist`` on axis 0 (a copy)."""
+
+    __props__ = ()
+
+    def make_node(self, x, ilist) -> Apply:
+        x, ilist = as_tensor_variable(x), as_tensor_variable(ilist)
+        if ilist.ndim != 1 or ilist.dtype not in INT_DTYPES:
+            raise TypeError(f"{self}: the index must be an integer vector, got {ilist.type}")
+        if x.ndim < 1:
+            raise TypeError(f"{self}: cannot index a 0-d tensor ({x.type})")
+        static = (ilist.type.shape[0], *x.type.shape[1:])
+        return Apply(self, [x, ilist], [TensorType(x.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, ilist = inputs
+        try:
+            out = x[ilist]
+        except IndexError as e:
+            raise IndexError(f"{self}: {e} (array of shape {x.shape})") from e
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [(shapes[1][0], *shapes[0][1:])]
+
+    def grad(self, inputs, gouts):
+        x, ilist = inputs
+        (g,) = gouts
+        if x.dtype not in ps.FLOAT_DTYPES:
+            return [None, None]
+        from graphc.tensor.basic import zeros_like
+
+        return [AdvancedIncSubtensor1()(zeros_like(x), g, ilist), None]
+
+
+class AdvancedIncSubtensor1(Op):
+    """``x`` with rows ``ilist`` incremented by (or set to) ``y``; repeated rows accumulate
+    when incrementing (``numpy.add.at``) and the last write wins when setting."""
+
+    __props__ = ("inplace", "set_instead_of_inc")
+
+    def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False):
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
+
+    def __str__(self) -> str:
+        return (
+            f"AdvancedIncSubtensor1{{{'inplace' if self.inplace else 'no_inplace'},"
+            f"{'set' if self.set_instead_of_inc else 'inc'}}}"
+        )
+
+    def make_node(self, x, y, ilist) -> Apply:
+        x, y, ilist = (as_tensor_variable(v) for v in (x, y, ilist))
+        if ilist.ndim != 1 or ilist.dtype not in INT_DTYPES:
+            raise TypeError(f"{self}: the index must be an integer vector, got {ilist.type}")
+        if x.ndim < 1:
+            raise TypeError(f"{self}: cannot index a 0-d tensor ({x.type})")
+        _check_y(self, x, y, (ilist.type.shape[0], *x.type.shape[1:]))
+        return Apply(self, [x, y, ilist], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, ilist = inputs
+        out = x if self.inplace else x.copy()
+        try:
+            if self.set_instead_of_inc:
+                out[ilist] = y
+            else:
+                np.add.at(out, ilist, y)
+        except (IndexError, ValueError) as e:
+            raise type(e)(f"{self}: {e} (array of shape {x.shape}, value {np.shape(y)})") from e
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [shapes[0]]
+
+    def grad(self, inputs, gouts):
+        x, y, ilist = inputs
+        (g,) = gouts
+        gx = gy = None
+        if x.dtype in ps.FLOAT_DTYPES:
+            if self.set_instead_of_inc:
+                zero = _constant(np.zeros((), dtype=g.dtype))
+                gx = AdvancedIncSubtensor1(set_instead_of_inc=True)(g, zero, ilist)
+            else:
+                gx = g
+        if y.dtype in ps.FLOAT_DTYPES:
+            gy = tm.cast(_sum_to(AdvancedSubtensor1()(g, ilist), y), y.dtype)
+        return [gx, gy, None]
+
+
+def _adv_parts(op, idx_list, x, inputs):
+    """[(kind, value)] per output-producing item: ("adv", shape) or ("basic", size)."""
+    if _consumed(idx_list) > x.ndim:
+        raise IndexError(f"{op}: too many indices ({_consumed(idx_list)}) for {x.type}")
+    it = iter(inputs)
+    dims = iter(x.type.shape)
+    parts: list = []
+    for e in idx_list:
+        if e is None:
+            parts.append(("basic", 1, None))
+        elif isinstance(e, SliceIdx):
+            k = sum(isinstance(p, str) for p in (e.start, e.stop, e.step))
+            parts.append(("basic", e, [next(it) for _ in range(k)]))
+            next(dims)
+        elif isinstance(e, ArrayIdx):
+            parts.append(("adv", next(it), None))
+            next(dims)
+        else:
+            if isinstance(e, str):
+                next(it)
+            parts.append(("adv", None, None))
+            next(dims)
+    for _ in dims:
+        parts.append(("basic", SliceIdx(), []))
+    return parts
+
+
+def _adv_order(parts) -> tuple[list[int], bool]:
+    adv = [i for i, p in enumerate(parts) if p[0] == "adv"]
+    adjacent = adv == list(range(adv[0], adv[-1] + 1)) if adv else True
+    return adv, adjacent
+
+
+def _adv_static_shape(op, idx_list, x, inputs) -> tuple:
+    from graphc.tensor.elemwise import broadcast_static_shapes
+
+    parts = _adv_parts(op, idx_list, x, inputs)
+    adv, adjacent = _adv_order(parts)
+    arrays = [p[1] for p in parts if p[0] == "adv" and p[1] is not None]
+    nd = max((a.ndim for a in arrays), default=0)
+    shapes = [(1,) * (nd - a.ndim) + a.type.shape for a in arrays]
+    bshape = broadcast_static_shapes(op, shapes, arrays) if shapes else ()
+    dims = iter(x.type.shape)
+    basic: list = []
+    for kind, e, _ in parts:
+        if kind == "adv":
+            next(dims)
+            basic.append("ADV")
+        elif isinstance(e, SliceIdx):
+            basic.append(_static_slice_len(e, next(dims)))
+        else:
+            basic.append(1)
+    return _place(basic, list(bshape), adv, adjacent)
+
+
+def _place(items: list, bshape: list, adv: list[int], adjacent: bool) -> tuple:
+    rest = [v for v in items if not (isinstance(v, str) and v == "ADV")]
+    if not adv:
+        return tuple(rest)
+    if adjacent:
+        return tuple(items[: adv[0]] + bshape + items[adv[-1] + 1 :])
+    return tuple(bshape + rest)
+
+
+class AdvancedSubtensor(Op):
+    """numpy-style integer array indexing mixed with ints, slices and new axes (a copy)."""
+
+    __props__ = ("idx_list",)
+
+    def __init__(self, idx_list):
+        self.idx_list = tuple(idx_list)
+
+    def __str__(self) -> str:
+        return "AdvancedSubtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
+
+    def make_node(self, x, *inputs) -> Apply:
+        x = as_tensor_variable(x)
+        inputs = [as_tensor_variable(i) for i in inputs]
+        _check_inputs(self, self.idx_list, inputs)
+        static = _adv_static_shape(self, self.idx_list, x, inputs)
+        return Apply(self, [x, *inputs], [TensorType(x.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, *rest = inputs
+        idx = _np_index(self.idx_list, rest)
+        try:
+            out = x[idx]
+        except IndexError as e:
+            raise IndexError(f"{self}: {e} (array of shape {x.shape})") from e
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        from graphc.tensor.elemwise import broadcast_shape_symbolic
+
+        x, *rest = node.inputs
+        parts = _adv_parts(self, self.idx_list, x, rest)
+        adv, adjacent = _adv_order(parts)
+        pos = {id(v): k for k, v in enumerate(rest)}
+        arrays = [p[1] for p in parts if p[0] == "adv" and p[1] is not None]
+        nd = max((a.ndim for a in arrays), default=0)
+        ish = shapes[1:]
+        one = _i64(1)
+        sym = [(one,) * (nd - a.ndim) + tuple(ish[pos[id(a)]]) for a in arrays]
+        stat = [(1,) * (nd - a.ndim) + a.type.shape for a in arrays]
+        bshape = list(broadcast_shape_symbolic(sym, stat)) if sym else []
+        xdims = iter(shapes[0])
+        items: list = []
+        for kind, e, ps_ in parts:
+            if kind == "adv":
+                next(xdims)
+                items.append("ADV")
+            elif isinstance(e, SliceIdx):
+                items.append(_slice_len(e, next(xdims), ps_))
+            else:
+                items.append(one)
+        res = _place(items, bshape, adv, adjacent)
+        return [
+            tuple(
+                _i64(st) if st is not None else r
+                for st, r in zip(node.outputs[0].type.shape, res, strict=True)
+            )
+        ]
+
+    def grad(self, inputs, gouts):
+        x, *rest = inputs
+        (g,) = gouts
+        if x.dtype not in ps.FLOAT_DTYPES:
+            return [None] * len(inputs)
+        from graphc.tensor.basic import zeros_like
+
+        gx = AdvancedIncSubtensor(self.idx_list)(zeros_like(x), g, *rest)
+        return [gx] + [None] * len(rest)
+
+
+class AdvancedIncSubtensor(Op):
+    """General advanced ``set_subtensor`` / ``inc_subtensor`` (``numpy.add.at`` for inc)."""
+
+    __props__ = ("idx_list", "inplace", "set_instead_of_inc")
+
+    def __init__(self, idx_list, inplace: bool = False, set_instead_of_inc: bool = False):
+        self.idx_list = tuple(idx_list)
+        self.inplace = bool(inplace)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
+
+    def __str__(self) -> str:
+        mode = ("Inplace" if self.inplace else "") + ("Set" if self.set_instead_of_inc else "Inc")
+        idx = ", ".join(_entry_str(e) for e in self.idx_list)
+        return f"AdvancedIncSubtensor{{{mode};{idx}}}"
+
+    def make_node(self, x, y, *inputs) -> Apply:
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        inputs = [as_tensor_variable(i) for i in inputs]
+        _check_inputs(self, self.idx_list, inputs)
+        sub = _adv_static_shape(self, self.idx_list, x, inputs)
+        _check_y(self, x, y, sub)
+        return Apply(self, [x, y, *inputs], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *rest = inputs
+        out = x if self.inplace else x.copy()
+        idx = _np_index(self.idx_list, rest)
+        try:
+            if self.set_instead_of_inc:
+                out[idx] = y
+            else:
+                np.add.at(out, idx, y)
+        except (IndexError, ValueError) as e:
+            raise type(e)(f"{self}: {e} (array of shape {x.shape}, value {np.shape(y)})") from e
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [shapes[0]]
+
+    def grad(self, inputs, gouts):
+        x, y, *rest = inputs
+        (g,) = gouts
+        gx = gy = None
+        if x.dtype in ps.FLOAT_DTYPES:
+            if self.set_instead_of_inc:
+                zero = _constant(np.zeros((), dtype=g.dtype))
+                gx = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)(g, zero, *rest)
+            else:
+                gx = g
+        if y.dtype in ps.FLOAT_DTYPES:
+            gy = tm.cast(_sum_to(AdvancedSubtensor(self.idx_list)(g, *rest), y), y.dtype)
+        return [gx, gy] + [None] * len(rest)
+
+
+# ------------------------------------------------------------------ building indices
+
+
+def _const_int(v) -> int | None:
+    """A python int for constant integer scalars, else None."""
+    if isinstance(v, bool | np.bool_):
+        return None
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, Constant) and getattr(v.type, "ndim", -1) == 0 and v.dtype in INT_DTYPES:
+        return int(np.asarray(v.data))
+    return None
+
+
+def _scalar_part(v, what: str, x):
+    """(pattern entry, input or None) for an int / symbolic int scalar."""
+    c = _const_int(v)
+    if c is not None:
+        return c, None
+    if isinstance(v, Variable):
+        v = as_tensor_variable(v)
+        if v.ndim == 0 and v.dtype in INT_DTYPES:
+            return v.dtype, v
+        if v.dtype == "bool":
+            raise NotImplementedError(
+                f"boolean mask indexing with a symbolic mask ({v.type}) is not supported; "
+                "use nonzero indices or switch"
+            )
+        raise TypeError(f"indexing {x.type}: {what} must be an integer scalar, got {v.type}")
+    raise TypeError(f"indexing {x.type}: {what} must be an integer, got {v!r}")
+
+
+def _classify(x, idx) -> list:
+    """Normalize an index into items: ("new",) ("int", entry, var) ("slice", ...) ("adv", v)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    items: list = []
+    for k in idx:
+        if k is None:
+            items.append(("new",))
+        elif k is Ellipsis:
+            items.append(("ellipsis",))
+        elif isinstance(k, slice):
+            parts, ins = [], []
+            for what, p in (("a slice start", k.start), ("a slice stop", k.stop),
+                            ("a slice step", k.step)):  # fmt: skip
+                if p is None:
+                    parts.append(None)
+                    continue
+                e, v = _scalar_part(p, what, x)
+                parts.append(e)
+                if v is not None:
+                    ins.append(v)
+            if parts[2] == 0:
+                raise ValueError(f"indexing {x.type}: slice step cannot be zero")
+            items.append(("slice", SliceIdx(*parts), ins))
+        elif _const_int(k) is not None or (isinstance(k, Variable) and k.ndim == 0):
+            e, v = _scalar_part(k, "an index", x)
+            items.append(("int", e, v))
+        else:
+            v = _array_index(k, x)
+            if v.dtype == "bool":
+                # a constant mask becomes the integer arrays of its nonzero positions
+                arr = np.asarray(v.data)
+                if arr.ndim == 0:
+                    raise NotImplementedError(f"indexing {x.type} with a 0-d boolean")
+                items.extend(("adv", _constant(np.asarray(a, "int64"))) for a in np.nonzero(arr))
+            else:
+                items.append(("adv", v))
+    return items
+
+
+def _array_index(k, x):
+    if isinstance(k, Variable):
+        v = as_tensor_variable(k)
+    elif isinstance(k, list | tuple) and any(isinstance(e, Variable) for e in k):
+        v = as_tensor_variable(list(k))
+    else:
+        arr = np.asarray(k)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype("int64")
+        if arr.dtype.kind not in "biu":
+            raise IndexError(
+                f"indexing {x.type}: only integers, slices, None, Ellipsis and integer or "
+                f"boolean arrays are valid indices, got {k!r:.60}"
+            )
+        v = _constant(arr.astype("int64") if arr.dtype.kind in "iu" else arr)
+    if v.dtype == "bool":
+        if not isinstance(v, Constant):
+            raise NotImplementedError(
+                f"boolean mask indexing with a symbolic mask ({v.type}) is not supported"
+            )
+        return v
+    if v.dtype not in INT_DTYPES:
+        raise IndexError(f"indexing {x.type}: array indices must be integers, got {v.type}")
+    return v
+
 
 def getitem(x, idx):
-    raise NotImplementedError("tensor indexing is not implemented yet")
+    """``x[idx]`` with numpy semantics (basic indexing gives a view, advanced a copy)."""
+    x = as_tensor_variable(x)
+    items = _classify(x, idx)
+    n_ell = sum(it[0] == "ellipsis" for it in items)
+    if n_ell > 1:
+        raise IndexError(f"indexing {x.type}: an index can only have a single ellipsis")
+    consumed = sum(1 for it in items if it[0] in ("int", "slice", "adv"))
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for {x} ({x.type}): {consumed} given")
+    if n_ell:
+        k = next(i for i, it in enumerate(items) if it[0] == "ellipsis")
+        fill = [("slice", SliceIdx(), [])] * (x.ndim - consumed)
+        items = items[:k] + fill + items[k + 1 :]
+    if any(it[0] == "adv" for it in items):
+        return _advanced(x, items)
+    return _basic(x, items)
+
+
+def _basic(x, items):
+    idx_list: list = []
+    inputs: list = []
+    new_axes: list[int] = []
+    out_axis = 0
+    for it in items:
+        if it[0] == "new":
+            new_axes.append(out_axis)
+            out_axis += 1
+        elif it[0] == "slice":
+            idx_list.append(it[1])
+            inputs.extend(it[2])
+            out_axis += 1
+        else:
+            idx_list.append(it[1])
+            if it[2] is not None:
+                inputs.append(it[2])
+    out = Subtensor(idx_list)(x, *inputs)
+    if new_axes:
+        nd = out.ndim + len(new_axes)
+        order: list = []
+        k = 0
+        for i in range(nd):
+            if i in new_axes:
+                order.append("x")
+            else:
+                order.append(k)
+                k += 1
+        out = DimShuffle(out.ndim, order)(out)
+    return out
+
+
+def _advanced(x, items):
+    advs = [it for it in items if it[0] == "adv"]
+    if (
+        len(advs) == 1
+        and items[0][0] == "adv"
+        and advs[0][1].ndim == 1
+        and all(it[0] == "slice" and it[1] == SliceIdx() for it in items[1:])
+    ):
+        return AdvancedSubtensor1()(x, advs[0][1])
+    idx_list: list = []
+    inputs: list = []
+    for it in items:
+        if it[0] == "new":
+            idx_list.append(None)
+        elif it[0] == "slice":
+            idx_list.append(it[1])
+            inputs.extend(it[2])
+        elif it[0] == "int":
+            idx_list.append(it[1])
+            if it[2] is not None:
+                inputs.append(it[2])
+        else:
+            v = it[1]
+            idx_list.append(ArrayIdx(v.dtype, v.ndim))
+            inputs.append(v)
+    return AdvancedSubtensor(idx_list)(x, *inputs)
+
+
+def take(a, indices, axis: int | None = None):
+    """``numpy.take`` with integer ``indices`` (flattens ``a`` when ``axis`` is None)."""
+    a = as_tensor_variable(a)
+    if axis is None:
+        from graphc.tensor.basic import flatten
+
+        a, axis = flatten(a), 0
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"take: axis {axis} is out of range for {a.type}")
+    axis %= a.ndim
+    return getitem(a, (slice(None),) * axis + (_array_index(indices, a),))
+
+
+# ------------------------------------------------------------------ set / inc
+
+
+def _cast_value(y, x, name: str):
+    if y.dtype == x.dtype:
+        return y
+    if np.can_cast(y.dtype, x.dtype, "safe"):
+        return tm.cast(y, x.dtype)
+    if isinstance(y, TensorConstant):
+        data = np.asarray(y.data)
+        conv = data.astype(x.dtype)
+        both_float = data.dtype.kind == "f" and conv.dtype.kind == "f"
+        if both_float or bool(np.all(conv == data)):
+            return _constant(conv)
+    raise TypeError(
+        f"{name}: cannot store a value of type {y.type} into {x.type} without a lossy cast; "
+        "cast the value first"
+    )
+
+
+def inc_subtensor(x, y, inplace: bool = False, set_instead_of_inc: bool = False):
+    """The tensor indexed by ``x`` (an expression ``t[idx]``) with ``t[idx]`` incremented by
+    ``y`` (or set to ``y``); ``t`` itself is not modified unless ``inplace``."""
+    name = "set_subtensor" if set_instead_of_inc else "inc_subtensor"
+    x = as_tensor_variable(x)
+    y = as_tensor_variable(y)
+    node = x.owner
+    if node is not None and isinstance(node.op, DimShuffle):
+        inner = node.inputs[0]
+        ds = node.op
+        if (
+            inner.owner is not None
+            and isinstance(inner.owner.op, Subtensor)
+            and not ds.drop
+            and list(ds.shuffle) == sorted(ds.shuffle)
+        ):
+            y = _drop_new_axes(y, x, ds.augment, name)
+            x, node = inner, inner.owner
+    if node is None or not isinstance(node.op, Subtensor | AdvancedSubtensor1 | AdvancedSubtensor):
+        raise TypeError(
+            f"{name}: the first argument must be an indexing expression like x[idx], got "
+            f"{x} ({x.type})"
+        )
+    src = node.inputs[0]
+    y = _cast_value(y, src, name)
+    op = node.op
+    if isinstance(op, Subtensor):
+        return IncSubtensor(op.idx_list, inplace, set_instead_of_inc)(src, y, *node.inputs[1:])
+    if isinstance(op, AdvancedSubtensor1):
+        return AdvancedIncSubtensor1(inplace, set_instead_of_inc)(src, y, node.inputs[1])
+    return AdvancedIncSubtensor(op.idx_list, inplace, set_instead_of_inc)(src, y, *node.inputs[1:])
+
+
+def _drop_new_axes(y, expr, augment, name: str):
+    offset = expr.ndim - y.ndim
+    if offset < 0:
+        raise TypeError(f"{name}: value {y.type} has more dimensions than {expr.type}")
+    drop = [a - offset for a in augment if a >= offset]
+    for a in drop:
+        if y.type.shape[a] != 1:
+            raise ValueError(
+                f"{name}: the value ({y.type}) must have static size 1 on axis {a}, which "
+                "indexes a new axis"
+            )
+    if not drop:
+        return y
+    return DimShuffle(y.ndim, [i for i in range(y.ndim) if i not in drop])(y)
+
+
+def set_subtensor(x, y, inplace: bool = False):
+    """The tensor indexed by ``x`` (an expression ``t[idx]``) with ``t[idx] = y``."""
+    return inc_subtensor(x, y, inplace=inplace, set_instead_of_inc=True)
+
+
+__all__ = [
+    "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "AdvancedSubtensor", "AdvancedSubtensor1",
+    "ArrayIdx", "IncSubtensor", "SliceIdx", "Subtensor", "getitem", "inc_subtensor",
+    "set_subtensor", "take",
+]  # fmt: skip
