@@ -286,7 +286,7 @@ class Function:
         self.shared = maker.shared
         n_out = maker.n_outputs
         self.update_targets = [(maker.shared.index(s), s) for s, _ in maker.updates]
-        self._copy_outputs = _outputs_needing_copy(maker, linked)
+        self._copy_outputs, self._copy_updates = _outputs_needing_copy(maker, linked)
         self.n_out = n_out
         self.profile = None
         self._calls = 0
@@ -366,6 +366,8 @@ class Function:
         n = self.n_out
         if self.update_targets:
             new_values = outs[n:]
+            for k in self._copy_updates:
+                new_values[k] = np.array(new_values[k], copy=True)
             for (_, s), v in zip(self.update_targets, new_values):
                 s._value = v
         results = outs[:n]
@@ -441,33 +443,59 @@ def _rebuild_function(original, mode, trust_input):
     return fn
 
 
-def _outputs_needing_copy(maker: FunctionMaker, linked) -> list[int]:
-    """Outputs that may alias a function input, a shared value or a constant (through a
-    view or an in-place chain): copied on return unless ``Out(borrow=True)``."""
+def _outputs_needing_copy(maker: FunctionMaker, linked) -> tuple[list[int], list[int]]:
+    """Outputs and updates whose value must be copied so that no two of the caller's arrays
+    (returned outputs, new shared values, the caller's inputs) and no constant share memory.
+
+    An output is copied (unless ``Out(borrow=True)``) when it may alias a function input, a
+    shared value or a constant (through a view or an in-place chain), when it is also an
+    update's new value, or when the same variable was returned earlier in the list.
+    An update's new value is copied when it may alias anything but its own shared variable's
+    old value or the old value of another updated shared variable that no other update keeps
+    (so ``a <- b, b <- a`` swaps buffers without copying), or when it is the value of an
+    earlier update."""
     fg = maker.fgraph
     roots = set(fg.inputs)
-    aliases: dict[Variable, bool] = {}
+    memo: dict[Variable, frozenset] = {}
 
-    def aliased(v: Variable) -> bool:
-        if v in aliases:
-            return aliases[v]
+    def alias_roots(v: Variable) -> frozenset:
+        if v in memo:
+            return memo[v]
         if v in roots or isinstance(v, Constant):
-            aliases[v] = True
-            return True
-        node = v.owner
-        res = False
-        if node is not None:
-            for mp in (node.op.view_map, node.op.destroy_map):
-                for i in mp.get(v.index, ()):
-                    res = res or aliased(node.inputs[i])
-        aliases[v] = res
+            res = frozenset([v])
+        else:
+            res = frozenset()
+            node = v.owner
+            if node is not None:
+                for mp in (node.op.view_map, node.op.destroy_map):
+                    for i in mp.get(v.index, ()):
+                        res = res | alias_roots(node.inputs[i])
+        memo[v] = res
         return res
 
-    updated = set(fg.outputs[len(maker.outputs) :])
-    return [
-        k for k, out in enumerate(maker.outputs)
-        if not out.borrow and (aliased(fg.outputs[k]) or fg.outputs[k] in updated)
-    ]  # fmt: skip
+    n_out = len(maker.outputs)
+    n_in = len(maker.inputs)
+    upd_outs = fg.outputs[n_out:]
+    upd_vars = [fg.inputs[n_in + maker.shared.index(s)] for s, _ in maker.updates]
+    released = {s for s, e in zip(upd_vars, upd_outs) if s not in alias_roots(e)}
+    claimed: set[Variable] = set()
+    seen: set[Variable] = set()
+    copy_updates = []
+    for k, (s, e) in enumerate(zip(upd_vars, upd_outs)):
+        allowed = {s} | (released - claimed)
+        r = alias_roots(e)
+        if e in seen or not r <= allowed:
+            copy_updates.append(k)
+        else:
+            claimed |= r - {s}
+            seen.add(e)
+    updated = set(upd_outs)
+    copy_outputs = []
+    for k, out in enumerate(maker.outputs):
+        v = fg.outputs[k]
+        if not out.borrow and (alias_roots(v) or v in updated or v in fg.outputs[:k]):
+            copy_outputs.append(k)
+    return copy_outputs, copy_updates
 
 
 def _runtime_inputs(node, fn: Function, values):

@@ -1,0 +1,454 @@
+"""graphc.function: call semantics, updates, givens, In/Out, shared values, input checks."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import graphc
+import graphc.tensor as gt
+from graphc import In, Out, function, shared
+
+PY = graphc.Mode(linker="py", optimizer=None)
+
+floats = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+def vec(n=None, name="v"):
+    return gt.tensor("float64", shape=(n,), name=name)
+
+
+def arrays(min_side=1, max_side=6):
+    return hnp.arrays(np.float64, st.integers(min_side, max_side), elements=floats)
+
+
+# ------------------------------------------------------------------ outputs
+
+
+def test_single_output_is_not_wrapped_and_list_output_is():
+    x = vec(name="x")
+    a = np.arange(3.0)
+    r = function([x], x * 2, mode=PY)(a)
+    assert isinstance(r, np.ndarray)
+    np.testing.assert_array_equal(r, a * 2)
+    rl = function([x], [x * 2], mode=PY)(a)
+    assert isinstance(rl, list) and len(rl) == 1
+    rt = function([x], (x * 2, x + 1), mode=PY)(a)
+    assert isinstance(rt, list) and len(rt) == 2
+    np.testing.assert_array_equal(rt[1], a + 1)
+
+
+def test_no_outputs_returns_empty_list_or_none():
+    x = vec(name="x")
+    s = shared(np.zeros(2), "s")
+    assert function([x], [], updates=[(s, x)], mode=PY)(np.ones(2)) == []
+    assert function([x], None, updates=[(s, x)], mode=PY)(np.ones(2)) is None
+
+
+# ------------------------------------------------------------------ updates
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=arrays(2, 2), b=arrays(2, 2), as_dict=st.booleans())
+def test_updates_swap_reads_values_before_the_call(a, b, as_dict):
+    sa, sb = shared(a, "sa"), shared(b, "sb")
+    ups = {sa: sb, sb: sa} if as_dict else [(sa, sb), (sb, sa)]
+    f = function([], [], updates=ups, mode=PY)
+    f()
+    np.testing.assert_array_equal(sa.get_value(), b)
+    np.testing.assert_array_equal(sb.get_value(), a)
+    f()
+    np.testing.assert_array_equal(sa.get_value(), a)
+    np.testing.assert_array_equal(sb.get_value(), b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=arrays(3, 3), b=arrays(3, 3), x=arrays(3, 3))
+def test_update_reading_another_updated_variable_sees_the_old_value(a, b, x):
+    sa, sb = shared(a, "sa"), shared(b, "sb")
+    xv = vec(name="x")
+    # sb's new value reads sa, which is itself updated: it must see sa before the call
+    f = function([xv], [sa * 1, sb * 1], updates=[(sa, sa + xv), (sb, sa * 2 + sb)], mode=PY)
+    out_a, out_b = f(x)
+    np.testing.assert_array_equal(out_a, a)  # outputs too are computed from the old values
+    np.testing.assert_array_equal(out_b, b)
+    np.testing.assert_array_equal(sa.get_value(), a + x)
+    np.testing.assert_array_equal(sb.get_value(), a * 2 + b)
+
+
+def test_updates_as_dict_and_as_pairs_are_equivalent():
+    x = vec(name="x")
+    s1, s2 = shared(np.zeros(2), "s1"), shared(np.zeros(2), "s2")
+    f1 = function([x], [], updates={s1: s1 + x}, mode=PY)
+    f2 = function([x], [], updates=[(s2, s2 + x)], mode=PY)
+    for v in (np.ones(2), np.array([2.0, -1.0])):
+        f1(v)
+        f2(v)
+    np.testing.assert_array_equal(s1.get_value(), s2.get_value())
+    np.testing.assert_array_equal(s1.get_value(), [3.0, 0.0])
+
+
+def test_update_errors():
+    x = vec(name="x")
+    s = shared(np.zeros(2), "s")
+    with pytest.raises(TypeError, match="not a shared variable"):
+        function([x], [], updates=[(x, x + 1)], mode=PY)
+    with pytest.raises(ValueError, match="updated twice"):
+        function([x], [], updates=[(s, x), (s, x + 1)], mode=PY)
+    with pytest.raises(TypeError, match="dtype"):
+        function([x], [], updates=[(s, gt.cast(x, "float32"))], mode=PY)
+
+
+def test_output_that_is_an_update_value_is_not_aliased_with_the_shared_value():
+    x = vec(name="x")
+    s = shared(np.zeros(3), "s")
+    new = s + x
+    f = function([x], new, updates=[(s, new)], mode=PY)
+    r = f(np.ones(3))
+    stored = s.get_value(borrow=True)
+    assert not np.shares_memory(r, stored)
+    r[:] = 100.0
+    np.testing.assert_array_equal(s.get_value(), np.ones(3))
+
+
+def test_update_to_an_input_does_not_alias_the_callers_array():
+    x = vec(name="x")
+    s = shared(np.zeros(3), "s")
+    f = function([x], [], updates=[(s, x)], mode=PY)
+    a = np.arange(3.0)
+    f(a)
+    assert not np.shares_memory(s.get_value(borrow=True), a)
+    a[:] = -1.0
+    np.testing.assert_array_equal(s.get_value(), [0.0, 1.0, 2.0])
+
+
+def test_update_to_another_shared_or_a_constant_does_not_alias_it():
+    sa, sb = shared(np.zeros(2), "sa"), shared(np.ones(2), "sb")
+    function([], [], updates=[(sa, sb)], mode=PY)()
+    assert not np.shares_memory(sa.get_value(borrow=True), sb.get_value(borrow=True))
+    c = gt.constant(np.array([5.0, 6.0]))
+    f = function([], [], updates=[(sa, c)], mode=PY)
+    f()
+    stored = sa.get_value(borrow=True)
+    assert not any(np.shares_memory(stored, v) for _, v in f.linked.program.constants)
+    stored[0] = 0.0  # the stored value is the function's to own and the user's to change
+    f()
+    np.testing.assert_array_equal(sa.get_value(), [5.0, 6.0])
+
+
+def test_two_updates_with_the_same_new_value_do_not_share_storage():
+    x = vec(name="x")
+    sa, sb = shared(np.zeros(2), "sa"), shared(np.zeros(2), "sb")
+    e = x * 2
+    function([x], [], updates=[(sa, e), (sb, e)], mode=PY)(np.ones(2))
+    assert not np.shares_memory(sa.get_value(borrow=True), sb.get_value(borrow=True))
+
+
+def test_same_variable_twice_in_the_outputs_gives_independent_arrays():
+    x = vec(name="x")
+    y = x * 2
+    r = function([x], [y, y], mode=PY)(np.ones(2))
+    assert not np.shares_memory(r[0], r[1])
+    r[0][:] = 0.0
+    np.testing.assert_array_equal(r[1], [2.0, 2.0])
+
+
+def test_shared_variable_used_by_several_functions():
+    x = vec(name="x")
+    s = shared(np.zeros(2), "s")
+    inc = function([x], [], updates=[(s, s + x)], mode=PY)
+    read = function([], s * 1, mode=PY)
+    scale = function([], [], updates=[(s, s * 10)], mode=PY)
+    inc(np.ones(2))
+    np.testing.assert_array_equal(read(), [1.0, 1.0])
+    scale()
+    inc(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(read(), [11.0, 12.0])
+    s.set_value(np.array([-1.0, -2.0]))
+    np.testing.assert_array_equal(read(), [-1.0, -2.0])
+
+
+@pytest.mark.parametrize("vm", ["cvm", "py"])
+def test_failing_call_leaves_every_shared_value_untouched(vm):
+    x = vec(name="x")
+    sa, sb = shared(np.arange(3.0), "sa"), shared(np.ones(3), "sb")
+    # sa's update succeeds; sb's fails on a shape mismatch (x has the wrong length)
+    f = function([x], [], updates=[(sa, sa + 1), (sb, sb + x)],
+                 mode=graphc.Mode(linker="py", optimizer=None, vm=vm))  # fmt: skip
+    before = [(s.get_value(borrow=True), s.get_value()) for s in (sa, sb)]
+    with pytest.raises(ValueError):
+        f(np.ones(4))
+    for s, (buf, val) in zip((sa, sb), before):
+        assert s.get_value(borrow=True) is buf
+        np.testing.assert_array_equal(s.get_value(), val)
+    f(np.ones(3))  # the function still works after a failed call
+    np.testing.assert_array_equal(sa.get_value(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(sb.get_value(), [2.0, 2.0, 2.0])
+
+
+# ------------------------------------------------------------------ givens
+
+
+def test_givens_substitute_an_input_by_an_expression():
+    x, y = vec(name="x"), vec(name="y")
+    f = function([y], x * 3, givens={x: y + 1}, mode=PY)
+    np.testing.assert_array_equal(f(np.array([0.0, 1.0])), [3.0, 6.0])
+    f2 = function([y], x * 3, givens=[(x, y + 1)], mode=PY)
+    np.testing.assert_array_equal(f2(np.array([0.0, 1.0])), [3.0, 6.0])
+
+
+def test_givens_substitute_by_a_shared_variable():
+    x = vec(name="x")
+    s = shared(np.array([1.0, 2.0]), "s")
+    f = function([], x * 2, givens={x: s}, mode=PY)
+    np.testing.assert_array_equal(f(), [2.0, 4.0])
+    s.set_value(np.array([5.0]))
+    np.testing.assert_array_equal(f(), [10.0])
+
+
+def test_givens_type_mismatch_raises():
+    x = vec(name="x")
+    with pytest.raises(TypeError, match="givens"):
+        function([], x * 2, givens={x: gt.matrix("m")}, mode=PY)
+
+
+# ------------------------------------------------------------------ In / keywords / arity
+
+
+def test_in_default_value_and_keywords():
+    x = gt.scalar("x")
+    y = gt.scalar("y")
+    f = function([x, In(y, value=2.0)], x * y, mode=PY)
+    assert f(3.0) == 6.0
+    assert f(3.0, 4.0) == 12.0
+    assert f(3.0, y=5.0) == 15.0
+    assert f(y=5.0, x=2.0) == 10.0
+    named = function([In(x, name="alpha", value=1.0)], x + x, mode=PY)
+    assert named(alpha=4.0) == 8.0
+    assert named() == 2.0
+
+
+def test_call_argument_errors():
+    x, y = gt.scalar("x"), gt.scalar("y")
+    f = function([x, y], x - y, mode=PY)
+    with pytest.raises(TypeError, match="unknown keyword argument 'z'"):
+        f(1.0, z=2.0)
+    with pytest.raises(TypeError, match="at most 2 arguments"):
+        f(1.0, 2.0, 3.0)
+    with pytest.raises(TypeError, match="missing input"):
+        f(1.0)
+    with pytest.raises(TypeError, match="multiple values for input 'x'"):
+        f(1.0, x=2.0)
+
+
+def test_in_mutable_and_borrow_are_accepted():
+    x = vec(name="x")
+    a = np.arange(3.0)
+    f = function([In(x, mutable=True, borrow=True)], x * 2, mode=PY)
+    np.testing.assert_array_equal(f(a), a * 2)
+    g = function([In(x, mutable=False, borrow=False)], x * 2, mode=PY)
+    np.testing.assert_array_equal(g(a), a * 2)
+    np.testing.assert_array_equal(a, np.arange(3.0))
+
+
+def test_out_borrow_versus_default_copy_of_an_input_output():
+    x = vec(name="x")
+    a = np.arange(3.0)
+    copied = function([x], x, mode=PY)(a)
+    np.testing.assert_array_equal(copied, a)
+    assert not np.shares_memory(copied, a)
+    borrowed = function([x], Out(x, borrow=True), mode=PY)(a)
+    assert np.shares_memory(borrowed, a)
+    s = shared(np.ones(2), "s")
+    assert not np.shares_memory(function([], s, mode=PY)(), s.get_value(borrow=True))
+
+
+def test_explicit_input_checks_at_compile_time():
+    x = vec(name="x")
+    s = shared(np.zeros(2), "s")
+    with pytest.raises(ValueError, match="twice"):
+        function([x, x], x, mode=PY)
+    with pytest.raises(TypeError, match="shared variable"):
+        function([s], s * 2, mode=PY)
+    with pytest.raises(TypeError, match="free variable"):
+        function([x * 2], x, mode=PY)
+    with pytest.raises(graphc.compile.UnusedInputError):
+        function([x, vec(name="unused")], x * 2, mode=PY)
+    with pytest.warns(UserWarning, match="not used"):
+        function([x, vec(name="unused")], x * 2, mode=PY, on_unused_input="warn")
+    with pytest.raises(Exception, match="neither an input nor a shared"):
+        function([], x * 2, mode=PY)
+
+
+# ------------------------------------------------------------------ shared values
+
+
+@settings(max_examples=25, deadline=None)
+@given(a=arrays())
+def test_get_value_and_set_value_copy_unless_borrow(a):
+    s = shared(a, "s")
+    assert not np.shares_memory(s.get_value(borrow=True), a)  # shared() copies by default
+    v = s.get_value()
+    assert not np.shares_memory(v, s.get_value(borrow=True))
+    v += 1.0
+    np.testing.assert_array_equal(s.get_value(), a)
+    new = a * 2
+    s.set_value(new)
+    assert not np.shares_memory(s.get_value(borrow=True), new)
+    new[...] = 7.0
+    np.testing.assert_array_equal(s.get_value(), a * 2)
+    s.set_value(new, borrow=True)
+    assert s.get_value(borrow=True) is new
+    b = shared(new, "b", borrow=True)
+    assert b.get_value(borrow=True) is new
+
+
+def test_set_value_checks_the_type():
+    s = shared(np.zeros(2), "s")
+    with pytest.raises(TypeError, match="dimensions"):
+        s.set_value(np.zeros((2, 2)))
+    f32 = shared(np.zeros(2, dtype="float32"), "f32")
+    with pytest.raises(TypeError):
+        f32.set_value(np.zeros(2))
+    s.set_value([1, 2, 3])
+    assert s.get_value().dtype == np.float64
+
+
+# ------------------------------------------------------------------ pickling and copy
+
+
+def test_pickled_function_computes_the_same_and_copies_its_shared_variables():
+    x = vec(name="x")
+    s = shared(np.array([1.0, 2.0]), "s")
+    f = function([x], s * x, updates=[(s, s + 1)], mode=PY)
+    f(np.ones(2))
+    g = pickle.loads(pickle.dumps(f))
+    a = np.array([3.0, 4.0])
+    np.testing.assert_array_equal(g(a), f(a))  # both from s == [2, 3]
+    (gs,) = g.maker.shared
+    assert gs is not s
+    np.testing.assert_array_equal(gs.get_value(), [3.0, 4.0])
+    g(a)
+    np.testing.assert_array_equal(gs.get_value(), [4.0, 5.0])
+    np.testing.assert_array_equal(s.get_value(), [3.0, 4.0])  # the original is not updated
+
+
+def test_pickle_keeps_mode_defaults_and_trust_input():
+    x = gt.scalar("x")
+    mode = graphc.Mode(linker="py", optimizer=None, vm="py")
+    f = function([In(x, value=2.0)], x * 3, mode=mode, trust_input=False)
+    g = pickle.loads(pickle.dumps(f))
+    assert g() == 6.0
+    assert g.maker.mode == f.maker.mode
+    assert g.trust_input is False
+
+
+def test_copy_gives_an_independent_function():
+    x = vec(name="x")
+    f = function([x], x * 2 + 1, mode=PY, profile=True)
+    g = f.copy()
+    assert g is not f and g.vm is not f.vm
+    a = np.arange(4.0)
+    np.testing.assert_array_equal(g(a), f(a))
+    g(a)
+    g(a)
+    f.profile.functions[0].refresh()
+    g.profile.functions[0].refresh()
+    assert {n.calls for n in f.profile.functions[0].nodes} == {1}
+    assert {n.calls for n in g.profile.functions[0].nodes} == {3}
+
+
+def test_maker_fgraph_exists():
+    x = vec(name="x")
+    f = function([x], x * 2, mode=PY)
+    assert f.maker.fgraph is f.fgraph
+    assert len(f.maker.fgraph.outputs) == 1
+    assert len(f.maker.fgraph.inputs) == 1
+
+
+# ------------------------------------------------------------------ input checking
+
+
+def test_safe_upcast_is_accepted_and_downcast_rejected_unless_allowed():
+    x = vec(name="x")
+    f = function([x], x * 2, mode=PY)
+    r = f(np.ones(3, dtype="float32"))
+    assert r.dtype == np.float64
+    xf = gt.tensor("float32", shape=(None,), name="xf")
+    g = function([xf], xf * 2, mode=PY)
+    with pytest.raises(TypeError) as info:
+        g(np.ones(3))
+    msg = str(info.value)
+    assert "xf" in msg and "float64" in msg and "float32" in msg
+    h = function([xf], xf * 2, mode=PY, allow_input_downcast=True)
+    assert h(np.ones(3)).dtype == np.float32
+
+
+def test_wrong_ndim_and_static_shape_mismatch():
+    x = vec(name="x")
+    f = function([x], x * 2, mode=PY)
+    with pytest.raises(TypeError, match="dimensions"):
+        f(np.ones((2, 2)))
+    x3 = gt.tensor("float64", shape=(3,), name="x3")
+    g = function([x3], x3 * 2, mode=PY)
+    np.testing.assert_array_equal(g(np.ones(3)), [2.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match="x3") as info:
+        g(np.ones(4))
+    assert "4" in str(info.value) and "3" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["abc", None, {"a": 1}, object()])
+def test_non_array_arguments_raise_a_clear_type_error(bad):
+    x = vec(name="x")
+    f = function([x], x * 2, mode=PY)
+    with pytest.raises(TypeError, match=r"bad argument 0 \(x"):
+        f(bad)
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.integers(-1000, 1000) | floats, min_size=1, max_size=6))
+def test_python_lists_are_accepted(values):
+    x = vec(name="x")
+    f = _cached(("list", "x"), lambda: function([x], x * 2, mode=PY))
+    np.testing.assert_array_equal(f(values), np.asarray(values, dtype="float64") * 2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=arrays(), trust=st.booleans())
+def test_trust_input_gives_the_same_results_on_valid_input(a, trust):
+    f = _cached(("trust", trust), lambda: _vec_fn(trust))
+    np.testing.assert_array_equal(f(a), a * 2 + 1)
+
+
+def _vec_fn(trust):
+    x = vec(name="x")
+    return function([x], x * 2 + 1, mode=PY, trust_input=trust)
+
+
+_CACHE: dict = {}
+
+
+def _cached(key, make):
+    if key not in _CACHE:
+        _CACHE[key] = make()
+    return _CACHE[key]
+
+
+@pytest.mark.parametrize("vm", ["cvm", "py"])
+def test_node_error_names_the_node_types_shapes_strides_and_hint(vm):
+    x, y = vec(name="x"), vec(name="y")
+    f = function([x, y], x + y, mode=graphc.Mode(linker="py", optimizer=None, vm=vm))
+    with pytest.raises(ValueError) as info:
+        f(np.ones(3), np.ones(4)[::1])
+    msg = str(info.value)
+    assert "Apply node that caused the error" in msg
+    assert "Inputs types: [Vector(float64), Vector(float64)]" in msg
+    assert "Inputs shapes: [(3,), (4,)]" in msg
+    assert "Inputs strides: [(8,), (8,)]" in msg
+    assert "debugprint" in msg
+    assert info.value.__cause__ is not None
