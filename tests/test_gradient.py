@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphc.tensor as T
-from graphc.graph.basic import Apply, Op
 from graphc.gradient import (
     DisconnectedInputError,
     GradientError,
@@ -19,6 +18,7 @@ from graphc.gradient import (
     jacobian,
     verify_grad,
 )
+from graphc.graph.basic import Apply, Op
 from graphc.tensor.elemwise import DimShuffle
 from graphc.tensor.elemwise_grad import _RULES
 from graphc.tensor.type import TensorType
