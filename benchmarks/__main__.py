@@ -1,0 +1,335 @@
+"""The benchmark suite: every workload with graphc and, side by side, numpy, PyTensor and JAX
+where installed; medians of interleaved runs; results as a table and as JSON.
+
+    python -m benchmarks            # full run
+    python -m benchmarks --quick    # about a minute, no peers unless --peers
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+import graphc
+import graphc.tensor as T
+
+
+@dataclass
+class Result:
+    workload: str
+    unit: str
+    times: dict[str, float] = field(default_factory=dict)  # candidate -> median seconds
+    spread: dict[str, float] = field(default_factory=dict)  # candidate -> IQR / median
+    note: str = ""
+
+
+def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
+                setup: Callable[[], None] | None = None) -> tuple[dict, dict]:  # fmt: skip
+    """Median and relative spread of per-call time for each candidate, interleaved."""
+    samples: dict[str, list[float]] = {k: [] for k in cands}
+    for fn in cands.values():  # warm up (compile caches, BLAS threads)
+        fn()
+    for _ in range(repeat):
+        for name, fn in cands.items():
+            if setup is not None:
+                setup()
+            gc.disable()
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / number)
+            gc.enable()
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    spread = {}
+    for k, v in samples.items():
+        q = np.percentile(v, [25, 75])
+        spread[k] = float((q[1] - q[0]) / med[k]) if med[k] else 0.0
+    return med, spread
+
+
+def _peers() -> dict[str, object]:
+    found = {}
+    try:
+        import pytensor  # noqa: F401
+
+        found["pytensor"] = pytensor
+    except ImportError:
+        pass
+    try:
+        import jax  # noqa: F401
+
+        found["jax"] = jax
+    except ImportError:
+        pass
+    return found
+
+
+def _number(seconds_per_call: float, budget: float) -> int:
+    return max(1, int(budget / max(seconds_per_call, 1e-7)))
+
+
+# ------------------------------------------------------------------ workloads
+
+
+def call_overhead(peers, quick) -> list[Result]:
+    out = []
+    for label, shape in (("scalar", ()), ("10-vector", (10,))):
+        x = T.tensor("float64", shape, name="x")
+        f = graphc.function([x], x + 1)
+        ft = graphc.function([x], x + 1, trust_input=True)
+        xv = np.ones(shape)
+        cands = {"graphc": lambda: f(xv), "graphc trusted": lambda: ft(xv), "numpy": lambda: xv + 1}
+        if "pytensor" in peers:
+            import pytensor
+            import pytensor.tensor as pt
+
+            px = pt.tensor("x", dtype="float64", shape=shape)
+            pf = pytensor.function([px], px + 1, mode=pytensor.compile.mode.Mode("cvm", "fast_run"))
+            cands["pytensor"] = lambda: pf(xv)
+        if "jax" in peers:
+            import jax
+
+            jf = jax.jit(lambda a: a + 1)
+            jx = jax.numpy.asarray(xv)
+            cands["jax"] = lambda: jf(jx).block_until_ready()
+        med, spr = interleaved(cands, 5 if quick else 15, 2000)
+        out.append(Result(f"x + 1, {label}, per call", "us", med, spr))
+    return out
+
+
+def _chain(x, n):
+    y = x
+    for i in range(n):
+        y = (y * 1.0001) if i % 2 else (y + 0.5)
+    return y
+
+
+def chain(peers, quick, n=100) -> list[Result]:
+    mode = graphc.Mode(optimizer="fast_run").excluding("fusion", "constant_folding", "canonicalize")
+    x = T.dvector("x")
+    f = graphc.function([x], _chain(x, n), mode=mode)
+    fpy = graphc.function([x], _chain(x, n), mode=graphc.Mode(linker="py", optimizer=None))
+    xv = np.ones(8)
+
+    def numpy_chain():
+        y = xv
+        for i in range(n):
+            y = (y * 1.0001) if i % 2 else (y + 0.5)
+        return y
+
+    cands = {"graphc": lambda: f(xv), "graphc py linker": lambda: fpy(xv), "numpy": numpy_chain}
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+
+        px = pt.dvector("x")
+        pm = pytensor.compile.mode.Mode("cvm", "fast_run").excluding("fusion")
+        pf = pytensor.function([px], _chain(px, n), mode=pm)
+        cands["pytensor"] = lambda: pf(xv)
+    med, spr = interleaved(cands, 5 if quick else 15, 200)
+    per_node = {k: v / n for k, v in med.items()}
+    return [Result(f"{n}-node chain, per node", "ns", per_node, spr)]
+
+
+def fused(peers, quick) -> list[Result]:
+    out = []
+    n = 10**6
+    rng = np.random.default_rng(0)
+    for dtype in ("float64", "float32"):
+        x, y, z = (T.tensor(dtype, (None,), name=s) for s in "xyz")
+        xv, yv, zv = (rng.random(n).astype(dtype) for _ in range(3))
+        exprs = {
+            "exp(x)*y + tanh(z) - x**2": (lambda a, b, c, m: m.exp(a) * b + m.tanh(c) - a**2,),
+            "(x*y + z)*x - y": (lambda a, b, c, m: (a * b + c) * a - b,),
+        }
+        for label, (fn,) in exprs.items():
+            f = graphc.function([x, y, z], fn(x, y, z, T))
+            fnf = graphc.function([x, y, z], fn(x, y, z, T), mode=graphc.Mode().excluding("fusion"))
+            cands = {
+                "graphc": lambda f=f: f(xv, yv, zv),
+                "graphc no fusion": lambda f=fnf: f(xv, yv, zv),
+                "numpy": lambda fn=fn: fn(xv, yv, zv, np),
+            }
+            if "pytensor" in peers:
+                import pytensor
+                import pytensor.tensor as pt
+
+                px, py_, pz = (pt.tensor(s, dtype=dtype, shape=(None,)) for s in "xyz")
+                pf = pytensor.function([px, py_, pz], fn(px, py_, pz, pt))
+                cands["pytensor"] = lambda pf=pf: pf(xv, yv, zv)
+            if "jax" in peers:
+                import jax
+
+                jf = jax.jit(lambda a, b, c, fn=fn: fn(a, b, c, jax.numpy))
+                ja, jb, jc = (jax.numpy.asarray(v) for v in (xv, yv, zv))
+                cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
+            med, spr = interleaved(cands, 5 if quick else 11, 3)
+            out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr))
+    return out
+
+
+def logreg(peers, quick) -> list[Result]:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+    from logistic_regression import build
+
+    rng = np.random.default_rng(1)
+    dx = rng.standard_normal((400, 784))
+    dy = (rng.random(400) > 0.5).astype("float64")
+    train, _, w, b = build(784, "FAST_RUN")
+    trainp, _, wp, bp = build(784, "FAST_RUN", profile=True)
+    w0 = w.get_value()
+
+    def reset():  # repeated SGD on one batch drives values into denormals
+        for s in (w, wp):
+            s.set_value(w0)
+        for s in (b, bp):
+            s.set_value(0.0)
+        time.sleep(0.002)  # let idle BLAS threads settle
+
+    def numpy_step(wv=w0.copy(), bv=np.zeros(())):
+        p = 1 / (1 + np.exp(-(dx @ wv + bv)))
+        gz = (p - dy) / len(dy)
+        gw = dx.T @ gz + 0.02 * wv
+        wv -= 0.1 * gw
+        bv -= 0.1 * gz.sum()
+        return p > 0.5
+
+    cands = {"graphc": lambda: train(dx, dy), "graphc profiled": lambda: trainp(dx, dy),
+             "numpy": numpy_step}  # fmt: skip
+    med, spr = interleaved(cands, 7 if quick else 21, 20, setup=reset)
+    return [Result("logreg step 400x784", "us", med, spr)]
+
+
+def mlp(peers, quick) -> list[Result]:
+    from graphc.tensor import nnet
+
+    rng = np.random.default_rng(2)
+    x = T.dmatrix("x")
+    y = T.lvector("y")
+    w1 = graphc.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
+    b1 = graphc.shared(np.zeros(500), "b1")
+    w2 = graphc.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
+    b2 = graphc.shared(np.zeros(10), "b2")
+    h = T.tanh(T.dot(x, w1) + b1)
+    p = nnet.softmax(T.dot(h, w2) + b2)
+    cost = nnet.categorical_crossentropy(p, y).mean()
+    params = [w1, b1, w2, b2]
+    grads = graphc.grad(cost, params)
+    train = graphc.function(
+        [x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)]
+    )
+    xv = rng.standard_normal((128, 784))
+    yv = rng.integers(0, 10, 128)
+    initial = [q.get_value() for q in params]
+
+    def reset():
+        for q, v in zip(params, initial):
+            q.set_value(v)
+
+    med, spr = interleaved({"graphc": lambda: train(xv, yv)}, 5 if quick else 15, 5, setup=reset)
+    return [Result("MLP 784-500-10 step, batch 128", "ms", med, spr)]
+
+
+_COMPILE_SNIPPET = """
+import time, sys, numpy as np, graphc, graphc.tensor as T
+n = int(sys.argv[1])
+x = T.dvector("x")
+y = x
+for i in range(n):
+    y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
+t0 = time.perf_counter(); f = graphc.function([x], y); t1 = time.perf_counter()
+g = graphc.function([x], y); t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def compile_time(peers, quick) -> list[Result]:
+    out = []
+    for n in (10, 100) if quick else (10, 100, 1000):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, GRAPHC_COMPILEDIR=cache)
+            cmd = [sys.executable, "-c", _COMPILE_SNIPPET, str(n)]
+            cold, hot = map(float, subprocess.check_output(cmd, env=env, text=True).split())
+            warm, _ = map(float, subprocess.check_output(cmd, env=env, text=True).split())
+        times = {"graphc cold": cold, "graphc warm": warm, "graphc hot": hot}
+        out.append(Result(f"compile {n} nodes", "s", times))
+    return out
+
+
+def profiling_overhead(peers, quick) -> list[Result]:
+    mode = graphc.Mode().excluding("fusion", "inplace", "constant_folding", "canonicalize")
+    x = T.dvector("x")
+    y = _chain(x, 200)
+    f = graphc.function([x], y, mode=mode)
+    fp = graphc.function([x], y, mode=mode, profile=True)
+    with graphc.config.change_flags(profile_memory=True):
+        fm = graphc.function([x], y, mode=mode, profile=True)
+    xv = np.ones(8)
+    cands = {"unprofiled": lambda: f(xv), "timing": lambda: fp(xv), "timing+memory": lambda: fm(xv)}
+    med, spr = interleaved(cands, 5 if quick else 15, 200)
+    return [Result("200-node chain, profiled / unprofiled", "us", med, spr)]
+
+
+WORKLOADS = {
+    "call": call_overhead,
+    "chain": chain,
+    "fused": fused,
+    "logreg": logreg,
+    "mlp": mlp,
+    "compile": compile_time,
+    "profiling": profiling_overhead,
+}
+
+_SCALE = {"us": 1e6, "ms": 1e3, "ns": 1e9, "s": 1.0}
+
+
+def render(results: list[Result]) -> str:
+    lines = []
+    for r in results:
+        base = r.times.get("numpy") or r.times.get("unprofiled") or next(iter(r.times.values()))
+        cells = ", ".join(
+            f"{k} {v * _SCALE[r.unit]:.3g} {r.unit} ({v / base:.2f}x)" for k, v in r.times.items()
+        )
+        lines.append(f"- {r.workload}: {cells}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="about a minute")
+    ap.add_argument("--peers", action="store_true", help="include PyTensor/JAX in --quick")
+    ap.add_argument("--only", nargs="*", choices=sorted(WORKLOADS), help="workloads to run")
+    ap.add_argument("--json", default="bench-results/benchmarks.json")
+    args = ap.parse_args(argv)
+    peers = _peers() if (args.peers or not args.quick) else {}
+    results: list[Result] = []
+    for name in args.only or list(WORKLOADS):
+        try:
+            results.extend(WORKLOADS[name](peers, args.quick))
+        except Exception as e:  # noqa: BLE001 - one failing workload must not hide the rest
+            results.append(Result(name, "s", note=f"failed: {type(e).__name__}: {e}"))
+            print(f"workload {name} failed: {e!r}", file=sys.stderr)
+    kind = "quick" if args.quick else "full"
+    machine = platform.processor() or platform.machine()
+    print(f"graphc benchmarks ({kind}; peers: {', '.join(peers) or 'none'}; {machine})")
+    print(render([r for r in results if r.times]))
+    os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
+    with open(args.json, "w") as fh:
+        json.dump({"quick": args.quick, "results": [asdict(r) for r in results]}, fh, indent=1)
+    return 1 if any(r.note.startswith("failed") for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
