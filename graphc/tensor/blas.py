@@ -12,7 +12,7 @@ import numpy as np
 from scipy.linalg import blas as _blas
 
 from graphc.graph.basic import Apply, Op, Variable
-from graphc.tensor.elemwise import DimShuffle, broadcast_shape_symbolic, broadcast_static_shapes
+from graphc.tensor.elemwise import DimShuffle, broadcast_static_shapes
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -379,6 +379,25 @@ def gemm(Z, alpha, X, Y, beta):  # noqa: N803
 # ------------------------------------------------------------------ matmul
 
 
+def _int_const(v: int) -> TensorConstant:
+    arr = np.asarray(v, dtype="int64")
+    arr.setflags(write=False)
+    return TensorConstant(TensorType("int64", ()), arr)
+
+
+def _broadcast_dim(da, db):
+    """Symbolic size of one broadcast batch axis from ``(symbolic size, static size)`` pairs."""
+    from graphc.tensor.math import maximum
+
+    cands = [d for d in (da, db) if d[1] != 1]
+    known = [d for d in cands if d[1] is not None]
+    if known:
+        return known[0][0]
+    if not cands:
+        return da[0]
+    return cands[0][0] if len(cands) == 1 else maximum(cands[0][0], cands[1][0])
+
+
 def _swap_last(x):
     order = list(range(x.ndim))
     order[-1], order[-2] = order[-2], order[-1]
@@ -435,22 +454,17 @@ class MatMul(Op):
 
     def infer_shape(self, fgraph, node, shapes):
         a, b = node.inputs
-        sa, sb = list(shapes[0]), list(shapes[1])
-        ta, tb = a.type.shape, b.type.shape
-        one = 1
+        one = _int_const(1)
+        sa, ta = list(shapes[0]), a.type.shape
+        sb, tb = list(shapes[1]), b.type.shape
         if a.ndim == 1:
             sa, ta = [one, *sa], (1, *ta)
         if b.ndim == 1:
             sb, tb = [*sb, one], (*tb, 1)
         nb = max(len(sa), len(sb)) - 2
-        from graphc.tensor.variable import constant
-
-        c1 = constant(np.int64(1))
-        pa = [c1] * (nb - len(sa) + 2) + sa[:-2]
-        pb = [c1] * (nb - len(sb) + 2) + sb[:-2]
-        pta = (1,) * (nb - len(ta) + 2) + tuple(ta[:-2])
-        ptb = (1,) * (nb - len(tb) + 2) + tuple(tb[:-2])
-        batch = broadcast_shape_symbolic([pa, pb], [pta, ptb]) if nb else ()
+        pa = [(one, 1)] * (nb - len(sa) + 2) + list(zip(sa[:-2], ta[:-2]))
+        pb = [(one, 1)] * (nb - len(sb) + 2) + list(zip(sb[:-2], tb[:-2]))
+        batch = [_broadcast_dim(da, db) for da, db in zip(pa, pb)]
         tail = ([sa[-2]] if a.ndim > 1 else []) + ([sb[-1]] if b.ndim > 1 else [])
         return [tuple(batch) + tuple(tail)]
 
