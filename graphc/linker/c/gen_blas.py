@@ -1,0 +1,447 @@
+"""C for Dot, Dot22, Gemv and Gemm through the machine's BLAS (scipy's ``cython_blas``).
+
+The Fortran routines are found once per module in ``scipy.linalg.cython_blas.__pyx_capi__``.
+A C-ordered matrix is its Fortran-ordered transpose, so C- and F-contiguous operands (and
+any with a usable leading dimension) are passed with transpose flags instead of copies.
+float32 and float64 only; other dtypes run the Ops' Python code.
+"""
+
+from __future__ import annotations
+
+from graphc.linker.c.gen_shape import COMMON
+from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.tensor import blas
+
+_PREFIX = {"float32": "s", "float64": "d"}
+_CTYPE = {"float32": "float", "float64": "double"}
+_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
+
+LOADER = r"""
+typedef void (*graphc_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
+                               float *, int *, float *, float *, int *);
+typedef void (*graphc_dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *,
+                               double *, int *, double *, double *, int *);
+typedef void (*graphc_sgemv_t)(char *, int *, int *, float *, float *, int *, float *, int *,
+                               float *, float *, int *);
+typedef void (*graphc_dgemv_t)(char *, int *, int *, double *, double *, int *, double *, int *,
+                               double *, double *, int *);
+typedef float (*graphc_sdot_t)(int *, float *, int *, float *, int *);
+typedef double (*graphc_ddot_t)(int *, double *, int *, double *, int *);
+static graphc_sgemm_t graphc_sgemm;
+static graphc_dgemm_t graphc_dgemm;
+static graphc_sgemv_t graphc_sgemv;
+static graphc_dgemv_t graphc_dgemv;
+static graphc_sdot_t graphc_sdot;
+static graphc_ddot_t graphc_ddot;
+
+static void *graphc_blas_fn(PyObject *capi, const char *name) {
+    PyObject *cap = PyDict_GetItemString(capi, name); /* borrowed */
+    if (cap == NULL) {
+        PyErr_Format(PyExc_ImportError, "scipy.linalg.cython_blas does not export %s", name);
+        return NULL;
+    }
+    const char *cname = PyCapsule_GetName(cap);
+    if (cname == NULL && PyErr_Occurred()) return NULL;
+    return PyCapsule_GetPointer(cap, cname);
+}
+
+/* Fill the function pointers from scipy's cython_blas (once; later calls return 0). */
+static int graphc_blas_load(void) {
+    if (graphc_ddot != NULL) return 0;
+    PyObject *mod = PyImport_ImportModule("scipy.linalg.cython_blas");
+    if (mod == NULL) return -1;
+    PyObject *capi = PyObject_GetAttrString(mod, "__pyx_capi__");
+    Py_DECREF(mod);
+    if (capi == NULL) return -1;
+    if (!PyDict_Check(capi)) {
+        Py_DECREF(capi);
+        PyErr_SetString(PyExc_ImportError, "scipy.linalg.cython_blas.__pyx_capi__ is not a dict");
+        return -1;
+    }
+    static const char *names[6] = {"sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot"};
+    void *fns[6];
+    for (int k = 0; k < 6; k++) {
+        fns[k] = graphc_blas_fn(capi, names[k]);
+        if (fns[k] == NULL) {
+            Py_DECREF(capi);
+            return -1;
+        }
+    }
+    Py_DECREF(capi);
+    graphc_sgemm = (graphc_sgemm_t)fns[0];
+    graphc_dgemm = (graphc_dgemm_t)fns[1];
+    graphc_sgemv = (graphc_sgemv_t)fns[2];
+    graphc_dgemv = (graphc_dgemv_t)fns[3];
+    graphc_sdot = (graphc_sdot_t)fns[4];
+    graphc_ddot = (graphc_ddot_t)fns[5];
+    return 0;
+}
+
+/* A matrix in Fortran terms: trans 'N' = data is column-major with leading dimension ld;
+   'T' = data is row-major (its column-major reading is the transpose). */
+typedef struct {
+    char *data;
+    char trans;
+    int ld;
+} graphc_fmat;
+
+/* Describe a 2-d non-empty array for BLAS without copying; -1 when it cannot be. */
+static int graphc_fmat_of(PyArrayObject *a, graphc_fmat *f) {
+    const npy_intp es = PyArray_ITEMSIZE(a);
+    const npy_intp m = PyArray_DIM(a, 0), n = PyArray_DIM(a, 1);
+    const npy_intp s0 = PyArray_STRIDE(a, 0), s1 = PyArray_STRIDE(a, 1);
+    npy_intp ld;
+    if (!PyArray_ISALIGNED(a) || m > INT_MAX || n > INT_MAX) return -1;
+    if ((s1 == es || n == 1) && (m == 1 || (s0 > 0 && s0 % es == 0 && s0 / es >= n))) {
+        ld = m == 1 ? (n > 1 ? n : 1) : s0 / es;
+        f->trans = 'T';
+    } else if ((s0 == es || m == 1) && (n == 1 || (s1 > 0 && s1 % es == 0 && s1 / es >= m))) {
+        ld = n == 1 ? (m > 1 ? m : 1) : s1 / es;
+        f->trans = 'N';
+    } else {
+        return -1;
+    }
+    if (ld > INT_MAX) return -1;
+    f->ld = (int)ld;
+    f->data = PyArray_DATA(a);
+    return 0;
+}
+
+/* The element stride of a vector usable as a BLAS increment (> 0), or 0 if it is not. */
+static int graphc_inc_of(PyArrayObject *v) {
+    const npy_intp es = PyArray_ITEMSIZE(v), s = PyArray_STRIDE(v, 0);
+    if (!PyArray_ISALIGNED(v) || PyArray_DIM(v, 0) > INT_MAX) return 0;
+    if (PyArray_DIM(v, 0) <= 1) return 1;
+    if (s <= 0 || s % es || s / es > INT_MAX) return 0;
+    return (int)(s / es);
+}
+
+/* Whether the memory spans of two arrays intersect (conservative). */
+static int graphc_overlap(PyArrayObject *a, PyArrayObject *b) {
+    if (PyArray_SIZE(a) == 0 || PyArray_SIZE(b) == 0) return 0;
+    char *lo[2], *hi[2];
+    PyArrayObject *ab[2] = {a, b};
+    for (int j = 0; j < 2; j++) {
+        lo[j] = hi[j] = PyArray_DATA(ab[j]);
+        for (int k = 0; k < PyArray_NDIM(ab[j]); k++) {
+            npy_intp ext = (PyArray_DIM(ab[j], k) - 1) * PyArray_STRIDE(ab[j], k);
+            if (ext < 0) lo[j] += ext;
+            else hi[j] += ext;
+        }
+        hi[j] += PyArray_ITEMSIZE(ab[j]);
+    }
+    return lo[0] < hi[1] && lo[1] < hi[0];
+}
+
+/* A C-contiguous copy of `a` when `need`, else a new reference to `a`. */
+static PyArrayObject *graphc_maybe_copy(PyArrayObject *a, int need) {
+    if (need) return (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+    Py_INCREF(a);
+    return a;
+}
+"""
+
+_TYPED = r"""
+/* z <- beta * z for a 1-d or 2-d array (beta == 0 writes zeros without reading z). */
+static void graphc_Pscale(PyArrayObject *z, REAL beta) {
+    const int nd = PyArray_NDIM(z);
+    const npy_intp m = nd > 1 ? PyArray_DIM(z, 0) : 1, n = PyArray_DIM(z, nd - 1);
+    const npy_intp s0 = nd > 1 ? PyArray_STRIDE(z, 0) : 0, s1 = PyArray_STRIDE(z, nd - 1);
+    for (npy_intp i = 0; i < m; i++) {
+        char *row = (char *)PyArray_DATA(z) + i * s0;
+        for (npy_intp j = 0; j < n; j++) {
+            REAL *p = (REAL *)(row + j * s1);
+            *p = beta == 0 ? (REAL)0 : beta * *p;
+        }
+    }
+}
+
+/* Z <- beta Z + alpha X Y in place (Z M x N, X M x K, Y K x N; shapes checked by the
+   caller). Z is not read when beta == 0. */
+static int graphc_Pgemm_into(PyArrayObject *Z, REAL alpha, PyArrayObject *X, PyArrayObject *Y,
+                             REAL beta) {
+    const npy_intp M = PyArray_DIM(Z, 0), N = PyArray_DIM(Z, 1), K = PyArray_DIM(X, 1);
+    if (M == 0 || N == 0) return 0;
+    if (K == 0) {
+        graphc_Pscale(Z, beta);
+        return 0;
+    }
+    if (K > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "gemm: dimension too large for BLAS");
+        return -1;
+    }
+    graphc_fmat fx, fy, fz;
+    int rc = -1;
+    PyArrayObject *Xc, *Yc, *Zc = NULL;
+    Xc = graphc_maybe_copy(X, graphc_fmat_of(X, &fx) < 0 || graphc_overlap(X, Z));
+    Yc = graphc_maybe_copy(Y, graphc_fmat_of(Y, &fy) < 0 || graphc_overlap(Y, Z));
+    if (Xc == NULL || Yc == NULL) goto done;
+    graphc_fmat_of(Xc, &fx);
+    graphc_fmat_of(Yc, &fy);
+    if (graphc_fmat_of(Z, &fz) < 0) {
+        /* strided output: compute in a C-ordered buffer, copy back below */
+        Zc = beta == 0 ? (PyArrayObject *)PyArray_EMPTY(2, PyArray_DIMS(Z), TYPENUM, 0)
+                       : (PyArrayObject *)PyArray_NewCopy(Z, NPY_CORDER);
+        if (Zc == NULL) goto done;
+        graphc_fmat_of(Zc, &fz);
+    }
+    {
+        int m = (int)M, n = (int)N, k = (int)K;
+        if (fz.trans == 'N') { /* Z column-major: Z = op(X) op(Y) */
+            graphc_Pgemm(&fx.trans, &fy.trans, &m, &n, &k, &alpha, (REAL *)fx.data, &fx.ld,
+                         (REAL *)fy.data, &fy.ld, &beta, (REAL *)fz.data, &fz.ld);
+        } else { /* Z row-major, i.e. Z^T column-major: Z^T = Y^T X^T */
+            char ta = fy.trans == 'N' ? 'T' : 'N', tb = fx.trans == 'N' ? 'T' : 'N';
+            graphc_Pgemm(&ta, &tb, &n, &m, &k, &alpha, (REAL *)fy.data, &fy.ld, (REAL *)fx.data,
+                         &fx.ld, &beta, (REAL *)fz.data, &fz.ld);
+        }
+    }
+    if (Zc != NULL && PyArray_CopyInto(Z, Zc) < 0) goto done;
+    rc = 0;
+done:
+    Py_XDECREF(Xc);
+    Py_XDECREF(Yc);
+    Py_XDECREF(Zc);
+    return rc;
+}
+
+/* y <- beta y + alpha A x in place (y M, A M x N, x N). y is not read when beta == 0. */
+static int graphc_Pgemv_into(PyArrayObject *y, REAL alpha, PyArrayObject *A, PyArrayObject *x,
+                             REAL beta) {
+    const npy_intp M = PyArray_DIM(A, 0), N = PyArray_DIM(A, 1);
+    if (M == 0) return 0;
+    if (N == 0) {
+        graphc_Pscale(y, beta);
+        return 0;
+    }
+    graphc_fmat fa;
+    int rc = -1, incx, incy;
+    PyArrayObject *Ac, *xc, *yc = NULL;
+    Ac = graphc_maybe_copy(A, graphc_fmat_of(A, &fa) < 0 || graphc_overlap(A, y));
+    xc = graphc_maybe_copy(x, graphc_inc_of(x) == 0 || graphc_overlap(x, y));
+    if (Ac == NULL || xc == NULL) goto done;
+    graphc_fmat_of(Ac, &fa);
+    incx = graphc_inc_of(xc);
+    incy = graphc_inc_of(y);
+    if (incy == 0) {
+        yc = beta == 0 ? (PyArrayObject *)PyArray_EMPTY(1, PyArray_DIMS(y), TYPENUM, 0)
+                       : (PyArrayObject *)PyArray_NewCopy(y, NPY_CORDER);
+        if (yc == NULL) goto done;
+        incy = 1;
+    }
+    {
+        REAL *yd = (REAL *)PyArray_DATA(yc != NULL ? yc : y), *xd = (REAL *)PyArray_DATA(xc);
+        int m = (int)M, n = (int)N;
+        if (fa.trans == 'N') {
+            char t = 'N';
+            graphc_Pgemv(&t, &m, &n, &alpha, (REAL *)fa.data, &fa.ld, xd, &incx,
+                         &beta, yd, &incy);
+        } else { /* row-major A is column-major A^T (N x M) */
+            char t = 'T';
+            graphc_Pgemv(&t, &n, &m, &alpha, (REAL *)fa.data, &fa.ld, xd, &incx,
+                         &beta, yd, &incy);
+        }
+    }
+    if (yc != NULL && PyArray_CopyInto(y, yc) < 0) goto done;
+    rc = 0;
+done:
+    Py_XDECREF(Ac);
+    Py_XDECREF(xc);
+    Py_XDECREF(yc);
+    return rc;
+}
+
+/* a . b for vectors of equal length. */
+static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
+    const npy_intp n = PyArray_DIM(a, 0);
+    if (n == 0) {
+        *out = 0;
+        return 0;
+    }
+    PyArrayObject *ac = graphc_maybe_copy(a, graphc_inc_of(a) == 0);
+    PyArrayObject *bc = graphc_maybe_copy(b, graphc_inc_of(b) == 0);
+    if (ac == NULL || bc == NULL) {
+        Py_XDECREF(ac);
+        Py_XDECREF(bc);
+        return -1;
+    }
+    int nn = (int)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
+    *out = graphc_Pdot(&nn, (REAL *)PyArray_DATA(ac), &ia, (REAL *)PyArray_DATA(bc), &ib);
+    Py_DECREF(ac);
+    Py_DECREF(bc);
+    return 0;
+}
+"""
+
+
+def _typed(dtype: str) -> str:
+    p = _PREFIX[dtype]
+    text = _TYPED.replace("graphc_P", f"graphc_{p}").replace("TYPENUM", _TYPENUM[dtype])
+    return text.replace("REAL", _CTYPE[dtype])
+
+
+_INIT = ("if (graphc_blas_load() < 0) FAIL;",)
+
+
+def _support(dtype: str) -> tuple[str, ...]:
+    return (COMMON, LOADER, _typed(dtype))
+
+
+def _float_dtype(node) -> str | None:
+    """The common float dtype of all tensor operands and outputs (coefficients aside)."""
+    dts = {v.dtype for v in node.outputs}
+    if len(dts) != 1:
+        return None
+    (dt,) = dts
+    return dt if dt in _PREFIX else None
+
+
+def _code(node, dtype: str, body: str, key) -> CThunkCode:
+    return CThunkCode(body=body, support=_support(dtype), init=_INIT, key=key)
+
+
+def _check(var: str, dtype: str, ndim: int, opname: str) -> str:
+    return f"""
+    if (PyArray_TYPE({var}) != {_TYPENUM[dtype]} || PyArray_NDIM({var}) != {ndim}) {{
+        PyErr_SetString(PyExc_TypeError, "{opname}: operand of an unexpected dtype or ndim");
+        FAIL;
+    }}"""
+
+
+def _coef(var: str, name: str, ct: str) -> str:
+    return f"""
+    double {name}_d;
+    if (graphc_as_double({var}, &{name}_d) < 0) FAIL;
+    const {ct} {name} = ({ct}){name}_d;"""
+
+
+# ------------------------------------------------------------------ Dot, Dot22
+
+
+@register_c(blas.Dot)
+def gen_dot(node):
+    dt = _float_dtype(node)
+    a, b = node.inputs
+    if dt is None or a.dtype != dt or b.dtype != dt:
+        return None
+    p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
+    name = str(node.op)
+    na, nb = a.ndim, b.ndim
+    checks = _check("i0", dt, na, name) + _check("i1", dt, nb, name)
+    mismatch = f"""
+    if (PyArray_DIM(i0, {na - 1}) != PyArray_DIM(i1, 0)) {{
+        PyArrayObject *ab[2] = {{i0, i1}};
+        graphc_shape_error(PyExc_ValueError, "{name}: shapes not aligned: ", 2, ab);
+        FAIL;
+    }}"""
+    if na == 2 and nb == 2:
+        compute = f"""
+    npy_intp dims[2] = {{PyArray_DIM(i0, 0), PyArray_DIM(i1, 1)}};
+    PyArrayObject *out = graphc_out_array(o0, 2, dims, {tn});
+    if (out == NULL) FAIL;
+    if (graphc_{p}gemm_into(out, 1, i0, i1, 0) < 0) {{
+        Py_DECREF(out);
+        FAIL;
+    }}"""
+    elif na == 2:
+        compute = f"""
+    npy_intp dims[1] = {{PyArray_DIM(i0, 0)}};
+    PyArrayObject *out = graphc_out_array(o0, 1, dims, {tn});
+    if (out == NULL) FAIL;
+    if (graphc_{p}gemv_into(out, 1, i0, i1, 0) < 0) {{
+        Py_DECREF(out);
+        FAIL;
+    }}"""
+    elif nb == 2:
+        compute = f"""
+    npy_intp dims[1] = {{PyArray_DIM(i1, 1)}};
+    PyArrayObject *out = graphc_out_array(o0, 1, dims, {tn});
+    if (out == NULL) FAIL;
+    PyArrayObject *bt = (PyArrayObject *)PyArray_Transpose(i1, NULL);
+    if (bt == NULL || graphc_{p}gemv_into(out, 1, bt, i0, 0) < 0) {{
+        Py_XDECREF(bt);
+        Py_DECREF(out);
+        FAIL;
+    }}
+    Py_DECREF(bt);"""
+    else:
+        compute = f"""
+    PyArrayObject *out = graphc_out_array(o0, 0, NULL, {tn});
+    if (out == NULL) FAIL;
+    if (graphc_{p}dot_vv(i0, i1, ({ct} *)PyArray_DATA(out)) < 0) {{
+        Py_DECREF(out);
+        FAIL;
+    }}"""
+    body = checks + mismatch + compute + "\n    Py_XSETREF(*o0, (PyObject *)out);\n"
+    return _code(node, dt, body, ("Dot", name, dt, na, nb))
+
+
+# ------------------------------------------------------------------ Gemv, Gemm
+
+
+def _gemx(node, kind: str):
+    dt = _float_dtype(node)
+    if dt is None or any(node.inputs[k].dtype != dt for k in (0, 2, 3)):
+        return None
+    if node.inputs[1].ndim != 0 or node.inputs[4].ndim != 0:
+        return None
+    p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
+    inplace = node.op.inplace
+    name = str(node.op)
+    if kind == "gemm":
+        nd = 2
+        checks = _check("i0", dt, 2, name) + _check("i2", dt, 2, name) + _check("i3", dt, 2, name)
+        bad = ("PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0) || PyArray_DIM(i0, 0) != "
+               "PyArray_DIM(i2, 0) || PyArray_DIM(i0, 1) != PyArray_DIM(i3, 1)")  # fmt: skip
+        labels = ("Z", "X", "Y")
+    else:
+        nd = 1
+        checks = _check("i0", dt, 1, name) + _check("i2", dt, 2, name) + _check("i3", dt, 1, name)
+        bad = "PyArray_DIM(i2, 0) != PyArray_DIM(i0, 0) || PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0)"
+        labels = ("y", "A", "x")
+    fmt = f"{name}: shape mismatch {labels[0]} %R, {labels[1]} %R, {labels[2]} %R"
+    shape_check = f"""
+    if ({bad}) {{
+        PyObject *s0 = graphc_shape_tuple(i0), *s2 = graphc_shape_tuple(i2);
+        PyObject *s3 = graphc_shape_tuple(i3);
+        if (s0 && s2 && s3) PyErr_Format(PyExc_ValueError, "{fmt}", s0, s2, s3);
+        Py_XDECREF(s0);
+        Py_XDECREF(s2);
+        Py_XDECREF(s3);
+        FAIL;
+    }}"""
+    coefs = _coef("i1", "alpha", ct) + _coef("i4", "beta", ct)
+    if inplace:
+        compute = f"""
+    if (!PyArray_ISWRITEABLE(i0)) {{
+        PyErr_SetString(PyExc_ValueError, "{name}: the destroyed operand is read-only");
+        FAIL;
+    }}
+    if (graphc_{p}{kind}_into(i0, alpha, i2, i3, beta) < 0) FAIL;
+    Py_INCREF(i0);
+    Py_XSETREF(*o0, (PyObject *)i0);
+"""
+    else:
+        compute = f"""
+    PyArrayObject *out = graphc_out_array(o0, {nd}, PyArray_DIMS(i0), {tn});
+    if (out == NULL) FAIL;
+    if ((beta != 0 && PyArray_CopyInto(out, i0) < 0) ||
+        graphc_{p}{kind}_into(out, alpha, i2, i3, beta) < 0) {{
+        Py_DECREF(out);
+        FAIL;
+    }}
+    Py_XSETREF(*o0, (PyObject *)out);
+"""
+    body = checks + shape_check + coefs + compute
+    key = (kind, name, dt, node.inputs[1].dtype, node.inputs[4].dtype)
+    return _code(node, dt, body, key)
+
+
+@register_c(blas.Gemv)
+def gen_gemv(node):
+    return _gemx(node, "gemv")
+
+
+@register_c(blas.Gemm)
+def gen_gemm(node):
+    return _gemx(node, "gemm")

@@ -1,0 +1,377 @@
+"""C for shape Ops: Shape, Shape_i, Alloc, Reshape, Join (and basic Subtensor when present).
+
+Also the helpers other generators share (``COMMON``): output-buffer reuse and dtype names.
+"""
+
+from __future__ import annotations
+
+from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.tensor import basic as tb
+
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64",
+)  # fmt: skip
+
+
+def typenum(dtype: str) -> str:
+    """The numpy type number macro of ``dtype``."""
+    return f"NPY_{dtype.upper()}"
+
+
+def ctype(dtype: str) -> str:
+    return f"npy_{dtype}"
+
+
+# Shared by every generator of this family (identical text, so emitted once per module).
+COMMON = r"""
+#include <math.h>
+#include <limits.h>
+#include <string.h>
+/* An output array of this shape and type: the slot's previous value when it is ours alone
+   (refcount 1, owns its C-contiguous aligned writable data), else a new empty array. */
+static PyArrayObject *graphc_out_array(PyObject **slot, int nd, const npy_intp *dims,
+                                       int typenum) {
+    PyObject *old = *slot;
+    if (old != NULL && Py_REFCNT(old) == 1 && PyArray_CheckExact(old)) {
+        PyArrayObject *a = (PyArrayObject *)old;
+        if (PyArray_NDIM(a) == nd && PyArray_TYPE(a) == typenum &&
+            PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_OWNDATA |
+                                    NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED)) {
+            int same = 1;
+            for (int k = 0; k < nd; k++) same &= PyArray_DIM(a, k) == dims[k];
+            if (same) {
+                Py_INCREF(old);
+                return a;
+            }
+        }
+    }
+    return (PyArrayObject *)PyArray_EMPTY(nd, (npy_intp *)dims, typenum, 0);
+}
+
+/* The shape of an array as a tuple (for error messages). */
+static PyObject *graphc_shape_tuple(PyArrayObject *a) {
+    int nd = PyArray_NDIM(a);
+    PyObject *t = PyTuple_New(nd);
+    if (t == NULL) return NULL;
+    for (int k = 0; k < nd; k++) {
+        PyObject *v = PyLong_FromSsize_t(PyArray_DIM(a, k));
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, v);
+    }
+    return t;
+}
+
+/* Raise `exc` with "<prefix>" followed by the shapes of n arrays. */
+static void graphc_shape_error(PyObject *exc, const char *prefix, int n, PyArrayObject **arrs) {
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL) return;
+    for (int k = 0; k < n; k++) {
+        PyObject *t = graphc_shape_tuple(arrs[k]);
+        PyObject *s = t ? PyObject_Repr(t) : NULL;
+        Py_XDECREF(t);
+        if (s == NULL || PyList_Append(parts, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(parts);
+            return;
+        }
+        Py_DECREF(s);
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (joined == NULL) return;
+    PyErr_Format(exc, "%s%U", prefix, joined);
+    Py_DECREF(joined);
+}
+
+/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
+static int graphc_as_double(PyArrayObject *a, double *out) {
+    if (PyArray_SIZE(a) != 1) {
+        PyErr_SetString(PyExc_ValueError, "expected a scalar coefficient");
+        return -1;
+    }
+    const char *p = PyArray_DATA(a);
+    switch (PyArray_TYPE(a)) {
+    case NPY_FLOAT64: *out = *(const npy_float64 *)p; return 0;
+    case NPY_FLOAT32: *out = *(const npy_float32 *)p; return 0;
+    case NPY_INT64: *out = (double)*(const npy_int64 *)p; return 0;
+    case NPY_INT32: *out = *(const npy_int32 *)p; return 0;
+    case NPY_INT16: *out = *(const npy_int16 *)p; return 0;
+    case NPY_INT8: *out = *(const npy_int8 *)p; return 0;
+    case NPY_UINT64: *out = (double)*(const npy_uint64 *)p; return 0;
+    case NPY_UINT32: *out = *(const npy_uint32 *)p; return 0;
+    case NPY_UINT16: *out = *(const npy_uint16 *)p; return 0;
+    case NPY_UINT8: *out = *(const npy_uint8 *)p; return 0;
+    case NPY_BOOL: *out = *(const npy_bool *)p != 0; return 0;
+    default:
+        PyErr_SetString(PyExc_TypeError, "unsupported coefficient dtype");
+        return -1;
+    }
+}
+
+/* The value of a 0-d integer array as npy_intp. */
+static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
+    if (PyArray_SIZE(a) != 1) {
+        PyErr_SetString(PyExc_ValueError, "expected an integer scalar");
+        return -1;
+    }
+    const char *p = PyArray_DATA(a);
+    switch (PyArray_TYPE(a)) {
+    case NPY_INT64: *out = (npy_intp)*(const npy_int64 *)p; return 0;
+    case NPY_INT32: *out = *(const npy_int32 *)p; return 0;
+    case NPY_INT16: *out = *(const npy_int16 *)p; return 0;
+    case NPY_INT8: *out = *(const npy_int8 *)p; return 0;
+    case NPY_UINT64: *out = (npy_intp)*(const npy_uint64 *)p; return 0;
+    case NPY_UINT32: *out = (npy_intp)*(const npy_uint32 *)p; return 0;
+    case NPY_UINT16: *out = *(const npy_uint16 *)p; return 0;
+    case NPY_UINT8: *out = *(const npy_uint8 *)p; return 0;
+    default:
+        PyErr_SetString(PyExc_TypeError, "expected an integer array");
+        return -1;
+    }
+}
+"""
+
+
+def _check_type(var: str, dtype: str, ndim: int) -> str:
+    """C statements raising TypeError unless ``var`` has this dtype and ndim."""
+    return f"""
+    if (PyArray_TYPE({var}) != {typenum(dtype)} || PyArray_NDIM({var}) != {ndim}) {{
+        PyErr_Format(PyExc_TypeError, "expected a %d-d {dtype} array", {ndim});
+        FAIL;
+    }}"""
+
+
+# ------------------------------------------------------------------ Shape, Shape_i
+
+
+@register_c(tb.Shape)
+def gen_shape(node):
+    nd = node.inputs[0].ndim
+    body = f"""
+    npy_intp n = {nd};
+    PyArrayObject *out = graphc_out_array(o0, 1, &n, NPY_INT64);
+    if (out == NULL) FAIL;
+    for (int k = 0; k < {nd}; k++)
+        ((npy_int64 *)PyArray_DATA(out))[k] = PyArray_DIM(i0, k);
+    Py_XSETREF(*o0, (PyObject *)out);
+"""
+    return CThunkCode(body=body, support=(COMMON,), key=("Shape", nd))
+
+
+@register_c(tb.Shape_i)
+def gen_shape_i(node):
+    i = node.op.i
+    body = f"""
+    if (PyArray_NDIM(i0) <= {i}) {{
+        PyErr_SetString(PyExc_IndexError, "Shape_i{{{i}}}: axis out of range");
+        FAIL;
+    }}
+    PyArrayObject *out = graphc_out_array(o0, 0, NULL, NPY_INT64);
+    if (out == NULL) FAIL;
+    *(npy_int64 *)PyArray_DATA(out) = PyArray_DIM(i0, {i});
+    Py_XSETREF(*o0, (PyObject *)out);
+"""
+    return CThunkCode(body=body, support=(COMMON,), key=("Shape_i", i))
+
+
+# ------------------------------------------------------------------ Alloc
+
+
+@register_c(tb.Alloc)
+def gen_alloc(node):
+    out = node.outputs[0]
+    dt, nd = out.type.dtype, out.ndim
+    if dt not in DTYPES or node.inputs[0].dtype != dt:
+        return None
+    ct, tn = ctype(dt), typenum(dt)
+    dims = "\n".join(
+        f"    if (graphc_as_intp((PyArrayObject *)inputs[{k + 1}], &dims[{k}]) < 0) FAIL;"
+        for k in range(nd)
+    )
+    body = f"""
+    npy_intp dims[{max(nd, 1)}];
+{dims}
+    for (int k = 0; k < {nd}; k++) {{
+        if (dims[k] < 0) {{
+            PyErr_SetString(PyExc_ValueError, "Alloc: negative dimensions are not allowed");
+            FAIL;
+        }}
+    }}
+    if (PyArray_TYPE(i0) != {tn}) {{
+        PyErr_SetString(PyExc_TypeError, "Alloc: unexpected value dtype");
+        FAIL;
+    }}
+    PyArrayObject *out = graphc_out_array(o0, {nd}, dims, {tn});
+    if (out == NULL) FAIL;
+    if (PyArray_SIZE(i0) == 1 && PyArray_NDIM(i0) <= {nd}) {{
+        /* a scalar value: fill without numpy's broadcasting machinery */
+        const {ct} v = *(const {ct} *)PyArray_DATA(i0);
+        {ct} *d = ({ct} *)PyArray_DATA(out);
+        const npy_intp n = PyArray_SIZE(out);
+        for (npy_intp k = 0; k < n; k++) d[k] = v;
+    }} else if (PyArray_CopyInto(out, i0) < 0) {{
+        Py_DECREF(out);
+        PyObject *t = PyTuple_New({nd});
+        if (t != NULL) {{
+            for (int k = 0; k < {nd}; k++)
+                PyTuple_SET_ITEM(t, k, PyLong_FromSsize_t(dims[k]));
+            PyObject *vs = graphc_shape_tuple(i0);
+            if (vs != NULL) {{
+                PyErr_Format(PyExc_ValueError,
+                             "Alloc: cannot broadcast a value of shape %R to %R", vs, t);
+                Py_DECREF(vs);
+            }}
+            Py_DECREF(t);
+        }}
+        FAIL;
+    }}
+    Py_XSETREF(*o0, (PyObject *)out);
+"""
+    return CThunkCode(body=body, support=(COMMON,), key=("Alloc", dt, nd))
+
+
+# ------------------------------------------------------------------ Reshape
+
+
+@register_c(tb.Reshape)
+def gen_reshape(node):
+    nd = node.op.ndim
+    name = str(node.op)
+    body = f"""
+    if (PyArray_TYPE(i1) != NPY_INT64 || PyArray_NDIM(i1) != 1) {{
+        PyErr_SetString(PyExc_TypeError, "{name}: the shape must be an int64 vector");
+        FAIL;
+    }}
+    if (PyArray_SIZE(i1) != {nd}) {{
+        PyErr_Format(PyExc_ValueError, "{name}: got a shape with %zd entries",
+                     (Py_ssize_t)PyArray_SIZE(i1));
+        FAIL;
+    }}
+    npy_intp dims[{max(nd, 1)}];
+    int unknown = -1, bad = 0;
+    npy_intp known = 1, total = PyArray_SIZE(i0);
+    for (int k = 0; k < {nd}; k++) {{
+        npy_int64 v = *(npy_int64 *)PyArray_GETPTR1(i1, k);
+        dims[k] = (npy_intp)v;
+        if (v == -1 && unknown < 0) unknown = k;
+        else if (v < 0) bad = 1;
+        else known *= (npy_intp)v;
+    }}
+    if (!bad && unknown >= 0) {{
+        if (known == 0 || total % known) bad = 1;
+        else dims[unknown] = total / known;
+    }} else if (!bad && known != total) {{
+        bad = 1;
+    }}
+    if (bad) {{
+        PyObject *want = PyTuple_New({nd});
+        PyObject *have = graphc_shape_tuple(i0);
+        if (want != NULL && have != NULL) {{
+            for (int k = 0; k < {nd}; k++)
+                PyTuple_SET_ITEM(want, k,
+                                 PyLong_FromLongLong(*(npy_int64 *)PyArray_GETPTR1(i1, k)));
+            PyErr_Format(PyExc_ValueError,
+                         "{name}: cannot reshape an array of shape %R into %R", have, want);
+        }}
+        Py_XDECREF(want);
+        Py_XDECREF(have);
+        FAIL;
+    }}
+    PyObject *out;
+    if (PyArray_IS_C_CONTIGUOUS(i0)) {{
+        /* a view sharing the input's buffer; its base is the input */
+        PyArray_Descr *descr = PyArray_DESCR(i0);
+        Py_INCREF(descr);
+        int flags = NPY_ARRAY_C_CONTIGUOUS | (PyArray_FLAGS(i0) &
+                    (NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED));
+        out = PyArray_NewFromDescr(&PyArray_Type, descr, {nd}, dims, NULL,
+                                   PyArray_DATA(i0), flags, NULL);
+        if (out == NULL) FAIL;
+        Py_INCREF(i0);
+        if (PyArray_SetBaseObject((PyArrayObject *)out, (PyObject *)i0) < 0) {{
+            Py_DECREF(out);
+            FAIL;
+        }}
+    }} else {{
+        PyArray_Dims shp = {{dims, {nd}}};
+        out = PyArray_Newshape(i0, &shp, NPY_CORDER);  /* numpy: a view when strides allow */
+        if (out == NULL) FAIL;
+    }}
+    Py_XSETREF(*o0, out);
+"""
+    return CThunkCode(body=body, support=(COMMON,), key=("Reshape", nd, name))
+
+
+# ------------------------------------------------------------------ Join
+
+
+@register_c(tb.Join)
+def gen_join(node):
+    out = node.outputs[0]
+    dt, nd, axis = out.type.dtype, out.ndim, node.op.axis
+    n = len(node.inputs)
+    if dt not in DTYPES or any(v.dtype != dt for v in node.inputs):
+        return None
+    tn = typenum(dt)
+    name = str(node.op)
+    body = f"""
+    PyArrayObject *ins[{n}];
+    for (int j = 0; j < {n}; j++) ins[j] = (PyArrayObject *)inputs[j];
+    npy_intp dims[{nd}];
+    for (int k = 0; k < {nd}; k++) dims[k] = PyArray_DIM(ins[0], k);
+    dims[{axis}] = 0;
+    for (int j = 0; j < {n}; j++) {{
+        int ok = PyArray_NDIM(ins[j]) == {nd} && PyArray_TYPE(ins[j]) == {tn};
+        for (int k = 0; ok && k < {nd}; k++)
+            ok = k == {axis} || PyArray_DIM(ins[j], k) == dims[k];
+        if (!ok) {{
+            graphc_shape_error(PyExc_ValueError, "{name}: cannot join arrays of shapes ",
+                               {n}, ins);
+            FAIL;
+        }}
+        dims[{axis}] += PyArray_DIM(ins[j], {axis});
+    }}
+    PyArrayObject *out = graphc_out_array(o0, {nd}, dims, {tn});
+    if (out == NULL) FAIL;
+    const npy_intp es = PyArray_ITEMSIZE(out);
+    npy_intp outer = 1, inner = es;  /* rows before the axis; bytes of one output row */
+    for (int k = 0; k < {axis}; k++) outer *= dims[k];
+    for (int k = {axis}; k < {nd}; k++) inner *= dims[k];
+    npy_intp offset = 0;  /* bytes into an output row */
+    for (int j = 0; j < {n}; j++) {{
+        PyArrayObject *a = ins[j];
+        npy_intp chunk = es;
+        for (int k = {axis}; k < {nd}; k++) chunk *= PyArray_DIM(a, k);
+        if (chunk == 0 || outer == 0) continue;
+        if (PyArray_IS_C_CONTIGUOUS(a)) {{
+            const char *src = PyArray_DATA(a);
+            char *dst = (char *)PyArray_DATA(out) + offset;
+            for (npy_intp r = 0; r < outer; r++)
+                memcpy(dst + r * inner, src + r * chunk, chunk);
+        }} else {{
+            /* a strided view of the output's block for this input, then numpy's copy */
+            npy_intp strides[{nd}];
+            for (int k = 0; k < {nd}; k++) strides[k] = PyArray_STRIDE(out, k);
+            PyArray_Descr *descr = PyArray_DESCR(out);
+            Py_INCREF(descr);
+            PyArrayObject *view = (PyArrayObject *)PyArray_NewFromDescr(
+                &PyArray_Type, descr, {nd}, PyArray_DIMS(a), strides,
+                (char *)PyArray_DATA(out) + offset, NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED, NULL);
+            if (view == NULL || PyArray_CopyInto(view, a) < 0) {{
+                Py_XDECREF(view);
+                Py_DECREF(out);
+                FAIL;
+            }}
+            Py_DECREF(view);
+        }}
+        offset += chunk;
+    }}
+    Py_XSETREF(*o0, (PyObject *)out);
+"""
+    return CThunkCode(body=body, support=(COMMON,), key=("Join", dt, nd, axis, n))
