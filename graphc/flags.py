@@ -171,7 +171,9 @@ class Config:
             self.set(k.strip(), v.strip())
 
     def load_rc(self, path: str) -> None:
-        parser = configparser.ConfigParser()
+        # strict=False: a file that starts with its own [global] header (the usual form)
+        # continues the implicit [global] section instead of being a duplicate section
+        parser = configparser.ConfigParser(strict=False)
         parser.optionxform = str  # keep case (floatX)
         with open(path) as fh:
             parser.read_string("[global]\n" + fh.read())
