@@ -147,7 +147,8 @@ class Config:
     @contextlib.contextmanager
     def change_flags(self, **changes: Any) -> Iterator[None]:
         """Change flags for the duration of a ``with`` block."""
-        old = {k: self._values[k.replace(".", "__")] for k in changes if k in self._flags}
+        names = {k.replace(".", "__") for k in changes}
+        old = {k: self._values[k] for k in names if k in self._flags}
         was_set = set(self._explicit)
         try:
             for k, v in changes.items():

@@ -123,6 +123,14 @@ def test_change_flags_restores_values_and_explicitness_even_on_error():
     assert cfg.profiling__n_apply == before[1]
 
 
+def test_change_flags_with_dotted_names_restores():
+    cfg = graphc.config
+    before = cfg.profiling__n_apply
+    with cfg.change_flags(**{"profiling.n_apply": before + 1}):
+        assert cfg.profiling__n_apply == before + 1
+    assert cfg.profiling__n_apply == before
+
+
 def test_unknown_flag_names_raise():
     with pytest.raises(AttributeError, match="no_such_flag"):
         graphc.config.no_such_flag = 1
