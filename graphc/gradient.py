@@ -406,7 +406,9 @@ def verify_grad(
             bad = (abs_err > abs_tol) & (rel_err > rel_tol) | ~np.isfinite(abs_err)
             if bad.any():
                 pos = tuple(int(i) for i in np.argwhere(bad)[0])
+                finite = np.isfinite(abs_err)
                 raise GradientError(
-                    k, pos, float(np.nanmax(abs_err)), float(np.nanmax(rel_err)), abs_tol,
-                    rel_tol, float(a[pos]), float(num[pos]),
+                    k, pos, float(np.where(finite, abs_err, np.inf).max()),
+                    float(np.where(finite, rel_err, np.inf).max()), abs_tol, rel_tol,
+                    float(a[pos]), float(num[pos]),
                 )  # fmt: skip
