@@ -1,0 +1,764 @@
+"""C thunks for Elemwise, DimShuffle, CAReduce and Argmax.
+
+Elemwise: numpy broadcasting checked at run time, any strides (negative, zero), in-place
+outputs, output buffers reused when the slot's previous array is free. Each node gets two
+kernels over one run of elements: a contiguous one (``#pragma omp simd``, so gcc calls
+libmvec's SIMD exp/log/tanh/...) and a strided one. A shared driver collapses dimensions
+and picks the kernel per run; zero-stride (broadcast) operands of an otherwise contiguous
+run are expanded into a small block buffer so the contiguous kernel still applies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from graphc.graph.basic import Apply
+from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.scalar.basic import Composite, ctype
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import Argmax, CAReduce
+
+_UNARY_MVEC = (
+    "acos asin atan cbrt cos cosh erf erfc exp exp10 exp2 expm1 log log10 log1p log2 "
+    "sin sinh tan tanh acosh asinh atanh"
+).split()
+_BINARY_MVEC = ("pow", "atan2", "hypot")
+
+
+def _mvec_decls() -> str:
+    lines = ["#ifdef GRAPHC_HAVE_MVEC"]
+    for f in _UNARY_MVEC:
+        lines.append(f'__attribute__((simd("notinbranch"))) double {f}(double);')
+        lines.append(f'__attribute__((simd("notinbranch"))) float {f}f(float);')
+    for f in _BINARY_MVEC:
+        lines.append(f'__attribute__((simd("notinbranch"))) double {f}(double, double);')
+        lines.append(f'__attribute__((simd("notinbranch"))) float {f}f(float, float);')
+    lines.append("#endif")
+    return "\n".join(lines)
+
+
+_INT_CTYPES = ("npy_int8", "npy_int16", "npy_int32", "npy_int64",
+               "npy_uint8", "npy_uint16", "npy_uint32", "npy_uint64", "npy_bool")  # fmt: skip
+
+# Scalar helpers used by the scalar Ops' C expressions (graphc/scalar/basic.py).
+_SCALAR_HELPERS = (
+    r"""
+/* Python-semantics floor division and modulo; x // 0 == x % 0 == 0 as numpy. */
+#define GC_DEF_INT(T)                                                              \
+static inline T gc_floordiv_##T(T a, T b) {                                        \
+    if (b == 0) return 0;                                                          \
+    if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (npy_uint64)a);                    \
+    T q = a / b;                                                                   \
+    if ((a % b) != 0 && ((a < 0) != (b < 0))) q--;                                 \
+    return q;                                                                      \
+}                                                                                  \
+static inline T gc_mod_##T(T a, T b) {                                             \
+    if (b == 0) return 0;                                                          \
+    if ((T)-1 < 0 && b == (T)-1) return 0;                                         \
+    T r = a % b;                                                                   \
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
+    return r;                                                                      \
+}                                                                                  \
+static inline T gc_abs_##T(T a) { return a < 0 ? (T)(0 - (npy_uint64)a) : a; }
+"""
+    + "\n".join(f"GC_DEF_INT({t})" for t in _INT_CTYPES)
+    + r"""
+#define GC_DEF_FLT(T, F)                                                           \
+static inline T gc_floordiv_##T(T a, T b) {                                        \
+    if (b == 0) return a / b;                                                      \
+    T mod = fmod##F(a, b);                                                         \
+    T div = (a - mod) / b;                                                         \
+    if (mod != 0) { if ((b < 0) != (mod < 0)) div -= 1; }                          \
+    if (div != 0) {                                                                \
+        T fl = floor##F(div);                                                      \
+        if (div - fl > (T)0.5) fl += 1;                                            \
+        return fl;                                                                 \
+    }                                                                              \
+    return copysign##F((T)0, a / b);                                               \
+}                                                                                  \
+static inline T gc_mod_##T(T a, T b) {                                             \
+    if (b == 0) return fmod##F(a, b);                                              \
+    T mod = fmod##F(a, b);                                                         \
+    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }                          \
+    else mod = copysign##F((T)0, b);                                               \
+    return mod;                                                                    \
+}                                                                                  \
+static inline T gc_sigmoid_##T(T x) {                                              \
+    T e = exp##F(-fabs##F(x));                                                     \
+    return x >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e);                           \
+}                                                                                  \
+static inline T gc_softplus_##T(T x) {                                             \
+    return (x > 0 ? x : (T)0) + log1p##F(exp##F(-fabs##F(x)));                     \
+}                                                                                  \
+static inline T gc_max_##T(T a, T b) { return (a >= b || a != a) ? a : b; }        \
+static inline T gc_min_##T(T a, T b) { return (a <= b || a != a) ? a : b; }
+GC_DEF_FLT(npy_float64, )
+GC_DEF_FLT(npy_float32, f)
+"""
+)
+
+_DRIVER = r"""
+#define GC_MAXD 64
+#define GC_MAXOP 64
+#define GC_BLK 512
+#define GC_MAXBC 8
+typedef void (*gc_contig_fn)(npy_intp n, char **p);
+typedef void (*gc_strided_fn)(npy_intp n, char **p, const npy_intp *s);
+
+static int gc_check_input(PyObject *o, int k, int nd, int typenum, const char *name) {
+    if (!PyArray_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: input %d is not an ndarray (got %.100s)",
+                     name, k, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)o;
+    if (PyArray_NDIM(a) != nd || !PyArray_EquivTypenums(PyArray_TYPE(a), typenum)
+        || !PyArray_ISNOTSWAPPED(a)) {
+        PyArray_Descr *want = PyArray_DescrFromType(typenum);
+        PyErr_Format(PyExc_TypeError,
+                     "%s: input %d is a %d-d array of dtype %S, expected %d-d of dtype %S",
+                     name, k, PyArray_NDIM(a), (PyObject *)PyArray_DESCR(a), nd,
+                     want ? (PyObject *)want : Py_None);
+        Py_XDECREF(want);
+        return -1;
+    }
+    return 0;
+}
+
+static void gc_shape_str(char *buf, size_t cap, PyArrayObject *a) {
+    size_t len = 0;
+    int nd = PyArray_NDIM(a);
+    len += snprintf(buf + len, cap - len, "(");
+    for (int d = 0; d < nd && len < cap; d++)
+        len += snprintf(buf + len, cap - len, d + 1 < nd || nd > 1 ? "%ld, " : "%ld,",
+                        (long)PyArray_DIM(a, d));
+    if (nd > 1 && len >= 2 && len < cap) len -= 2;
+    if (len < cap) snprintf(buf + len, cap - len, ")");
+}
+
+static int gc_broadcast(PyArrayObject **in, int nin, int nd, npy_intp *shape,
+                        const char *name) {
+    for (int d = 0; d < nd; d++) {
+        shape[d] = 1;
+        for (int i = 0; i < nin; i++) {
+            npy_intp s = PyArray_DIM(in[i], d);
+            if (s == 1) continue;
+            if (shape[d] == 1) shape[d] = s;
+            else if (shape[d] != s) {
+                char msg[1024], one[160];
+                size_t len = 0;
+                for (int j = 0; j < nin && len < sizeof(msg); j++) {
+                    gc_shape_str(one, sizeof(one), in[j]);
+                    len += snprintf(msg + len, sizeof(msg) - len, "%s%s", j ? " " : "", one);
+                }
+                PyErr_Format(PyExc_ValueError,
+                             "%s: input shapes %s do not broadcast (axis %d: %ld vs %ld)",
+                             name, msg, d, (long)shape[d], (long)s);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The previous array in the slot when it can be overwritten, else a new C-order array. */
+static PyArrayObject *gc_prepare_output(PyObject **slot, int nd, const npy_intp *shape,
+                                        int typenum) {
+    PyObject *o = *slot;
+    if (o != NULL && PyArray_CheckExact(o) && Py_REFCNT(o) == 1) {
+        PyArrayObject *a = (PyArrayObject *)o;
+        if (PyArray_NDIM(a) == nd && PyArray_TYPE(a) == typenum
+            && PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a)
+            && PyArray_CHKFLAGS(a, NPY_ARRAY_OWNDATA)) {
+            int same = 1;
+            for (int d = 0; d < nd; d++)
+                if (PyArray_DIM(a, d) != shape[d]) same = 0;
+            if (same) return a;
+        }
+    }
+    PyObject *n = PyArray_EMPTY(nd, (npy_intp *)shape, typenum, 0);
+    if (n == NULL) return NULL;
+    Py_XSETREF(*slot, n);
+    return (PyArrayObject *)n;
+}
+
+static void gc_extent(PyArrayObject *a, char **lo, char **hi) {
+    char *l = PyArray_BYTES(a), *h = l;
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp n = PyArray_DIM(a, d), s = PyArray_STRIDE(a, d);
+        if (n == 0) { *lo = *hi = l; return; }
+        if (s > 0) h += s * (n - 1); else l += s * (n - 1);
+    }
+    *lo = l;
+    *hi = h + PyArray_ITEMSIZE(a);
+}
+
+static int gc_overlap(PyArrayObject *a, PyArrayObject *b) {
+    char *al, *ah, *bl, *bh;
+    gc_extent(a, &al, &ah);
+    gc_extent(b, &bl, &bh);
+    return al < bh && bl < ah;
+}
+
+static int gc_same_layout(PyArrayObject *a, PyArrayObject *b) {
+    if (PyArray_BYTES(a) != PyArray_BYTES(b) || PyArray_NDIM(a) != PyArray_NDIM(b)) return 0;
+    for (int d = 0; d < PyArray_NDIM(a); d++)
+        if (PyArray_DIM(a, d) != PyArray_DIM(b, d)
+            || (PyArray_DIM(a, d) > 1 && PyArray_STRIDE(a, d) != PyArray_STRIDE(b, d)))
+            return 0;
+    return 1;
+}
+
+/* Byte strides of ``a`` broadcast to ``shape`` (0 on size-1 axes). */
+static void gc_strides(PyArrayObject *a, int nd, npy_intp *st) {
+    for (int d = 0; d < nd; d++)
+        st[d] = PyArray_DIM(a, d) == 1 ? 0 : PyArray_STRIDE(a, d);
+}
+
+static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
+    switch (es) {
+    case 1: memset(buf, *v, (size_t)n); break;
+#define GC_FILL(U) { U x; memcpy(&x, v, sizeof(U)); \
+        for (npy_intp j = 0; j < n; j++) ((U *)buf)[j] = x; }
+    case 2: GC_FILL(npy_uint16) break;
+    case 4: GC_FILL(npy_uint32) break;
+    default: GC_FILL(npy_uint64) break;
+    }
+}
+
+/* Run an element loop over ``nop`` operands (inputs first) of broadcast shape ``shape``;
+   ``st[op * nd + d]`` are byte strides (0 where broadcast). */
+static void gc_ew_loop(int nop, int nin, int nd, const npy_intp *shape, char **data,
+                       const npy_intp *st, const int *es, gc_contig_fn fc, gc_strided_fn fs) {
+    npy_intp sh[GC_MAXD + 1], s[(GC_MAXD + 1) * GC_MAXOP], idx[GC_MAXD + 1];
+    char *ptr[GC_MAXOP], *q[GC_MAXOP];
+    int m = 0;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] == 0) return;
+        if (shape[d] == 1) continue;
+        if (m > 0) {
+            int ok = 1;
+            for (int op = 0; op < nop; op++)
+                if (s[(m - 1) * nop + op] != st[op * nd + d] * shape[d]) { ok = 0; break; }
+            if (ok) {
+                sh[m - 1] *= shape[d];
+                for (int op = 0; op < nop; op++) s[(m - 1) * nop + op] = st[op * nd + d];
+                continue;
+            }
+        }
+        sh[m] = shape[d];
+        for (int op = 0; op < nop; op++) s[m * nop + op] = st[op * nd + d];
+        m++;
+    }
+    if (m == 0) {
+        sh[0] = 1;
+        for (int op = 0; op < nop; op++) s[op] = 0;
+        m = 1;
+    }
+    npy_intp n = sh[m - 1];
+    const npy_intp *is = &s[(m - 1) * nop];
+    int contig = 1, nbc = 0, bc[GC_MAXOP];
+    for (int op = 0; op < nop; op++) {
+        bc[op] = 0;
+        if (is[op] == es[op]) continue;
+        if (is[op] == 0 && op < nin && n > 1) { bc[op] = 1; nbc++; continue; }
+        if (n == 1) continue;
+        contig = 0;
+    }
+    if (nbc > GC_MAXBC) contig = 0;
+    npy_uint64 bufmem[GC_MAXBC][GC_BLK];
+    for (int op = 0; op < nop; op++) ptr[op] = data[op];
+    for (int d = 0; d < m; d++) idx[d] = 0;
+    for (;;) {
+        if (!contig) {
+            fs(n, ptr, is);
+        } else if (nbc == 0 || n == 1) {
+            fc(n, ptr);
+        } else {
+            npy_intp blk = n < GC_BLK ? n : GC_BLK;
+            int b = 0;
+            for (int op = 0; op < nop; op++)
+                if (bc[op]) {
+                    gc_fill((char *)bufmem[b], ptr[op], es[op], blk);
+                    q[op] = (char *)bufmem[b++];
+                }
+            for (npy_intp done = 0; done < n; done += blk) {
+                npy_intp c = n - done < blk ? n - done : blk;
+                for (int op = 0; op < nop; op++)
+                    if (!bc[op]) q[op] = ptr[op] + done * es[op];
+                fc(c, q);
+            }
+        }
+        int d = m - 2;
+        for (; d >= 0; d--) {
+            idx[d]++;
+            for (int op = 0; op < nop; op++) ptr[op] += s[d * nop + op];
+            if (idx[d] < sh[d]) break;
+            for (int op = 0; op < nop; op++) ptr[op] -= s[d * nop + op] * sh[d];
+            idx[d] = 0;
+        }
+        if (d < 0) break;
+    }
+}
+
+/* Reductions: for each output element (kept axes, C order) init, step over runs of the
+   reduced axes (innermost run: n elements, byte stride s), fin. */
+typedef void (*gc_rinit_fn)(void *acc);
+typedef void (*gc_rstep_fn)(npy_intp n, const char *p, npy_intp s, void *acc);
+typedef void (*gc_rfin_fn)(const void *acc, char *out);
+
+static void gc_reduce(int nk, const npy_intp *kd, const npy_intp *ks, int nr,
+                      const npy_intp *rd0, const npy_intp *rs0, int reorder, const char *data,
+                      char *out, npy_intp oes, gc_rinit_fn init, gc_rstep_fn step,
+                      gc_rfin_fn fin) {
+    npy_intp rd[GC_MAXD + 1], rs[GC_MAXD + 1], ri[GC_MAXD + 1], ki[GC_MAXD + 1];
+    npy_intp nout = 1;
+    for (int d = 0; d < nk; d++) nout *= kd[d];
+    if (nout == 0) return;
+    int m = 0, empty = 0;
+    for (int d = 0; d < nr; d++) {
+        if (rd0[d] == 0) empty = 1;
+        if (rd0[d] <= 1) continue;
+        rd[m] = rd0[d]; rs[m] = rs0[d]; m++;
+    }
+    if (reorder) { /* largest |stride| outermost */
+        for (int a = 1; a < m; a++)
+            for (int b = a; b > 0; b--) {
+                npy_intp x = rs[b - 1] < 0 ? -rs[b - 1] : rs[b - 1];
+                npy_intp y = rs[b] < 0 ? -rs[b] : rs[b];
+                if (x >= y) break;
+                npy_intp t = rs[b]; rs[b] = rs[b - 1]; rs[b - 1] = t;
+                t = rd[b]; rd[b] = rd[b - 1]; rd[b - 1] = t;
+            }
+    }
+    int c = 0;
+    for (int d = 0; d < m; d++) {
+        if (c > 0 && rs[c - 1] == rs[d] * rd[d]) {
+            rd[c - 1] *= rd[d];
+            rs[c - 1] = rs[d];
+            continue;
+        }
+        rd[c] = rd[d]; rs[c] = rs[d]; c++;
+    }
+    m = c;
+    if (m == 0) { rd[0] = 1; rs[0] = 0; m = 1; }
+    double accmem[8];
+    const char *base = data;
+    for (int d = 0; d < nk; d++) ki[d] = 0;
+    for (npy_intp o = 0; o < nout; o++) {
+        init(accmem);
+        if (!empty) {
+            const char *p = base;
+            for (int d = 0; d < m; d++) ri[d] = 0;
+            for (;;) {
+                step(rd[m - 1], p, rs[m - 1], accmem);
+                int d = m - 2;
+                for (; d >= 0; d--) {
+                    ri[d]++;
+                    p += rs[d];
+                    if (ri[d] < rd[d]) break;
+                    p -= rs[d] * rd[d];
+                    ri[d] = 0;
+                }
+                if (d < 0) break;
+            }
+        }
+        fin(accmem, out);
+        out += oes;
+        for (int d = nk - 1; d >= 0; d--) {
+            ki[d]++;
+            base += ks[d];
+            if (ki[d] < kd[d]) break;
+            base -= ks[d] * kd[d];
+            ki[d] = 0;
+        }
+    }
+}
+"""
+
+SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, _DRIVER)
+
+
+def typenum(dtype: str) -> str:
+    """The numpy C type number macro for ``dtype``."""
+    return "NPY_BOOL" if dtype == "bool" else f"NPY_{dtype.upper()}"
+
+
+def c_string(s: str, limit: int = 200) -> str:
+    """``s`` as a C string literal (printable ASCII, shortened)."""
+    if len(s) > limit:
+        s = s[: limit - 3] + "..."
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append("?")
+    return '"' + "".join(out) + '"'
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _store(expr: str, dtype: str) -> str:
+    if dtype == "bool":
+        return f"(npy_bool)(({expr}) != 0)"
+    return f"({ctype(dtype)})({expr})"
+
+
+# ------------------------------------------------------------------ Elemwise
+
+
+def elemwise_exprs(op, names, in_dtypes, out_dtypes) -> tuple[list[str], list[str]] | None:
+    """Statements and output expressions of a scalar Op over element names, or None."""
+    if isinstance(op, Composite):
+        return op.c_body(names)
+    if len(out_dtypes) != 1:
+        return None
+    e = op.c_expr(list(names), list(in_dtypes), out_dtypes[0])
+    return None if e is None else ([], [e])
+
+
+@register_c(Elemwise)
+def gen_elemwise(node: Apply) -> CThunkCode | None:
+    op = node.op
+    in_dt = [i.type.dtype for i in node.inputs]
+    out_dt = [o.type.dtype for o in node.outputs]
+    nin, nout, nd = len(in_dt), len(out_dt), node.outputs[0].type.ndim
+    if nin + nout > 64 or nd > 32:
+        return None
+    names = [f"x{k}" for k in range(nin)]
+    try:
+        got = elemwise_exprs(op.scalar_op, names, in_dt, out_dt)
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    if got is None:
+        return None
+    lines, outs = got
+    reads_c = [f"const {ctype(d)} x{k} = (({ctype(d)} *)p[{k}])[i];" for k, d in enumerate(in_dt)]
+    reads_s = [
+        f"const {ctype(d)} x{k} = *(const {ctype(d)} *)(p[{k}] + i * s[{k}]);"
+        for k, d in enumerate(in_dt)
+    ]
+    writes_c = [
+        f"(({ctype(d)} *)p[{nin + k}])[i] = {_store(e, d)};"
+        for k, (e, d) in enumerate(zip(outs, out_dt))
+    ]
+    writes_s = [
+        f"*({ctype(d)} *)(p[{nin + k}] + i * s[{nin + k}]) = {_store(e, d)};"
+        for k, (e, d) in enumerate(zip(outs, out_dt))
+    ]
+    # Outputs are written after all inputs of the element are read (in-place safe).
+    inner_c = "\n        ".join([*reads_c, *lines, *writes_c])
+    inner_s = "\n        ".join([*reads_s, *lines, *writes_s])
+    kern = (
+        "static void NAME_c(npy_intp n, char **p) {\n"
+        "#pragma omp simd\n"
+        "    for (npy_intp i = 0; i < n; i++) {\n"
+        f"        {inner_c}\n"
+        "    }\n"
+        "}\n"
+        "static void NAME_s(npy_intp n, char **p, const npy_intp *s) {\n"
+        "    for (npy_intp i = 0; i < n; i++) {\n"
+        f"        {inner_s}\n"
+        "    }\n"
+        "}\n"
+    )
+    name = "gc_ew_" + _hash(kern)
+    kern = kern.replace("NAME", name)
+    label = c_string(str(op))
+    inplace = dict(op.inplace_pattern)
+    ndx = max(nd, 1)
+    nop = nin + nout
+    b = [
+        f"    const char *name = {label};",
+        f"    PyArrayObject *in[{nin}], *tmp[{nin}];",
+        f"    npy_intp shape[{ndx}], st[{nop * ndx}];",
+        f"    char *data[{nop}];",
+        f"    int es[{nop}];",
+        "    int rc = -1;",
+    ]
+    for k, d in enumerate(in_dt):
+        b.append(f"    if (gc_check_input(inputs[{k}], {k}, {nd}, {typenum(d)}, name) < 0) FAIL;")
+        b.append(f"    in[{k}] = (PyArrayObject *)inputs[{k}]; tmp[{k}] = NULL;")
+    b.append(f"    if (gc_broadcast(in, {nin}, {nd}, shape, name) < 0) FAIL;")
+    for k in range(nin):
+        if k in inplace.values():
+            b.append(
+                f"    if (!PyArray_ISALIGNED(in[{k}])) {{ PyErr_Format(PyExc_ValueError, "
+                '"%s: the in-place input is not aligned", name); FAIL; }'
+            )
+            continue
+        b.append(
+            f"    if (!PyArray_ISALIGNED(in[{k}])) {{\n"
+            f"        if (!(tmp[{k}] = (PyArrayObject *)PyArray_NewCopy(in[{k}], NPY_CORDER)))"
+            " goto done;\n"
+            f"        in[{k}] = tmp[{k}];\n"
+            "    }"
+        )
+    for j in inplace.values():
+        b.append(
+            f'    if (PyArray_FailUnlessWriteable(in[{j}], "an in-place input") < 0) goto done;'
+        )
+        b.append(f"    for (int d = 0; d < {nd}; d++) if (PyArray_DIM(in[{j}], d) != shape[d]) {{")
+        b.append(
+            '        PyErr_Format(PyExc_ValueError, "%s: the in-place input does not have the '
+            'output shape", name); goto done;\n    }'
+        )
+        for k in range(nin):
+            if k == j:
+                continue
+            b.append(
+                f"    if (!tmp[{k}] && in[{k}] != in[{j}] && gc_overlap(in[{k}], in[{j}]) &&"
+                f" !gc_same_layout(in[{k}], in[{j}])) {{\n"
+                f"        if (!(tmp[{k}] = (PyArrayObject *)PyArray_NewCopy(in[{k}], NPY_CORDER)))"
+                " goto done;\n"
+                f"        in[{k}] = tmp[{k}];\n"
+                "    }"
+            )
+    for k, d in enumerate(in_dt):
+        b.append(f"    data[{k}] = PyArray_BYTES(in[{k}]); es[{k}] = {np.dtype(d).itemsize};")
+        b.append(f"    gc_strides(in[{k}], {nd}, &st[{k * ndx}]);")
+    for o, d in enumerate(out_dt):
+        slot = nin + o
+        if o in inplace:
+            j = inplace[o]
+            b.append(
+                f"    Py_INCREF((PyObject *)inputs[{j}]);\n"
+                f"    Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
+                f"    {{ PyArrayObject *a = in[{j}];"
+            )
+        else:
+            b.append(
+                f"    {{ PyArrayObject *a = gc_prepare_output(o{o}, {nd}, shape, {typenum(d)});"
+                "\n      if (a == NULL) goto done;"
+            )
+        b.append(
+            f"      data[{slot}] = PyArray_BYTES(a); es[{slot}] = {np.dtype(d).itemsize};"
+            f" gc_strides(a, {nd}, &st[{slot * ndx}]); }}"
+        )
+    b.append(f"    gc_ew_loop({nop}, {nin}, {nd}, shape, data, st, es, {name}_c, {name}_s);")
+    b.append("    rc = 0;")
+    b.append("done:")
+    for k in range(nin):
+        b.append(f"    Py_XDECREF(tmp[{k}]);")
+    b.append("    if (rc < 0) FAIL;")
+    return CThunkCode(body="\n".join(b), support=(*SUPPORT, kern))
+
+
+# ------------------------------------------------------------------ DimShuffle
+
+
+@register_c(DimShuffle)
+def gen_dimshuffle(node: Apply) -> CThunkCode | None:
+    op = node.op
+    dt = node.inputs[0].type.dtype
+    nd_in, order = op.input_ndim, op.new_order
+    nd_out = len(order)
+    b = [
+        f"    const char *name = {c_string(str(op))};",
+        f"    if (gc_check_input(inputs[0], 0, {nd_in}, {typenum(dt)}, name) < 0) FAIL;",
+        "    PyArrayObject *x = (PyArrayObject *)inputs[0];",
+    ]
+    for d in op.drop:
+        b.append(
+            f"    if (PyArray_DIM(x, {d}) != 1) {{ PyErr_Format(PyExc_ValueError, "
+            f'"%s: cannot drop axis {d} of size %ld", name, (long)PyArray_DIM(x, {d})); FAIL; }}'
+        )
+    b.append(f"    npy_intp dims[{max(nd_out, 1)}], strides[{max(nd_out, 1)}];")
+    for k, o in enumerate(order):
+        if o == "x":
+            b.append(f"    dims[{k}] = 1; strides[{k}] = 0;")
+        else:
+            b.append(f"    dims[{k}] = PyArray_DIM(x, {o}); strides[{k}] = PyArray_STRIDE(x, {o});")
+    b.append(
+        "    PyArray_Descr *descr = PyArray_DESCR(x);\n"
+        "    Py_INCREF(descr);\n"
+        f"    PyObject *r = PyArray_NewFromDescr(&PyArray_Type, descr, {nd_out}, dims, strides,\n"
+        "        PyArray_DATA(x), PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);\n"
+        "    if (r == NULL) FAIL;\n"
+        "    Py_INCREF(x);\n"
+        "    if (PyArray_SetBaseObject((PyArrayObject *)r, (PyObject *)x) < 0) {\n"
+        "        Py_DECREF(r);\n"
+        "        FAIL;\n"
+        "    }\n"
+        "    Py_XSETREF(*o0, r);"
+    )
+    return CThunkCode(body="\n".join(b), support=SUPPORT)
+
+
+# ------------------------------------------------------------------ reductions
+
+_LIMITS = {
+    "bool": ("0", "1"),
+    "int8": ("NPY_MIN_INT8", "NPY_MAX_INT8"),
+    "int16": ("NPY_MIN_INT16", "NPY_MAX_INT16"),
+    "int32": ("NPY_MIN_INT32", "NPY_MAX_INT32"),
+    "int64": ("NPY_MIN_INT64", "NPY_MAX_INT64"),
+    "uint8": ("0", "NPY_MAX_UINT8"),
+    "uint16": ("0", "NPY_MAX_UINT16"),
+    "uint32": ("0", "NPY_MAX_UINT32"),
+    "uint64": ("0", "NPY_MAX_UINT64"),
+    "float32": ("-INFINITY", "INFINITY"),
+    "float64": ("-INFINITY", "INFINITY"),
+}
+
+
+def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
+    """C of NAME_init/step/fin for one reduction (``$T`` element, ``$A`` accumulator)."""
+    t = ctype(in_dt)
+    if kind in ("add", "mul") and out_dt == "bool":
+        kind = "or" if kind == "add" else "and"
+    if kind in ("add", "mul"):
+        acc = "npy_float64" if out_dt in ("float32", "float64") else ctype(out_dt)
+        sym = "+" if kind == "add" else "*"
+        ident = "0" if kind == "add" else "1"
+        step = (
+            "    if (s == (npy_intp)sizeof($T)) {\n"
+            "        const $T *q = (const $T *)p;\n"
+            f"#pragma omp simd reduction({sym}:a)\n"
+            f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)q[i];\n"
+            "    } else {\n"
+            f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)*(const $T *)(p + i * s);\n"
+            "    }\n"
+        )
+    elif kind in ("maximum", "minimum"):
+        acc = t
+        lo, hi = _LIMITS[in_dt]
+        ident = lo if kind == "maximum" else hi
+        cmp = ">=" if kind == "maximum" else "<="
+        nan = " || a != a" if in_dt in ("float32", "float64") else ""
+        step = (
+            "    for (npy_intp i = 0; i < n; i++) {\n"
+            "        $T v = *(const $T *)(p + i * s);\n"
+            f"        a = (a {cmp} v{nan}) ? a : v;\n"
+            "    }\n"
+        )
+    elif kind in ("and", "or"):
+        acc = "npy_bool"
+        ident = "1" if kind == "and" else "0"
+        op = "&" if kind == "and" else "|"
+        step = (
+            "    for (npy_intp i = 0; i < n; i++)\n"
+            f"        a {op}= (npy_bool)(*(const $T *)(p + i * s) != 0);\n"
+        )
+    else:
+        return None
+    fin = _store("*(const $A *)acc", out_dt)
+    code = (
+        f"static void NAME_init(void *acc) {{ *($A *)acc = ($A)({ident}); }}\n"
+        "static void NAME_step(npy_intp n, const char *p, npy_intp s, void *acc) {\n"
+        "    $A a = *($A *)acc;\n"
+        f"{step}"
+        "    *($A *)acc = a;\n"
+        "}\n"
+        f"static void NAME_fin(const void *acc, char *out) {{ *($O *)out = {fin}; }}\n"
+    )
+    return code.replace("$T", t).replace("$A", acc).replace("$O", ctype(out_dt))
+
+
+def _argmax_kernels(kind: str, in_dt: str) -> str:
+    t = ctype(in_dt)
+    is_f = in_dt in ("float32", "float64")
+    cmp = ">" if kind == "max" else "<"
+    nan_new = "if (v != v) { st->best = v; st->idx = st->k; st->nan = 1; }" if is_f else ""
+    return (
+        f"typedef struct {{ {t} best; npy_int64 idx, k; int have, nan; }} NAME_acc;\n"
+        "static void NAME_init(void *acc) { memset(acc, 0, sizeof(NAME_acc)); }\n"
+        "static void NAME_step(npy_intp n, const char *p, npy_intp s, void *acc) {\n"
+        "    NAME_acc *st = (NAME_acc *)acc;\n"
+        "    for (npy_intp i = 0; i < n; i++, st->k++) {\n"
+        f"        {t} v = *(const {t} *)(p + i * s);\n"
+        "        if (st->nan) break;\n"
+        "        if (!st->have) {\n"
+        "            st->best = v; st->idx = st->k; st->have = 1;\n"
+        f"            {nan_new.replace('st->best = v; st->idx = st->k; ', '')}\n"
+        "            continue;\n"
+        "        }\n"
+        f"        if (v {cmp} st->best) {{ st->best = v; st->idx = st->k; }}\n"
+        f"        else {{ {nan_new} }}\n"
+        "    }\n"
+        "}\n"
+        "static void NAME_fin(const void *acc, char *out) {\n"
+        "    *(npy_int64 *)out = ((const NAME_acc *)acc)->idx;\n"
+        "}\n"
+    )
+
+
+def _reduce_body(node, axes, kern_name, reorder, empty_error, label) -> str:
+    x = node.inputs[0]
+    in_dt, out_dt = x.type.dtype, node.outputs[0].type.dtype
+    nd = x.type.ndim
+    keep = [d for d in range(nd) if d not in axes]
+    nk, nr = len(keep), len(axes)
+    b = [
+        f"    const char *name = {label};",
+        f"    if (gc_check_input(inputs[0], 0, {nd}, {typenum(in_dt)}, name) < 0) FAIL;",
+        "    PyArrayObject *x = (PyArrayObject *)inputs[0], *tmp = NULL;",
+        f"    npy_intp kd[{max(nk, 1)}], ks[{max(nk, 1)}], rd[{max(nr, 1)}], rs[{max(nr, 1)}];",
+    ]
+    for k, d in enumerate(keep):
+        b.append(f"    kd[{k}] = PyArray_DIM(x, {d});")
+    for k, d in enumerate(axes):
+        b.append(f"    rd[{k}] = PyArray_DIM(x, {d});")
+        if empty_error:
+            b.append(
+                f"    if (rd[{k}] == 0) {{ PyErr_Format(PyExc_ValueError, {empty_error}, name);"
+                " FAIL; }"
+            )
+    b.append(
+        "    if (!PyArray_ISALIGNED(x)) {\n"
+        "        if (!(tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER))) FAIL;\n"
+        "        x = tmp;\n"
+        "    }"
+    )
+    for k, d in enumerate(keep):
+        b.append(f"    ks[{k}] = PyArray_STRIDE(x, {d});")
+    for k, d in enumerate(axes):
+        b.append(f"    rs[{k}] = PyArray_STRIDE(x, {d});")
+    b.append(
+        f"    PyArrayObject *out = gc_prepare_output(o0, {nk}, kd, {typenum(out_dt)});\n"
+        "    if (out == NULL) { Py_XDECREF(tmp); FAIL; }\n"
+        f"    gc_reduce({nk}, kd, ks, {nr}, rd, rs, {reorder}, PyArray_BYTES(x),"
+        f" PyArray_BYTES(out), {np.dtype(out_dt).itemsize},\n"
+        f"              {kern_name}_init, {kern_name}_step, {kern_name}_fin);\n"
+        "    Py_XDECREF(tmp);"
+    )
+    return "\n".join(b)
+
+
+@register_c(CAReduce)
+def gen_careduce(node: Apply) -> CThunkCode | None:
+    op = node.op
+    in_dt, out_dt = node.inputs[0].type.dtype, node.outputs[0].type.dtype
+    got = _reduce_kernels(op.scalar_op.name, in_dt, out_dt)
+    if got is None or node.inputs[0].type.ndim > 32:
+        return None
+    code = got
+    name = "gc_red_" + _hash(code)
+    code = code.replace("NAME", name)
+    empty = None
+    if op.scalar_op.name in ("maximum", "minimum"):
+        fn = op.scalar_op.name
+        empty = c_string(f"%s: zero-size array to reduction operation {fn} which has no identity")
+    body = _reduce_body(node, tuple(op.axis), name, 1, empty, c_string(str(op)))
+    return CThunkCode(body=body, support=(*SUPPORT, code))
+
+
+@register_c(Argmax)
+def gen_argmax(node: Apply) -> CThunkCode | None:
+    op = node.op
+    in_dt = node.inputs[0].type.dtype
+    if node.inputs[0].type.ndim > 32 or op.kind not in ("max", "min"):
+        return None
+    code = _argmax_kernels(op.kind, in_dt)
+    name = "gc_arg_" + _hash(code)
+    code = code.replace("NAME", name)
+    empty = c_string(f"%s: attempt to get the arg{op.kind} of an empty axis")
+    body = _reduce_body(node, tuple(op.axis), name, 0, empty, c_string(str(op)))
+    return CThunkCode(body=body, support=(*SUPPORT, code))
