@@ -1,0 +1,630 @@
+"""DEBUG_MODE: run every node with its Python ``perform`` and its C thunk and check them.
+
+A function compiled with ``mode="DEBUG_MODE"`` (or ``DebugMode(...)``) is compiled as
+usual (the optimized FunctionGraph and the linked Program exist), but each call runs a
+Python-level checking interpreter over the linked schedule instead of the VM. For every node:
+
+* ``perform`` runs on private copies of its inputs; when the node has a C thunk, the thunk
+  runs too (through the reference VM's ctypes trampoline) and the two must agree in dtype,
+  shape and values (``BadThunkOutput``);
+* no input may change unless the Op's ``destroy_map`` declares it (``BadDestroyMap``), and
+  an output may share memory with an input only where ``view_map``/``destroy_map`` say so
+  (``BadViewMap``);
+* the C thunk (and ``perform``) run again with different output buffers (garbage-filled of
+  the right shape, non-contiguous, Fortran-ordered, the wrong shape) and with strided and
+  reversed copies of the inputs; all results must agree (``BadThunkOutput``);
+* outputs must be valid values of their Variable's type, and with ``check_nan`` (default
+  ``config.DebugMode__check_nan``) free of NaN/Inf (``InvalidValueError``).
+
+Rewrites are checked per replacement: the unoptimized graph is rebuilt, a Feature recording
+every ``change_input`` (old variable, new variable, rewrite name) is attached, and the mode's
+optimizer is run again on that copy. Each call evaluates both sides of every recorded
+replacement on the call's actual inputs with the reference semantics (``Op.perform``) and
+raises ``BadOptimization`` naming the first rewrite whose new variable differs from the one it
+replaced; the optimized outputs are also compared with the unoptimized graph's.
+
+Speed is not a goal: a call costs several times the reference evaluation of the graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphc.compile.mode import Mode
+from graphc.flags import config
+from graphc.graph.basic import Constant, Variable
+from graphc.graph.fg import OUTPUT, Feature
+
+__all__ = [
+    "BadDestroyMap",
+    "BadOptimization",
+    "BadThunkOutput",
+    "BadViewMap",
+    "DebugMode",
+    "DebugModeError",
+    "DebugVM",
+    "InvalidValueError",
+    "compare_values",
+]
+
+
+# ------------------------------------------------------------------ errors
+
+
+class DebugModeError(Exception):
+    """Base class of the errors DEBUG_MODE raises."""
+
+
+class BadThunkOutput(DebugModeError):
+    """Two implementations of a node (perform / C, or one run under different buffers or
+    input strides) returned different values."""
+
+
+class BadOptimization(DebugModeError):
+    """A rewrite replaced a variable by one with a different value on the actual inputs."""
+
+
+class BadDestroyMap(DebugModeError):
+    """A node modified an input its Op does not declare in ``destroy_map``."""
+
+
+class BadViewMap(DebugModeError):
+    """A node returned an output aliasing an input (or another output) without declaring it
+    in ``view_map``/``destroy_map``."""
+
+
+class InvalidValueError(DebugModeError):
+    """A node produced a value that is not valid for its output type, or NaN/Inf under
+    ``check_nan``."""
+
+
+# ------------------------------------------------------------------ the mode
+
+
+@dataclass(frozen=True)
+class DebugMode(Mode):
+    """A Mode whose functions check every node, rewrite and buffer variant on each call.
+
+    ``check_c``: compare C thunks with ``perform``; ``check_optimizations``: per-rewrite
+    value checks; ``check_preallocated_output``: re-run with pre-filled/odd output buffers;
+    ``check_strides``: re-run with strided/reversed input copies; ``check_nan``: None reads
+    ``config.DebugMode__check_nan``. ``rtol``/``atol`` override the per-dtype tolerances.
+    """
+
+    linker: str = "auto"
+    optimizer: str | None = "fast_run"
+    name: str = "DEBUG_MODE"
+    check_c: bool = True
+    check_optimizations: bool = True
+    check_preallocated_output: bool = True
+    check_strides: bool = True
+    check_nan: bool | None = None
+    rtol: float | None = None
+    atol: float | None = None
+
+    def make_vm(self, maker, linked):
+        """Called by ``Function`` instead of ``graphc.vm.make_vm``."""
+        return DebugVM(maker, linked, self)
+
+    def as_mode(self) -> Mode:
+        return self
+
+
+# ------------------------------------------------------------------ comparisons
+
+_TOL = {  # dtype -> (rtol, atol)
+    "float16": (1e-2, 1e-3),
+    "float32": (1e-4, 1e-5),
+    "float64": (1e-7, 1e-10),
+    "complex64": (1e-4, 1e-5),
+    "complex128": (1e-7, 1e-10),
+}
+
+
+def _fmt(v) -> str:
+    s = np.array2string(np.asarray(v), threshold=20, edgeitems=3, precision=8)
+    return s if len(s) < 400 else s[:400] + "..."
+
+
+def compare_values(a, b, rtol: float | None = None, atol: float | None = None) -> str | None:
+    """None when ``a`` matches the reference ``b``; else what differs (dtype, shape, the max
+    absolute difference and the first differing index). NaN matches NaN, inf matches inf."""
+    if not isinstance(b, np.ndarray | np.generic):
+        if isinstance(a, np.ndarray | np.generic):
+            return f"type: {type(a).__name__} vs reference {type(b).__name__}"
+        try:
+            return None if a == b else f"value {a!r} vs reference {b!r}"
+        except Exception:  # noqa: BLE001 - objects without a usable ==
+            return None if a is b else f"value {a!r} vs reference {b!r}"
+    if not isinstance(a, np.ndarray | np.generic):
+        return f"type: {type(a).__name__} vs reference ndarray"
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype:
+        return f"dtype {a.dtype} vs reference {b.dtype}"
+    if a.shape != b.shape:
+        return f"shape {a.shape} vs reference {b.shape}"
+    if a.size == 0:
+        return None
+    if a.dtype.kind in "fc":
+        d_rtol, d_atol = _TOL.get(str(a.dtype), (1e-7, 1e-10))
+        rtol = d_rtol if rtol is None else rtol
+        atol = d_atol if atol is None else atol
+        with np.errstate(all="ignore"):
+            finite = np.isfinite(b)
+            scale = float(np.max(np.abs(b[finite]))) if finite.any() else 1.0
+            wide = np.complex128 if a.dtype.kind == "c" else np.float64
+            diff = np.abs(a.astype(wide) - b.astype(wide))
+            tol = atol * max(1.0, scale) + rtol * np.abs(b)
+            bad_finite = finite & ~(diff <= tol)
+            same_special = (np.isnan(a) & np.isnan(b)) | (a == b)
+            bad = bad_finite | (~finite & ~same_special)
+    else:
+        diff = np.abs(a.astype(object) - b.astype(object)) if a.dtype.kind in "ui" else None
+        bad = a != b
+    if not bad.any():
+        return None
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    if diff is not None:
+        with np.errstate(all="ignore"):
+            md = np.max(np.where(bad, diff, 0)) if diff.dtype != object else max(diff[bad])
+        maxd = f"max abs diff {md}"
+    else:
+        maxd = "values differ"
+    return (
+        f"{maxd} ({int(bad.sum())} of {a.size} elements) first at index {first}: "
+        f"{a[first]} vs reference {b[first]}; dtype {a.dtype}, shape {a.shape}"
+    )
+
+
+def _copy(v):
+    if isinstance(v, np.ndarray):
+        return np.array(v, copy=True)
+    if isinstance(v, np.generic):
+        return v.copy()
+    return v
+
+
+def _same_contents(a, b) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return True
+
+
+def _shares(a, b) -> bool:
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        return False
+    if a.size == 0 or b.size == 0 or not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10**6))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def _garbage(shape, dtype, rng):
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    raw = rng.integers(0, 256, size=nbytes, dtype=np.uint8)
+    return raw.view(dt).reshape(shape) if nbytes else np.empty(shape, dt)
+
+
+def _strided_copy(x, rng):
+    """``x``'s values in a buffer with every other element along the last axis."""
+    shape = x.shape[:-1] + (2 * x.shape[-1],)
+    buf = _garbage(shape, x.dtype, rng)
+    view = buf[..., ::2]
+    view[...] = x
+    return view
+
+
+def _reversed_copy(x):
+    """``x``'s values with negative strides on every axis."""
+    rev = (slice(None, None, -1),) * x.ndim
+    out = np.array(x[rev], copy=True)[rev]
+    return out
+
+
+# ------------------------------------------------------------------ rewrite tracking
+
+
+class _ReplacementRecorder(Feature):
+    """Records every ``change_input`` as (old, new, reason, node, position); a revert drops
+    the change it undoes."""
+
+    def __init__(self):
+        self.records: list[tuple[Variable, Variable, str, Any, int]] = []
+
+    def on_change_input(self, fgraph, node, i, old, new, reason) -> None:
+        if reason == "revert":
+            for k in range(len(self.records) - 1, -1, -1):
+                o, n, _, nd, pos = self.records[k]
+                if nd is node and pos == i and o is new and n is old:
+                    del self.records[k]
+                    return
+            return
+        self.records.append((old, new, str(reason), node, i))
+
+
+class _Evaluator:
+    """Reference values (``Op.perform`` on copies of the inputs) of any variable reachable
+    from the given roots, memoized."""
+
+    def __init__(self, values: dict):
+        self.values = dict(values)
+
+    def __call__(self, var: Variable):
+        if var in self.values:
+            return self.values[var]
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in self.values:
+                stack.pop()
+                continue
+            if isinstance(v, Constant):
+                self.values[v] = v.data
+                stack.pop()
+                continue
+            node = v.owner
+            if node is None:
+                shared = v.tag.get("shared") if hasattr(v, "tag") else None
+                if shared is not None:
+                    self.values[v] = shared.get_value(borrow=True)
+                    stack.pop()
+                    continue
+                raise ValueError(f"no value for the free variable {v} (of type {v.type})")
+            missing = [i for i in node.inputs if i not in self.values]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            outs = _run_perform(node, [_copy(self.values[i]) for i in node.inputs])
+            for o, val in zip(node.outputs, outs):
+                self.values[o] = val
+        return self.values[var]
+
+
+def _run_perform(node, args, previous=None) -> list:
+    cells = [[None if previous is None else previous[k]] for k in range(len(node.outputs))]
+    if node.op.lazy:
+        needed = node.op.lazy_perform(node, [True] * len(args), args, cells)
+        if needed:
+            raise RuntimeError(f"lazy {node} asked for inputs {needed} that are all computed")
+    else:
+        node.op.perform(node, args, cells)
+    for k, cell in enumerate(cells):
+        if cell[0] is None:
+            raise ValueError(f"{node}: perform did not produce output {k}")
+    return [c[0] for c in cells]
+
+
+# ------------------------------------------------------------------ the checking VM
+
+
+class DebugVM:
+    """Stands in for the VM of a DEBUG_MODE Function: ``vm(values) -> outputs``."""
+
+    kind = "debug"
+
+    def __init__(self, maker, linked, mode: DebugMode):
+        self.maker = maker
+        self.linked = linked
+        self.mode = mode
+        self.failed_node: int | None = None
+        self.calls = 0
+        self._running = False
+        self.rng = np.random.default_rng(1234)
+        by_slot = {s: v for v, s in linked.slots.items()}
+        self.out_vars = [by_slot[s] for s in linked.program.outputs]
+        self.in_vars = [by_slot[s] for s in linked.program.inputs]
+        self.c_thunks: list = []
+        for node, impl, spec in zip(linked.schedule, linked.impls, linked.program.nodes):
+            if impl.c_thunk is not None and mode.check_c:
+                from graphc.vm.pyvm import _CThunk
+
+                self.c_thunks.append(
+                    _CThunk(
+                        spec.name, impl.c_thunk, impl.c_params, len(node.inputs), len(node.outputs)
+                    )  # fmt: skip
+                )
+            else:
+                self.c_thunks.append(None)
+        self.records: list = []
+        self.ref_inputs: list[Variable] = []
+        self.ref_outputs: list[Variable] = []
+        self.rewrite_note = ""
+        if mode.check_optimizations:
+            self._track_rewrites()
+
+    # -------------------------------------------------------------- compile-time part
+    def _track_rewrites(self) -> None:
+        """Rebuild the unoptimized graph, then re-run the optimizer on it recording every
+        replacement (graphc.opt may have no per-rewrite hook: the FunctionGraph's
+        ``on_change_input`` is one)."""
+        import graphc.opt
+        from graphc.compile.function import _pairs
+        from graphc.graph.basic import clone_replace
+        from graphc.graph.fg import FunctionGraph
+        from graphc.tensor.variable import as_tensor_variable
+
+        mk = self.maker
+        try:  # the graph FunctionMaker built, before any rewrite
+            targets = [o.variable for o in mk.outputs] + [u for _, u in mk.updates]
+            givens = [(a, as_tensor_variable(b)) for a, b in _pairs(mk.original["givens"])]
+            if givens:
+                targets = clone_replace(targets, dict(givens))
+            base = FunctionGraph([i.variable for i in mk.inputs] + list(mk.shared), targets)
+        except Exception as e:  # noqa: BLE001 - keep the other checks working
+            self.rewrite_note = f"rewrites not checked: rebuilding the graph failed ({e})"
+            return
+        fg, equiv = base.clone_get_equiv()
+        real = self.maker.fgraph
+        fg.protected_inputs = [  # type: ignore[attr-defined]
+            equiv[base.inputs[real.inputs.index(v)]]
+            for v in getattr(real, "protected_inputs", [])
+            if v in real.inputs
+        ]
+        fg.update_mapping = dict(getattr(real, "update_mapping", {}))  # type: ignore
+        self.ref_inputs = list(fg.inputs)
+        self.ref_outputs = list(fg.outputs)
+        recorder = _ReplacementRecorder()
+        fg.attach_feature(recorder)
+        including, excluding, requiring = self.mode.effective_tags()
+        graphc.opt.rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
+        self.records = recorder.records
+
+    # -------------------------------------------------------------- VM protocol
+    def set_profiling(self, **kwargs) -> None:
+        if any(kwargs.values()):
+            raise ValueError("DEBUG_MODE functions cannot be profiled; use FAST_RUN")
+
+    def stats(self) -> dict:
+        return {}
+
+    def reset_stats(self) -> None:
+        pass
+
+    def __call__(self, values) -> list:
+        if self._running:
+            raise RuntimeError("function is already running in another thread")
+        self._running = True
+        try:
+            self.failed_node = None
+            self.calls += 1
+            return self._call(list(values))
+        finally:
+            self._running = False
+
+    # -------------------------------------------------------------- checks
+    def _call(self, values: list) -> list:
+        if len(values) != len(self.in_vars):
+            raise TypeError(f"expected {len(self.in_vars)} values, got {len(values)}")
+        originals = [_copy(v) for v in values]
+        storage: dict[Variable, Any] = dict(zip(self.in_vars, values))
+        for v in self.linked.slots:
+            if isinstance(v, Constant):
+                storage[v] = v.data
+        for idx, node in enumerate(self.linked.schedule):
+            args = [storage[v] for v in node.inputs]
+            try:
+                outs = self._check_node(idx, node, args)
+            except DebugModeError:
+                self.failed_node = None
+                raise
+            except Exception:
+                self.failed_node = idx
+                raise
+            for var, val in zip(node.outputs, outs):
+                storage[var] = val
+        for k, (v, orig) in enumerate(zip(values, originals)):
+            if not _same_contents(v, orig):
+                raise BadDestroyMap(
+                    f"input {k} ({self.in_vars[k]}) of the function was modified during the "
+                    "call although every node ran on copies"
+                )
+        outputs = [storage[v] for v in self.out_vars]
+        if self.mode.check_optimizations and self.ref_outputs:
+            self._check_rewrites(originals, outputs)
+        return [_copy(o) for o in outputs]
+
+    def _tol(self):
+        return self.mode.rtol, self.mode.atol
+
+    def _check_node(self, idx: int, node, args: list) -> list:
+        rtol, atol = self._tol()
+        op = node.op
+        allowed = {k: set(op.view_map.get(k, ())) | set(op.destroy_map.get(k, ()))
+                   for k in range(len(node.outputs))}  # fmt: skip
+        destroyed = {i for ins in op.destroy_map.values() for i in ins}
+
+        def run(impl: str, fn, ins: list, previous=None, what: str = "") -> list:
+            snapshot = [_copy(x) for x in ins]
+            outs = fn(ins, previous)
+            ctx = f"{impl}{what}"
+            for i, (before, after) in enumerate(zip(snapshot, ins)):
+                if i not in destroyed and not _same_contents(after, before):
+                    diff = compare_values(after, before, 0.0, 0.0) or "contents changed"
+                    raise BadDestroyMap(
+                        f"node {node} ({ctx}) modified its input {i} ({node.inputs[i]}), which "
+                        f"{op} does not declare in destroy_map: {diff}"
+                    )
+            for k, out in enumerate(outs):
+                for i, x in enumerate(ins):
+                    if i not in allowed[k] and (out is x or _shares(out, x)):
+                        raise BadViewMap(
+                            f"node {node} ({ctx}): output {k} shares memory with input {i} "
+                            f"({node.inputs[i]}) but {op} declares view_map={op.view_map}, "
+                            f"destroy_map={op.destroy_map}"
+                        )
+                for j in range(k):
+                    if _shares(out, outs[j]) or (out is outs[j] and isinstance(out, np.ndarray)):
+                        raise BadViewMap(f"node {node} ({ctx}): outputs {j} and {k} share memory")
+            self._check_valid(node, outs, ctx)
+            return outs
+
+        def perform(ins, previous):
+            return _run_perform(node, ins, previous)
+
+        thunk = self.c_thunks[idx]
+
+        def c_run(ins, previous):
+            return thunk(ins, [None] * len(node.outputs) if previous is None else previous)
+
+        impls = [("perform", perform)]
+        if thunk is not None:
+            impls.append(("C thunk", c_run))
+
+        def fresh_args():
+            return [_copy(a) for a in args]
+
+        ref = run("perform", perform, fresh_args())
+        result = ref
+        if thunk is not None:
+            c_out = run("C thunk", c_run, fresh_args())
+            self._compare(node, "C thunk", c_out, ref, "", rtol, atol)
+            result = c_out
+        if op.lazy:
+            return result
+
+        if self.mode.check_preallocated_output:
+            for label, make in self._output_variants(ref):
+                for impl, fn in impls:
+                    prev = make()
+                    try:
+                        outs = run(impl, fn, fresh_args(), prev, f" with {label} output buffers")
+                    except DebugModeError:
+                        raise
+                    except Exception as e:
+                        raise BadThunkOutput(
+                            f"node {node}: {impl} raised {type(e).__name__}: {e} with {label} "
+                            "output buffers, but succeeded with fresh ones"
+                        ) from e
+                    self._compare(node, impl, outs, ref, f" with {label} output buffers",
+                                  rtol, atol)  # fmt: skip
+        if self.mode.check_strides:
+            for label, make in self._input_variants(args):
+                for impl, fn in impls:
+                    try:
+                        outs = run(impl, fn, make(), None, f" with {label} inputs")
+                    except DebugModeError:
+                        raise
+                    except Exception as e:
+                        raise BadThunkOutput(
+                            f"node {node}: {impl} raised {type(e).__name__}: {e} with {label} "
+                            "inputs, but succeeded with contiguous ones"
+                        ) from e
+                    self._compare(node, impl, outs, ref, f" with {label} inputs", rtol, atol)
+        return result
+
+    def _output_variants(self, ref: list):
+        arrays = [r for r in ref if isinstance(r, np.ndarray)]
+        if not arrays:
+            return []
+        rng = self.rng
+
+        def each(f):
+            return lambda: [f(r) if isinstance(r, np.ndarray) else None for r in ref]
+
+        def noncontig(r):
+            if r.ndim == 0:
+                return _garbage((), r.dtype, rng)
+            return _strided_copy(_garbage(r.shape, r.dtype, rng), rng)
+
+        def fortran(r):
+            return np.asfortranarray(_garbage(r.shape, r.dtype, rng))
+
+        def wrong_shape(r):
+            return _garbage(tuple(s + 1 for s in r.shape) + (() if r.ndim else (2,)),
+                            r.dtype, rng)  # fmt: skip
+
+        out = [
+            ("garbage-filled", each(lambda r: _garbage(r.shape, r.dtype, rng))),
+            ("non-contiguous", each(noncontig)),
+            ("wrong-shape", each(wrong_shape)),
+        ]
+        if any(r.ndim >= 2 for r in arrays):
+            out.append(("Fortran-ordered", each(fortran)))
+        return out
+
+    def _input_variants(self, args: list):
+        rng = self.rng
+        if not any(isinstance(a, np.ndarray) and a.ndim >= 1 and a.size for a in args):
+            return []
+
+        def strided():
+            return [
+                _strided_copy(a, rng) if isinstance(a, np.ndarray) and a.ndim >= 1 else _copy(a)
+                for a in args
+            ]
+
+        def reversed_():
+            return [
+                _reversed_copy(a) if isinstance(a, np.ndarray) and a.ndim >= 1 else _copy(a)
+                for a in args
+            ]
+
+        return [("strided", strided), ("reversed (negative strides)", reversed_)]
+
+    def _compare(self, node, impl, outs, ref, what, rtol, atol) -> None:
+        for k, (a, b) in enumerate(zip(outs, ref)):
+            diff = compare_values(a, b, rtol, atol)
+            if diff is not None:
+                raise BadThunkOutput(
+                    f"node {node}: output {k} of the {impl}{what} differs from perform on "
+                    f"contiguous inputs: {diff}\n  got:       {_fmt(a)}\n  reference: {_fmt(b)}"
+                )
+
+    def _check_valid(self, node, outs, ctx) -> None:
+        check_nan = self.mode.check_nan
+        if check_nan is None:
+            check_nan = config.DebugMode__check_nan
+        for k, (var, val) in enumerate(zip(node.outputs, outs)):
+            t = var.type
+            if hasattr(t, "dtype") and hasattr(t, "ndim"):
+                try:
+                    t.filter(val, strict=True)
+                except (TypeError, ValueError) as e:
+                    raise InvalidValueError(
+                        f"node {node} ({ctx}): output {k} is not a valid {t}: {e}"
+                    ) from None
+            if check_nan and isinstance(val, np.ndarray | np.generic):
+                arr = np.asarray(val)
+                if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+                    bad = np.argwhere(~np.isfinite(arr))
+                    first = tuple(int(i) for i in bad[0]) if arr.ndim else ()
+                    raise InvalidValueError(
+                        f"node {node} ({ctx}): output {k} has {len(bad)} NaN/Inf value(s), "
+                        f"first at index {first}: {arr[first]!r}"
+                    )
+
+    def _check_rewrites(self, originals: list, outputs: list) -> None:
+        rtol, atol = self._tol()
+        ev = _Evaluator(dict(zip(self.ref_inputs, [_copy(v) for v in originals])))
+        for old, new, reason, node, pos in self.records:
+            try:
+                a, b = ev(old), ev(new)
+            except ValueError:
+                continue  # a side depends on something that is not an input
+            diff = compare_values(b, a, rtol, atol)
+            if diff is not None:
+                where = "output" if node == OUTPUT else str(node)
+                raise BadOptimization(
+                    f"rewrite {reason!r} replaced {old} (computed by {old.owner}) by {new} "
+                    f"(computed by {new.owner}) as input {pos} of {where}, and the value "
+                    f"changed: {diff}\n  before: {_fmt(a)}\n  after: {_fmt(b)}"
+                )
+        for k, (var, got) in enumerate(zip(self.ref_outputs, outputs)):
+            want = ev(var)
+            diff = compare_values(got, want, rtol, atol)
+            if diff is not None:
+                raise BadOptimization(
+                    f"output {k} ({var}) of the optimized graph differs from the unoptimized "
+                    f"graph's although no single recorded rewrite changed a value: {diff}"
+                )
