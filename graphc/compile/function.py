@@ -276,7 +276,11 @@ class Function:
         self.linked = linked
         self.name = maker.name
         self.trust_input = False
-        self.vm = make_vm(linked.program, kind=maker.vm_kind, allow_gc=maker.allow_gc)
+        custom = getattr(maker.mode, "make_vm", None)  # e.g. DEBUG_MODE's checking VM
+        if custom is not None:
+            self.vm = custom(maker, linked)
+        else:
+            self.vm = make_vm(linked.program, kind=maker.vm_kind, allow_gc=maker.allow_gc)
         self.input_types = [i.variable.type for i in maker.inputs]
         self.input_names = [i.name for i in maker.inputs]
         self.defaults = [i.value for i in maker.inputs]
