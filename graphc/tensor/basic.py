@@ -351,7 +351,12 @@ class Reshape(Op):
         from graphc.tensor import math as tm
 
         x, shp = node.inputs
-        entries = _shape_vector(shp, str(self))
+        if isinstance(shp, Constant) or (
+            shp.owner is not None and isinstance(shp.owner.op, MakeVector)
+        ):
+            entries = _shape_vector(shp, str(self))
+        else:
+            entries = [shp[k] for k in range(self.ndim)]
         static = node.outputs[0].type.shape
         total = _prod(shapes[0])
         out = []
@@ -403,13 +408,13 @@ def flatten(x, ndim: int = 1):
     x = as_tensor_variable(x)
     if ndim < 1 or ndim > max(x.ndim, 1):
         raise ValueError(f"flatten: ndim={ndim} is out of range for {x.type}")
-    dims = list(shape_tuple(x))[: ndim - 1]
+    sizes = list(shape_tuple(x))
     rest = x.type.shape[ndim - 1 :]
     if None not in rest:
         last = _i64(int(np.prod(rest)))
     else:
-        last = _i64(-1)
-    return reshape(x, [*dims, last])
+        last = _prod(sizes[ndim - 1 :])  # not -1: that is ambiguous for empty arrays
+    return reshape(x, [*sizes[: ndim - 1], last])
 
 
 # ------------------------------------------------------------------ SpecifyShape
