@@ -28,6 +28,7 @@ from graphc.compile.debugmode import (
 )
 from graphc.compile.mode import Mode, get_mode
 from graphc.graph.basic import Apply, Op
+from graphc.linker import c_available
 from graphc.linker.base import NodeImpl
 
 PY_DEBUG = DebugMode(linker="py")
@@ -345,7 +346,7 @@ def test_c_thunk_checks(dbg_thunks, thunk, exc, words):
     np.testing.assert_array_equal(xv, np.arange(5.0))  # the caller's array is untouched
 
 
-@pytest.mark.skipif(not graphc.linker.c_available(), reason="no C linker in this build")
+@pytest.mark.skipif(not c_available(), reason="no C linker in this build")
 def test_generated_c_agrees_under_debug_mode():
     x, y = T.matrix("x"), T.matrix("y")
     outs = [T.exp(x) + y * 2, T.sum(x * y, axis=1), T.maximum(x, y).T, T.tanh(x) / (1 + y**2)]
