@@ -4,7 +4,9 @@ pull the VM's counters into them when a summary is asked for."""
 from __future__ import annotations
 
 import atexit
+import os
 import weakref
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from graphc.profile import (
     RewriteRecord,
     StorageRecord,
 )
+from graphc.profile.model import TraceRecord
 from graphc.profile.vmstats import update_from_vm_stats
 
 # Profiles printed when the process exits (config.profile or PROFILE_MODE): the one
@@ -35,6 +38,12 @@ def _register_at_exit(stats: ProfileStats) -> None:
     if not _exit_hook_installed:
         _exit_hook_installed = True
         atexit.register(_print_all)
+
+
+def registered_stats() -> list[ProfileStats]:
+    """The profiles registered for printing at exit (every function compiled while
+    ``config.profile`` was on, or with a profiling mode), oldest first."""
+    return list(_AT_EXIT)
 
 
 def _print_all() -> None:
@@ -70,6 +79,15 @@ class FunctionProfiler:
         self.calls = 0
         self.call_ns = 0
         self.vm_ns = 0
+        self.trace_capacity = 0
+
+    def reset(self) -> None:
+        """Forget every call so far (the VM's counters and trace too)."""
+        self.calls = self.call_ns = self.vm_ns = 0
+        self.ignore_first = False
+        fn = self.fn_ref()
+        if fn is not None:
+            fn.vm.reset_stats()
 
     def record_call(self, call_ns: int, vm_ns: int) -> None:
         if self.ignore_first and self.calls == 0 and self.call_ns == 0:
@@ -82,14 +100,34 @@ class FunctionProfiler:
         self.call_ns += call_ns
         self.vm_ns += vm_ns
 
+    def keep_final_counters(self, fn) -> None:
+        """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
+        compiled inside a script's ``main`` and printed or saved at exit)."""
+        parts = SimpleNamespace(vm=fn.vm, maker=fn.maker, linked=fn.linked, n_in=fn.n_in,
+                                shared=fn.shared)  # fmt: skip
+        weakref.finalize(fn, self._pull, parts)
+
     def refresh(self) -> None:
         fn = self.fn_ref()
+        if fn is not None:
+            self._pull(fn)
+        else:
+            rec = self.record
+            rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+
+    def _pull(self, fn) -> None:
         rec = self.record
         rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
-        if fn is None:
-            return
         st = fn.vm.stats()
         update_from_vm_stats(rec, st)
+        if self.trace_capacity and "trace" in st:
+            rec.trace = TraceRecord(
+                pid=os.getpid(),
+                capacity=self.trace_capacity,
+                dropped=int(st.get("trace_dropped", 0)),
+                events=[[int(v) for v in row] for row in st["trace"]],
+                compile_start_ns=getattr(fn.maker, "t_start", None),
+            )
         for i, sigs in enumerate(st["shapes"]):
             if sigs:
                 ins, outs = sigs[-1]
@@ -237,11 +275,13 @@ def attach_profile(fn, profile) -> None:
     stats.functions.append(record)
     fn.profile = stats
     fn._profiler = profiler
+    profiler.trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
     fn.vm.set_profiling(
         timing=True,
         memory=bool(config.profile_memory),
         shapes=True,
-        trace_capacity=config.profiling__trace_capacity if config.profile_trace else 0,
+        trace_capacity=profiler.trace_capacity,
     )
     if config.profile or getattr(mode, "profile", False):
         _register_at_exit(stats)
+        profiler.keep_final_counters(fn)

@@ -1,5 +1,6 @@
 """Profiles of compiled functions: plain data, pure summaries and renderers."""
 
+from graphc.profile.bench import benchmark
 from graphc.profile.exit import print_at_exit
 from graphc.profile.model import (
     CompilePhases,
@@ -9,6 +10,7 @@ from graphc.profile.model import (
     PassRecord,
     RewriteRecord,
     StorageRecord,
+    TraceRecord,
     ValueInfo,
 )
 from graphc.profile.stats import ProfileStats, load
@@ -22,7 +24,9 @@ __all__ = [
     "ProfileStats",
     "RewriteRecord",
     "StorageRecord",
+    "TraceRecord",
     "ValueInfo",
+    "benchmark",
     "load",
     "print_at_exit",
 ]

@@ -101,6 +101,22 @@ class StorageRecord:
 
 
 @dataclass
+class TraceRecord:
+    """Per-node event trace of one function (recorded only with ``config.profile_trace``).
+
+    ``events`` are rows ``[call_index, position, start_ns, dur_ns]`` on the monotonic clock of
+    process ``pid``; at most ``capacity`` are kept, later ones are counted in ``dropped``.
+    ``compile_start_ns`` is when compiling began on the same clock (None: unknown).
+    """
+
+    pid: int = 0
+    capacity: int = 0
+    dropped: int = 0
+    events: list[list[int]] = field(default_factory=list)
+    compile_start_ns: int | None = None
+
+
+@dataclass
 class FunctionProfile:
     """Everything recorded for one compiled function.
 
@@ -129,6 +145,7 @@ class FunctionProfile:
     output_slots: list[int] = field(default_factory=list)
     measured_peak_bytes: int | None = None
     optimizer_profile: OptimizerProfile | None = None
+    trace: TraceRecord | None = None
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:

@@ -75,6 +75,13 @@ class ProfileStats:
         """Write :meth:`to_json` to ``path``."""
         Path(path).write_text(self.to_json(), encoding="utf-8")
 
+    def to_chrome_trace(self, path: str | Path) -> dict:
+        """Write the recorded node traces as Chrome Trace Event JSON (Perfetto,
+        chrome://tracing); needs ``config.profile_trace``. Returns the document."""
+        from graphc.profile.trace import write_chrome_trace
+
+        return write_chrome_trace(self, path)
+
 
 def load(path: str | Path) -> ProfileStats:
     """Read a profile written by :meth:`ProfileStats.save`."""

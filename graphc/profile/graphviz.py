@@ -1,0 +1,142 @@
+"""The compiled graph of a profile as Graphviz DOT (and SVG), coloured by time.
+
+Built from the profile records alone: storage slots connect producers to consumers
+(``NodeRecord.output_slots`` -> ``input_slots``). Each Apply node is filled from white (no
+time) to red (the node with the largest share) and labelled with its share of the function's
+node time (and its largest output size when the memory profile is on). Edges into an input
+that a node overwrites in place (``i`` outputs) are drawn bold red, edges into an input that
+a node returns a view of (``v`` outputs) dashed blue.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from graphc.profile.fmt import nbytes as _fmt_bytes
+from graphc.profile.model import FunctionProfile
+
+DESTROY_STYLE = 'color="#c00000", style=bold, penwidth=2.0, label="destroy"'
+VIEW_STYLE = 'color="#1f5fbf", style=dashed, label="view"'
+MAX_LABEL = 60
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 3] + "..."
+
+
+def heat_color(t: float) -> str:
+    """White (t=0) to red (t=1)."""
+    t = min(max(t, 0.0), 1.0)
+    gb = round(255 * (1.0 - t))
+    return f"#ff{gb:02x}{gb:02x}"
+
+
+def _ms(ns: int) -> str:
+    if ns >= 1_000_000:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1_000:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns} ns"
+
+
+def _function_dot(fp: FunctionProfile, k: int, lines: list[str]) -> None:
+    total = sum(n.ns_total for n in fp.nodes)
+    hottest = max((n.ns_total for n in fp.nodes), default=0)
+    p = f"f{k}_"
+    lines.append(f"  subgraph cluster_{k} {{")
+    lines.append(f"    label={_quote(f'{fp.name} ({fp.calls} calls, {_ms(total)} in nodes)')};")
+    producer: dict[int, str] = {}
+    for s in fp.inputs:
+        producer[s.slot] = f"{p}in{s.slot}"
+        lines.append(f"    {p}in{s.slot} [shape=ellipse, label={_quote(_short(s.name))}];")
+    for s in fp.constants:
+        producer[s.slot] = f"{p}c{s.slot}"
+        lines.append(
+            f"    {p}c{s.slot} [shape=ellipse, style=dotted, label={_quote(_short(s.name))}];"
+        )
+    for n in fp.nodes:
+        nid = f"{p}n{n.position}"
+        share = n.ns_total / total if total else 0.0
+        label = [_short(n.apply_name), f"{share:.1%}  {_ms(n.ns_total)}  [{n.impl}]"]
+        if fp.memory_recorded and n.out_bytes_max:
+            label.append(f"out {_fmt_bytes(sum(n.out_bytes_max))}")
+        color = heat_color(n.ns_total / hottest if hottest else 0.0)
+        lines.append(
+            f"    {nid} [shape=box, style=filled, fillcolor={_quote(color)}, "
+            f"label={_quote(chr(10).join(label))}, tooltip={_quote(n.apply_name)}];"
+        )
+        destroyed = {a or 0 for kind, a in zip(n.output_kinds, n.output_aliases) if kind == "i"}
+        viewed = {a or 0 for kind, a in zip(n.output_kinds, n.output_aliases) if kind == "v"}
+        for pos, slot in enumerate(n.input_slots):
+            src = producer.get(slot)
+            if src is None:
+                src = producer[slot] = f"{p}s{slot}"
+                lines.append(f"    {src} [shape=point];")
+            style = DESTROY_STYLE if pos in destroyed else VIEW_STYLE if pos in viewed else ""
+            lines.append(f"    {src} -> {nid}" + (f" [{style}];" if style else ";"))
+        for slot in n.output_slots:
+            producer[slot] = nid
+    for i, slot in enumerate(fp.output_slots):
+        lines.append(f"    {p}out{i} [shape=ellipse, style=bold, label={_quote(f'output {i}')}];")
+        src = producer.get(slot)
+        if src is not None:
+            lines.append(f"    {src} -> {p}out{i};")
+    lines.append("  }")
+
+
+def to_dot(stats: Any) -> str:
+    """DOT text of every function in ``stats`` (ProfileStats or FunctionProfile)."""
+    if isinstance(stats, FunctionProfile):
+        fps = [stats]
+    else:
+        if hasattr(stats, "refresh"):
+            stats.refresh()
+        fps = list(stats.functions)
+    lines = [
+        "digraph graphc_profile {",
+        "  rankdir=TB;",
+        '  node [fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    for k, fp in enumerate(fps):
+        _function_dot(fp, k, lines)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render_svg(dot_text: str) -> str:
+    """SVG text from DOT with Graphviz ``dot``; RuntimeError when it is not installed."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RuntimeError(
+            "Graphviz 'dot' was not found on PATH: install Graphviz (e.g. "
+            "'apt-get install graphviz') or write the DOT text with graphc.profile.graphviz."
+            "to_dot / 'graphc-prof ... --dot out.dot'"
+        )
+    res = subprocess.run(
+        [exe, "-Tsvg"], input=dot_text, capture_output=True, text=True, check=False
+    )
+    if res.returncode != 0:
+        raise RuntimeError(f"Graphviz 'dot' failed: {res.stderr.strip()}")
+    return res.stdout
+
+
+def write_dot(stats: Any, path: str | Path) -> str:
+    """Write :func:`to_dot` to ``path``; returns the text."""
+    text = to_dot(stats)
+    Path(path).write_text(text, encoding="utf-8")
+    return text
+
+
+def write_svg(stats: Any, path: str | Path) -> str:
+    """Render ``stats`` to an SVG file with Graphviz ``dot``; returns the SVG text."""
+    svg = render_svg(to_dot(stats))
+    Path(path).write_text(svg, encoding="utf-8")
+    return svg
