@@ -106,8 +106,18 @@ def test_run_writes_json(tmp_path):
     out = tmp_path / "p.json"
     trace = tmp_path / "p.trace.json"
     res = subprocess.run(
-        [sys.executable, "-m", "graphc.profile", "run", str(script), "7",
-         "--json", str(out), "--trace", str(trace)],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "graphc.profile",
+            "run",
+            str(script),
+            "7",
+            "--json",
+            str(out),
+            "--trace",
+            str(trace),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -120,4 +130,3 @@ def test_run_writes_json(tmp_path):
     assert sum(n.calls for n in fp.nodes) > 0
     doc = json.loads(trace.read_text())
     assert any(ev.get("cat") == "node" for ev in doc["traceEvents"])
-
