@@ -375,3 +375,105 @@ def gen_join(node):
     Py_XSETREF(*o0, (PyObject *)out);
 """
     return CThunkCode(body=body, support=(COMMON,), key=("Join", dt, nd, axis, n))
+
+
+# ------------------------------------------------------------------ Subtensor (basic indexing)
+
+
+def _subtensor_class():
+    try:
+        from graphc.tensor import subtensor
+    except ImportError:  # pragma: no cover - the Op family is optional
+        return None
+    return getattr(subtensor, "Subtensor", None)
+
+
+def gen_subtensor(node):
+    """A view of the input (no copy; numpy's base rules) for ints and slices."""
+    from graphc.tensor.subtensor import SliceIdx
+
+    op = node.op
+    x = node.inputs[0]
+    name = str(op).replace('"', "'")
+    nd_in, nd_out = x.ndim, node.outputs[0].ndim
+    pos = 1  # next symbolic input
+    lines = [
+        f"    npy_intp dims[{max(nd_out, 1)}], strides[{max(nd_out, 1)}];",
+        "    char *data = PyArray_DATA(i0);",
+        "    npy_intp v, start, stop, step;",
+        "    int d = 0;",
+    ]
+
+    def value(var: str, part, k: int | None, default: str) -> str:
+        """C setting ``var`` from a constant, the symbolic input ``k``, or ``default``."""
+        if part is None:
+            return f"    {var} = {default};"
+        if isinstance(part, str):
+            read = f"graphc_as_intp((PyArrayObject *)inputs[{k}], &v)"
+            return f"    if ({read} < 0) FAIL;\n    {var} = v;"
+        return f"    {var} = {int(part)};"
+
+    def take(part) -> int | None:
+        """The input position of a symbolic part (inputs follow the index's order)."""
+        nonlocal pos
+        if isinstance(part, str):
+            pos += 1
+            return pos - 1
+        return None
+
+    for axis, e in enumerate(op.idx_list):
+        lines.append(f"    {{ /* axis {axis}: {e} */")
+        lines.append(
+            f"    const npy_intp n = PyArray_DIM(i0, {axis}), s = PyArray_STRIDE(i0, {axis});"
+        )
+        if isinstance(e, SliceIdx):
+            k_start, k_stop, k_step = take(e.start), take(e.stop), take(e.step)
+            lines.append(value("step", e.step, k_step, "1"))
+            lines.append(value("start", e.start, k_start, "step < 0 ? PY_SSIZE_T_MAX : 0"))
+            lines.append(
+                value("stop", e.stop, k_stop, "step < 0 ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX")
+            )
+            lines.append(f"""    if (step == 0) {{
+        PyErr_SetString(PyExc_ValueError, "{name}: slice step cannot be zero");
+        FAIL;
+    }}
+    {{
+        Py_ssize_t a = start, b = stop;
+        dims[d] = PySlice_AdjustIndices(n, &a, &b, step);
+        start = a;
+    }}
+    strides[d] = s * step;
+    if (dims[d] > 0) data += start * s;
+    d++;""")
+        else:
+            lines.append(value("v", e, take(e), "0"))
+            lines.append(f"""    if (v < -n || v >= n) {{
+        PyErr_Format(PyExc_IndexError,
+                     "{name}: index %zd is out of bounds for axis {axis} with size %zd",
+                     (Py_ssize_t)v, (Py_ssize_t)n);
+        FAIL;
+    }}
+    data += (v < 0 ? v + n : v) * s;""")
+        lines.append("    }")
+    lines.append(f"""    for (int k = {len(op.idx_list)}; k < {nd_in}; k++, d++) {{
+        dims[d] = PyArray_DIM(i0, k);
+        strides[d] = PyArray_STRIDE(i0, k);
+    }}
+    PyArray_Descr *descr = PyArray_DESCR(i0);
+    Py_INCREF(descr);
+    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, {nd_out}, dims, strides, data,
+                                         PyArray_FLAGS(i0) & NPY_ARRAY_WRITEABLE, NULL);
+    if (out == NULL) FAIL;
+    Py_INCREF(i0);
+    if (PyArray_SetBaseObject((PyArrayObject *)out, (PyObject *)i0) < 0) {{
+        Py_DECREF(out);
+        FAIL;
+    }}
+    Py_XSETREF(*o0, out);""")
+    body = "\n".join(lines)
+    key = ("Subtensor", op.idx_list, tuple(v.type for v in node.inputs))
+    return CThunkCode(body=body, support=(COMMON,), key=key)
+
+
+if _subtensor_class() is not None:
+    register_c(_subtensor_class())(gen_subtensor)
