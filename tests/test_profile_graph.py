@@ -1,0 +1,77 @@
+"""The profile-coloured graph: DOT always, SVG through Graphviz when installed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc.tensor as T
+from graphc.profile import FunctionProfile, NodeRecord, StorageRecord
+from graphc.profile import graphviz as gv
+
+
+def _profiled():
+    x, y, z = T.vectors("xyz")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x, y, z], [T.exp(x + y) * z, x[1:]], profile=True, name="g",
+                            mode=graphc.Mode().excluding("fusion"))  # fmt: skip
+    v = np.random.default_rng(0).random(5000)
+    for _ in range(3):
+        f(v, v, v)
+    return f
+
+
+def test_dot_has_every_apply_node_and_edges():
+    f = _profiled()
+    text = gv.to_dot(f.profile)
+    fp = f.profile.functions[0]
+    assert text.startswith("digraph")
+    for n in fp.nodes:
+        assert f"f0_n{n.position} [" in text
+        assert gv._quote(n.apply_name) in text  # full name in the tooltip
+        assert re.search(rf"-> f0_n{n.position}\b", text)
+    assert "%" in text and "fillcolor=" in text
+    assert "out " in text  # bytes, with the memory profile on
+    assert 'label="view"' in text  # x[1:] is a view of x
+
+
+def test_hottest_node_is_reddest():
+    nodes = [
+        NodeRecord(0, "a(x)", "a", "A", calls=1, ns_total=100, input_slots=[0], output_slots=[1]),
+        NodeRecord(
+            1,
+            "b(a)",
+            "b",
+            "B",
+            calls=1,
+            ns_total=900,
+            input_slots=[1],
+            output_slots=[2],
+            output_kinds=["i"],
+            output_aliases=[0],
+        ),  # fmt: skip
+    ]
+    fp = FunctionProfile("h", calls=1, nodes=nodes, inputs=[StorageRecord("x", 0)],
+                         output_slots=[2])  # fmt: skip
+    text = gv.to_dot(fp)
+    assert 'f0_n1 [shape=box, style=filled, fillcolor="#ff0000"' in text
+    assert "90.0%" in text and "10.0%" in text
+    assert "f0_n0 -> f0_n1 [" + gv.DESTROY_STYLE + "]" in text
+    assert gv.heat_color(0.0) == "#ffffff"
+
+
+def test_svg_or_clear_error(tmp_path, monkeypatch):
+    f = _profiled()
+    out = tmp_path / "g.svg"
+    if shutil.which("dot"):
+        svg = gv.write_svg(f.profile, out)
+        assert "<svg" in svg
+        for n in f.profile.functions[0].nodes:
+            assert f"f0_n{n.position}" in svg
+    monkeypatch.setattr(gv.shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="Graphviz 'dot' was not found"):
+        gv.write_svg(f.profile, out)
