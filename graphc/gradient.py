@@ -103,7 +103,7 @@ def _fit(g, var: Variable, exact: bool, where: str):
     ``g`` is not) retyped to ``var``'s static shape."""
     from graphc.tensor.math import cast
 
-    g = as_tensor_variable(g)
+    g = as_tensor_variable(g) if isinstance(g, Variable) else constant(g)
     if g.ndim != var.type.ndim:
         raise ValueError(
             f"{where} returned a {g.ndim}-d gradient ({g.type}) for {var} of type {var.type}"
