@@ -1,4 +1,6 @@
-"""Graph rewrites. (The rewrite engine and pass lists live in this package.)"""
+"""Graph rewrites: the engine (engine.py), the DestroyHandler (destroy.py), the rewrite
+groups (merge, canonicalize, stabilize, specialize, blas, fusion, inplace) and the
+optimizers' pass lists (passes.py)."""
 
 from __future__ import annotations
 
@@ -17,4 +19,6 @@ class RewriteReport:
 
 def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requiring=()):
     """Rewrite ``fgraph`` in place with the named optimizer; returns a RewriteReport."""
-    return RewriteReport()
+    from graphc.opt.passes import rewrite_graph as run
+
+    return run(fgraph, optimizer, including, excluding, requiring)

@@ -1,0 +1,214 @@
+"""Canonicalization: put expressions in one normal form so later rewrites match them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphc.graph.basic import Constant
+from graphc.opt.engine import define_pass, register
+from graphc.opt.utils import (
+    const_like,
+    fit,
+    is_const,
+    make_const,
+    owner_is,
+    scalar_const,
+    scalar_name,
+)
+from graphc.scalar import basic as ps
+from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+
+define_pass("canonicalize")
+
+CHEAP = ("canonicalize", "fast_run", "fast_compile")
+FULL = ("canonicalize", "fast_run")
+
+_ADD, _MUL = type(ps.add), type(ps.mul)
+
+
+@register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
+def flatten_add_mul(fgraph, node):
+    # add(add(a, b), c) -> add(a, b, c)   (likewise mul; inner node of the same dtype, one client)
+    name = scalar_name(node)
+    dtype = node.outputs[0].type.dtype
+    new_inputs, changed = [], False
+    for i in node.inputs:
+        inner = owner_is(i, name)
+        if (inner is not None and i.type.dtype == dtype and len(fgraph.clients[i]) == 1
+                and not inner.op.inplace_pattern):  # fmt: skip
+            new_inputs.extend(inner.inputs)
+            changed = True
+        else:
+            new_inputs.append(i)
+    if not changed:
+        return None
+    return [fit(node.outputs[0], node.op.make_node(*new_inputs).outputs[0])]
+
+
+@register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
+def collect_constants(fgraph, node):
+    # add(x, 1, 2) -> add(x, 3);  mul(x, 1) -> x;  add(x, 0) -> x;  mul(x, 0) stays
+    name = scalar_name(node)
+    out = node.outputs[0]
+    consts = [i for i in node.inputs if scalar_const(i) is not None]
+    rest = [i for i in node.inputs if scalar_const(i) is None]
+    if not consts or not rest:
+        return None
+    if out.type.dtype == "bool":
+        return None
+    identity = 0 if name == "add" else 1
+    if len(consts) == 1 and not is_const(consts[0], identity):
+        return None
+    with np.errstate(all="ignore"):
+        value = node.op.scalar_op.impl(*[np.asarray(scalar_const(c)) for c in consts])
+    if np.asarray(value) != identity:
+        rest = [*rest, const_like(value, out)]
+    if len(rest) == 1:
+        return [fit(out, rest[0])]
+    new = node.op.make_node(*rest).outputs[0]
+    if new.type.dtype != out.type.dtype:
+        return None
+    return [fit(out, new)]
+
+
+@register("canonicalize", *FULL, tracks=(type(ps.sub),))
+def sub_self(fgraph, node):
+    # x - x -> fill(x, 0)   (note: differs from numpy where x is inf or nan)
+    a, b = node.inputs
+    if a is not b:
+        return None
+    from graphc.tensor.math import second
+
+    out = node.outputs[0]
+    return [fit(out, second(a, const_like(0, out)))]
+
+
+@register("canonicalize", *CHEAP, tracks=(type(ps.neg),))
+def double_neg(fgraph, node):
+    # -(-x) -> x
+    inner = owner_is(node.inputs[0], "neg")
+    if inner is None:
+        return None
+    return [fit(node.outputs[0], inner.inputs[0])]
+
+
+@register("canonicalize", *FULL, tracks=(type(ps.neg),))
+def neg_into_mul(fgraph, node):
+    # -(c * x) -> (-c) * x   (c a constant)
+    inner = owner_is(node.inputs[0], "mul")
+    if inner is None or len(fgraph.clients[node.inputs[0]]) != 1:
+        return None
+    out = node.outputs[0]
+    if out.type.dtype not in ps.FLOAT_DTYPES:
+        return None
+    ins = list(inner.inputs)
+    for k, i in enumerate(ins):
+        v = scalar_const(i)
+        if v is not None:
+            ins[k] = const_like(-np.asarray(v, dtype=i.type.dtype), i)
+            return [fit(out, inner.op.make_node(*ins).outputs[0])]
+    return None
+
+
+@register("canonicalize", *CHEAP, tracks=(DimShuffle,))
+def dimshuffle_of_dimshuffle(fgraph, node):
+    # dimshuffle(dimshuffle(x, p), q) -> dimshuffle(x, p o q)
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, DimShuffle):
+        return None
+    order = ["x" if o == "x" else inner.op.new_order[o] for o in node.op.new_order]
+    x = inner.inputs[0]
+    if order == list(range(x.type.ndim)):
+        return [fit(node.outputs[0], x)]
+    return [DimShuffle(x.type.ndim, order)(x)]
+
+
+@register("canonicalize", *CHEAP, tracks=(DimShuffle,))
+def useless_dimshuffle(fgraph, node):
+    # dimshuffle(x, (0, 1, ..., n-1)) -> x
+    if list(node.op.new_order) == list(range(node.op.input_ndim)):
+        return [node.inputs[0]]
+    return None
+
+
+@register("canonicalize", *CHEAP, tracks=(ps.Cast, type(ps.identity)))
+def useless_cast(fgraph, node):
+    # cast(x, x.dtype) -> x
+    x = node.inputs[0]
+    if scalar_name(node) == "identity" or x.type.dtype == node.outputs[0].type.dtype:
+        return [fit(node.outputs[0], x)]
+    return None
+
+
+@register("canonicalize", *CHEAP, tracks=(Reshape,))
+def useless_reshape(fgraph, node):
+    # reshape(x, shape(x)) -> x;  reshape(x, [Shape_i{0}(x), ...]) -> x
+    x, shp = node.inputs
+    if x.type.ndim != node.op.ndim:
+        return None
+    if shp.owner is not None and isinstance(shp.owner.op, Shape) and shp.owner.inputs[0] is x:
+        return [x]
+    if isinstance(shp, Constant) and None not in x.type.shape:
+        if tuple(int(s) for s in np.asarray(shp.data)) == x.type.shape:
+            return [x]
+    if shp.owner is not None and isinstance(shp.owner.op, MakeVector):
+        for k, e in enumerate(shp.owner.inputs):
+            ok = (e.owner is not None and isinstance(e.owner.op, Shape_i)
+                  and e.owner.op.i == k and e.owner.inputs[0] is x)  # fmt: skip
+            if not ok and not (x.type.shape[k] is not None and is_const(e, x.type.shape[k])):
+                return None
+        return [x]
+    return None
+
+
+@register("canonicalize", *CHEAP, tracks=(Shape_i,))
+def shape_i_of_node(fgraph, node):
+    # Shape_i{k}(op(a, b)) -> the k-th entry of op.infer_shape over a's and b's shapes
+    from graphc.tensor.basic import shape_tuple
+    from graphc.tensor.math import cast
+
+    v = node.inputs[0]
+    k = node.op.i
+    if v.type.shape[k] is not None:
+        return [make_const(v.type.shape[k], "int64")]
+    prod = v.owner
+    if prod is None or not hasattr(prod.op, "infer_shape"):
+        return None
+    shapes = [shape_tuple(i) if hasattr(i.type, "ndim") else None for i in prod.inputs]
+    entry = prod.op.infer_shape(fgraph, prod, shapes)[v.index][k]
+    if entry is None or entry is v or not hasattr(entry, "type"):
+        return None
+    if v in _ancestors_upto(entry, prod):
+        return None
+    return [fit(node.outputs[0], cast(entry, "int64"))]
+
+
+def _ancestors_upto(var, stop) -> set:
+    from graphc.graph.basic import ancestors
+
+    return set(ancestors([var], blockers=stop.inputs))
+
+
+@register("canonicalize", *CHEAP, tracks=(Elemwise,))
+def useless_second(fgraph, node):
+    # fill(x, y) -> y   when y already has x's (static) shape and the output's dtype
+    if scalar_name(node) != "second":
+        return None
+    x, y = node.inputs
+    out = node.outputs[0]
+    if y.type.dtype != out.type.dtype:
+        return None
+    if y.type.shape == out.type.shape and None not in y.type.shape:
+        return [y]
+    if y.type.shape == x.type.shape and _same_shape(x, y):
+        return [y]
+    return None
+
+
+def _same_shape(x, y) -> bool:
+    """``y`` is an Elemwise result that has ``x`` among its non-broadcast inputs."""
+    node = y.owner
+    if node is None or not isinstance(node.op, Elemwise):
+        return False
+    return any(i is x for i in node.inputs)

@@ -1,0 +1,189 @@
+"""The rewrite engine: registered rewrites, passes and the traversal driver.
+
+A node rewrite is ``fn(fgraph, node) -> None | list | dict``: None when it does not apply,
+else the replacements for the node's outputs (a list, one per output, None to keep one) or a
+``{old: new}`` dict. It declares the Op classes (or, for Elemwise, scalar Op classes) it
+``tracks`` so the driver only calls it on candidate nodes. A global rewrite is
+``fn(fgraph, ctx)`` and replaces through ``ctx.replace``. Every replacement goes through
+``fgraph.replace_all_validate``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from graphc.flags import config
+from graphc.graph.fg import InconsistencyError
+
+
+class RewriteWarning(UserWarning):
+    """A rewrite raised an unexpected error; the graph was left as it was."""
+
+
+@dataclass(eq=False)
+class Rewrite:
+    """A named rewrite with the tags that select it."""
+
+    name: str
+    fn: Callable
+    tracks: tuple = ()
+    tags: frozenset = frozenset()
+    is_global: bool = False
+
+    def matches(self, node) -> bool:
+        if not self.tracks:
+            return True
+        op = node.op
+        scalar = getattr(op, "scalar_op", None) if _is_elemwise(op) else None
+        return any(isinstance(op, t) or (scalar is not None and isinstance(scalar, t))
+                   for t in self.tracks)  # fmt: skip
+
+
+def _is_elemwise(op) -> bool:
+    from graphc.tensor.elemwise import Elemwise
+
+    return isinstance(op, Elemwise)
+
+
+@dataclass(eq=False)
+class Pass:
+    """An ordered phase: ``equilibrium`` repeats traversals until nothing changes (bounded),
+    ``once`` traverses once; global rewrites run once per traversal."""
+
+    name: str
+    kind: str = "equilibrium"
+    max_iterations: int = 30
+    reverse: bool = False
+    rewrites: list[Rewrite] = field(default_factory=list)
+
+
+PASSES: dict[str, Pass] = {}
+REWRITES: dict[str, Rewrite] = {}
+
+
+def define_pass(name: str, kind: str = "equilibrium", reverse: bool = False) -> Pass:
+    if name not in PASSES:
+        PASSES[name] = Pass(name, kind, reverse=reverse)
+    return PASSES[name]
+
+
+def register(passes, *tags: str, tracks=(), name: str | None = None, is_global=False):
+    """Decorator: register ``fn`` as a rewrite in ``passes`` (a name or several) with ``tags``
+    (the rewrite's own name and the pass names are tags too)."""
+    pass_names = (passes,) if isinstance(passes, str) else tuple(passes)
+
+    def deco(fn):
+        rname = name or fn.__name__
+        rw = REWRITES.get(rname)
+        if rw is None:
+            rw = Rewrite(rname, fn, tuple(tracks), frozenset((rname, *tags)), is_global)
+            REWRITES[rname] = rw
+        for p in pass_names:
+            define_pass(p).rewrites.append(rw)
+        return fn
+
+    return deco
+
+
+def all_tags() -> set[str]:
+    tags: set[str] = set()
+    for rw in REWRITES.values():
+        tags |= rw.tags
+    return tags
+
+
+class Context:
+    """Per-run state: statistics for the report and the replacement helper."""
+
+    def __init__(self, report):
+        self.report = report
+        self.stats: dict[str, list] = {}  # name -> [tried, applied, ns]
+        self.verbose = bool(config.optimizer_verbose)
+        self.current: Rewrite | None = None  # the global rewrite running
+
+    def stat(self, rw: Rewrite) -> list:
+        st = self.stats.get(rw.name)
+        if st is None:
+            st = self.stats[rw.name] = [0, 0, 0]
+        return st
+
+    def replace(self, fgraph, pairs, rw: Rewrite) -> bool:
+        """Replace and validate; False (graph unchanged) if the change is rejected."""
+        pairs = [(o, n) for o, n in pairs if n is not None and o is not n and o in fgraph.variables]
+        if not pairs:
+            return False
+        try:
+            fgraph.replace_all_validate(pairs, reason=rw.name)
+        except (InconsistencyError, TypeError):
+            return False
+        for old, new in pairs:
+            if new.name is None and old.name is not None and new.owner is not None:
+                new.name = old.name
+            if self.verbose:
+                print(f"rewrite {rw.name}: {old} -> {new}")
+        self.stat(rw)[1] += 1
+        self.report.applied.append(rw.name)
+        return True
+
+
+def _call(rw: Rewrite, *args):
+    try:
+        return rw.fn(*args)
+    except (InconsistencyError, NotImplementedError):
+        return None
+    except Exception as e:  # noqa: BLE001 - a failing rewrite must not break compilation
+        warnings.warn(f"rewrite {rw.name} failed on {args[1]}: {type(e).__name__}: {e}",
+                      RewriteWarning, stacklevel=2)  # fmt: skip
+        return None
+
+
+def _apply_node_rewrite(fgraph, node, rw: Rewrite, ctx: Context) -> bool:
+    st = ctx.stat(rw)
+    st[0] += 1
+    t0 = time.perf_counter_ns()
+    out = _call(rw, fgraph, node)
+    changed = False
+    if out:
+        pairs = list(out.items()) if isinstance(out, dict) else list(zip(node.outputs, out))
+        changed = ctx.replace(fgraph, pairs, rw)
+    st[2] += time.perf_counter_ns() - t0
+    return changed
+
+
+def run_pass(fgraph, p: Pass, rewrites: list[Rewrite], ctx: Context) -> None:
+    """Run the enabled ``rewrites`` of pass ``p`` over ``fgraph``."""
+    local = [r for r in rewrites if not r.is_global]
+    glob = [r for r in rewrites if r.is_global]
+    iterations = 1 if p.kind == "once" else p.max_iterations
+    for _ in range(iterations):
+        changed = False
+        for rw in glob:
+            st = ctx.stat(rw)
+            st[0] += 1
+            t0 = time.perf_counter_ns()
+            applied_before = st[1]
+            ctx.current = rw
+            _call(rw, fgraph, ctx)
+            st[2] += time.perf_counter_ns() - t0
+            changed = changed or st[1] > applied_before
+        if local:
+            cache: dict[tuple, list[Rewrite]] = {}
+            order = fgraph.toposort()
+            if p.reverse:
+                order.reverse()
+            for node in order:
+                key = (type(node.op), type(getattr(node.op, "scalar_op", None)))
+                cands = cache.get(key)
+                if cands is None:
+                    cands = cache[key] = [r for r in local if r.matches(node)]
+                for rw in cands:
+                    if node not in fgraph.apply_nodes:
+                        break
+                    if _apply_node_rewrite(fgraph, node, rw, ctx):
+                        changed = True
+                        break
+        if not changed:
+            break

@@ -1,0 +1,136 @@
+"""Elemwise fusion: a connected region of Elemwise nodes becomes one Elemwise over a
+``Composite`` scalar Op, so the C linker evaluates it in one loop without temporaries.
+
+A producer joins its consumer's region when it is a single-output, not in-place Elemwise
+whose scalar Op has C code, its output has the region's broadcast pattern (no element is
+recomputed), and every client of its output is already in the region (a value needed
+elsewhere stays a separate node and becomes an input). Broadcast constants become scalar
+constants inside the Composite; the Composite has at most ``MAX_INPUTS`` inputs. Inputs are
+numbered in depth-first order from the output, so the result is deterministic.
+"""
+
+from __future__ import annotations
+
+from graphc.graph.basic import Constant, clone_replace
+from graphc.opt.engine import define_pass, register
+from graphc.opt.utils import fit, scalar_const
+from graphc.scalar.basic import Composite, ScalarType
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+
+define_pass("fusion", reverse=True)
+
+MAX_INPUTS = 32
+
+
+def _has_c(node) -> bool:
+    op = node.op.scalar_op
+    names = [f"i{k}" for k in range(len(node.inputs))]
+    if isinstance(op, Composite):
+        return op.c_body(names) is not None
+    dtypes = [i.type.dtype for i in node.inputs]
+    try:
+        return op.c_expr(names, dtypes, node.outputs[0].type.dtype) is not None
+    except Exception:  # noqa: BLE001 - no usable C expression
+        return False
+
+
+def _fusable(node) -> bool:
+    return (
+        node is not None
+        and isinstance(node.op, Elemwise)
+        and not node.op.inplace_pattern
+        and len(node.outputs) == 1
+        and getattr(node.op.scalar_op, "nout", 1) == 1
+        and _has_c(node)
+    )
+
+
+def _is_const_input(var) -> bool:
+    while var.owner is not None and isinstance(var.owner.op, DimShuffle):
+        var = var.owner.inputs[0]
+    return isinstance(var, Constant) and scalar_const(var) is not None
+
+
+def _inputs_of(region: list, members: set) -> list:
+    seen, out = set(), []
+    for n in region:
+        for i in n.inputs:
+            if i.owner not in members and i not in seen and not _is_const_input(i):
+                seen.add(i)
+                out.append(i)
+    return out
+
+
+def _grow(fgraph, node) -> list:
+    bc = node.outputs[0].type.broadcastable
+    region, members = [node], {node}
+    k = 0
+    while k < len(region):
+        for i in region[k].inputs:
+            p = i.owner
+            if p is None or p in members or not _fusable(p):
+                continue
+            if p.outputs[0].type.broadcastable != bc:
+                continue
+            if not all(c != "output" and c in members for c, _ in fgraph.clients[i]):
+                continue
+            members.add(p)
+            region.append(p)
+            if len(_inputs_of(region, members)) > MAX_INPUTS:
+                members.discard(p)
+                region.pop()
+        k += 1
+    return region
+
+
+def _scalar_graph(out_var, members: set):
+    """Scalar inputs, tensor inputs and the scalar output of the region computing out_var."""
+    smap: dict = {}
+    tensor_inputs: list = []
+    scalar_inputs: list = []
+    stack = [(out_var, False)]
+    while stack:
+        var, ready = stack.pop()
+        if var in smap:
+            continue
+        p = var.owner
+        if p not in members:
+            c = scalar_const(var) if _is_const_input(var) else None
+            if c is not None:
+                smap[var] = ScalarType(var.type.dtype).make_constant(c)
+            else:
+                s = ScalarType(var.type.dtype)()
+                scalar_inputs.append(s)
+                tensor_inputs.append(var)
+                smap[var] = s
+            continue
+        if not ready:
+            stack.append((var, True))
+            for i in reversed(p.inputs):
+                if i not in smap:
+                    stack.append((i, False))
+            continue
+        ins = [smap[i] for i in p.inputs]
+        sop = p.op.scalar_op
+        if isinstance(sop, Composite):
+            smap[var] = clone_replace(sop.outputs, dict(zip(sop.inputs, ins)))[0]
+        else:
+            smap[var] = sop.make_node(*ins).outputs[0]
+    return scalar_inputs, tensor_inputs, smap[out_var]
+
+
+@register("fusion", "fusion", "fast_run", tracks=(Elemwise,))
+def fuse_elemwise(fgraph, node):
+    # e1(e2(x), e3(y, c)) -> Elemwise{Composite{e1(e2(i0), e3(i1, c))}}(x, y)
+    if not _fusable(node):
+        return None
+    region = _grow(fgraph, node)
+    if len(region) < 2:
+        return None
+    members = set(region)
+    out = node.outputs[0]
+    s_in, t_in, s_out = _scalar_graph(out, members)
+    if not t_in:
+        return None
+    new = Elemwise(Composite(s_in, [s_out]))(*t_in)
+    return [fit(out, new)]

@@ -1,0 +1,82 @@
+"""In-place rewrites: outputs reuse an input's buffer when the DestroyHandler allows it.
+
+Each candidate is tried with ``replace_all_validate``; the DestroyHandler rejects it when the
+input is a graph input (explicit, shared, updated or not) or a constant, a view of one, a
+graph output, or read by a node that cannot run before the destroyer. So only
+intermediates are ever overwritten, and a call that fails part-way leaves every input and
+shared variable as it was.
+"""
+
+from __future__ import annotations
+
+from graphc.graph.basic import Constant
+from graphc.opt.engine import define_pass, register
+from graphc.tensor.elemwise import Elemwise
+
+define_pass("inplace", "once")
+
+TAGS = ("inplace", "fast_run")
+
+
+def _candidate(var, out) -> bool:
+    """``var`` could hold ``out``: an intermediate of the same dtype and broadcast pattern."""
+    return (
+        not isinstance(var, Constant)
+        and var.owner is not None
+        and getattr(var.type, "dtype", None) == out.type.dtype
+        and var.type.broadcastable == out.type.broadcastable
+    )
+
+
+def _try(fgraph, ctx, node, new_node) -> bool:
+    return ctx.replace(fgraph, list(zip(node.outputs, new_node.outputs)), ctx.current)
+
+
+@register("inplace", *TAGS, is_global=True)
+def elemwise_inplace(fgraph, ctx):
+    # Elemwise{op}(a, b) -> Elemwise{op, {0: k}}(a, b) for the first input k it may destroy
+    for node in fgraph.toposort():
+        if node not in fgraph.apply_nodes or not isinstance(node.op, Elemwise):
+            continue
+        if node.op.inplace_pattern:
+            continue
+        out = node.outputs[0]
+        for k, var in enumerate(node.inputs):
+            if not _candidate(var, out):
+                continue
+            try:
+                new = Elemwise(node.op.scalar_op, {0: k}).make_node(*node.inputs)
+            except (TypeError, ValueError):
+                continue
+            if _try(fgraph, ctx, node, new):
+                break
+
+
+def _inplace_variant(op):
+    """The in-place twin of a blas or inc/set_subtensor Op, or None."""
+    if getattr(op, "inplace", True) or "inplace" not in getattr(op, "__props__", ()):
+        return None
+    props = {p: getattr(op, p) for p in op.__props__}
+    props["inplace"] = True
+    try:
+        return type(op)(**props)
+    except TypeError:
+        return None
+
+
+@register("inplace", *TAGS, is_global=True)
+def destructive_inplace(fgraph, ctx):
+    # Gemm(z, a, x, y, b) -> Gemm{inplace};  Gemv likewise;  IncSubtensor{Inc} -> {InplaceInc}
+    for node in fgraph.toposort():
+        if node not in fgraph.apply_nodes or isinstance(node.op, Elemwise):
+            continue
+        op = _inplace_variant(node.op)
+        if op is None or op.destroy_map != {0: [0]}:
+            continue
+        if not _candidate(node.inputs[0], node.outputs[0]):
+            continue
+        try:
+            new = op.make_node(*node.inputs)
+        except (TypeError, ValueError):
+            continue
+        _try(fgraph, ctx, node, new)

@@ -1,0 +1,89 @@
+"""Optimizers as ordered pass lists, tag selection, and the ``rewrite_graph`` entry point."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+from graphc.opt import blas as _blas  # noqa: F401 - registers rewrites
+from graphc.opt import canonicalize as _canonicalize  # noqa: F401
+from graphc.opt import fusion as _fusion  # noqa: F401
+from graphc.opt import inplace as _inplace  # noqa: F401
+from graphc.opt import merge as _merge  # noqa: F401
+from graphc.opt import specialize as _specialize  # noqa: F401
+from graphc.opt import stabilize as _stabilize  # noqa: F401
+from graphc.opt.destroy import get_destroy_handler
+from graphc.opt.engine import PASSES, REWRITES, Context, all_tags, run_pass
+
+# The pass list: every optimizer runs these in this order, with the rewrites its tags enable.
+PASS_ORDER = [
+    "merge1",
+    "constant_folding",
+    "canonicalize",
+    "stabilize",
+    "specialize",
+    "merge2",
+    "fusion",
+    "inplace",
+    "merge3",
+]
+
+# Which rewrite tags each optimizer enables by default.
+OPTIMIZER_TAGS = {
+    "None": frozenset(),
+    "merge": frozenset({"merge"}),
+    "fast_compile": frozenset({"fast_compile"}),
+    "fast_run": frozenset({"fast_run"}),
+}
+
+_warned: set[str] = set()
+
+
+def _warn_once(msg: str, key: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(msg, UserWarning, stacklevel=4)
+
+
+def enabled_rewrites(optimizer: str, including=(), excluding=(), requiring=()) -> set[str]:
+    """Names of the rewrites ``optimizer`` runs with the given tag flags."""
+    opt = "None" if optimizer is None else str(optimizer)
+    if opt not in OPTIMIZER_TAGS:
+        raise ValueError(f"unknown optimizer {opt!r}; expected one of {', '.join(OPTIMIZER_TAGS)}")
+    known = all_tags()
+    for tag in requiring:
+        if tag not in known:
+            raise ValueError(f"required rewrite tag {tag!r} does not exist")
+        if tag in excluding:
+            raise ValueError(f"rewrite tag {tag!r} is both required and excluded")
+    for tag in (*including, *excluding):
+        if tag not in known:
+            _warn_once(f"optimizer flag {tag!r} matches no rewrite; it has no effect", tag)
+    on = OPTIMIZER_TAGS[opt] | set(including) | set(requiring)
+    off = set(excluding)
+    return {
+        name for name, rw in REWRITES.items() if rw.tags & on and not rw.tags & off
+    }  # fmt: skip
+
+
+def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requiring=()):
+    """Rewrite ``fgraph`` in place with the named optimizer; returns a RewriteReport."""
+    from graphc.opt import RewriteReport
+
+    report = RewriteReport()
+    enabled = enabled_rewrites(optimizer, including, excluding, requiring)
+    dh = get_destroy_handler(fgraph)
+    validate0 = dh.validate_ns
+    ctx = Context(report)
+    if enabled:
+        for pname in PASS_ORDER:
+            p = PASSES[pname]
+            rws = [r for r in p.rewrites if r.name in enabled]
+            if not rws:
+                continue
+            t0 = time.perf_counter_ns()
+            run_pass(fgraph, p, rws, ctx)
+            report.passes.append((pname, time.perf_counter_ns() - t0))
+    report.rewrites = [(name, *st) for name, st in ctx.stats.items()]
+    report.validate_ns = dh.validate_ns - validate0
+    return report

@@ -1,0 +1,70 @@
+"""Small helpers shared by the rewrite modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphc.graph.basic import Constant
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+
+
+def scalar_name(node) -> str | None:
+    """The scalar Op name of an Elemwise node (None for other nodes)."""
+    if node is not None and isinstance(node.op, Elemwise):
+        return node.op.scalar_op.name
+    return None
+
+
+def owner_is(var, name: str):
+    """``var``'s owner when it is an Elemwise of scalar Op ``name``, else None."""
+    node = var.owner
+    return node if scalar_name(node) == name else None
+
+
+def scalar_const(var):
+    """The value of a constant whose every static axis has size 1 (broadcasts like a
+    scalar), looking through broadcasting DimShuffles; else None."""
+    while var.owner is not None and isinstance(var.owner.op, DimShuffle):
+        if not all(s == 1 for s in var.type.shape):
+            return None
+        var = var.owner.inputs[0]
+    if not isinstance(var, Constant) or not all(s == 1 for s in var.type.shape):
+        return None
+    return np.asarray(var.data).reshape(())[()]
+
+
+def is_const(var, value) -> bool:
+    v = scalar_const(var)
+    return v is not None and bool(v == value)
+
+
+def fit(old, new):
+    """``new`` adjusted to stand in for ``old``: cast to its dtype; None when the static
+    broadcast patterns differ (the replacement would change the shape)."""
+    from graphc.tensor.math import cast
+
+    if new is None or old.type.ndim != new.type.ndim:
+        return None
+    if any(a == 1 and b != 1 for a, b in zip(new.type.shape, old.type.shape)):
+        return None
+    if new.type.dtype != old.type.dtype:
+        new = cast(new, old.type.dtype)
+    return new
+
+
+def make_const(value, dtype=None, ndim=None):
+    """A TensorConstant of exactly ``value``'s shape (or ``ndim`` size-1 axes)."""
+    from graphc.tensor.type import TensorType
+    from graphc.tensor.variable import TensorConstant
+
+    arr = np.array(value, dtype=dtype)
+    if ndim is not None:
+        arr = arr.reshape((1,) * ndim)
+    arr.setflags(write=False)
+    shape = tuple(1 if s == 1 else None for s in arr.shape)
+    return TensorConstant(TensorType(str(arr.dtype), shape), arr)
+
+
+def const_like(value, var):
+    """A constant of ``var``'s dtype and ndim (all axes broadcastable) holding ``value``."""
+    return make_const(value, var.type.dtype, var.type.ndim)
