@@ -1,0 +1,145 @@
+"""Stabilization: rewrite expressions that lose precision or overflow into stable forms."""
+
+from __future__ import annotations
+
+from graphc.opt.engine import define_pass, register
+from graphc.opt.utils import fit, is_const, owner_is
+from graphc.scalar import basic as ps
+from graphc.tensor.elemwise import DimShuffle
+
+define_pass("stabilize")
+
+TAGS = ("stabilize", "fast_run")
+
+
+def _math():
+    from graphc.tensor import math
+
+    return math
+
+
+@register("stabilize", *TAGS, tracks=(type(ps.log),))
+def log1p_rewrite(fgraph, node):
+    # log(1 + x) -> log1p(x)
+    inner = owner_is(node.inputs[0], "add")
+    if inner is None or len(inner.inputs) != 2:
+        return None
+    a, b = inner.inputs
+    x = b if is_const(a, 1) else a if is_const(b, 1) else None
+    if x is None:
+        return None
+    return [fit(node.outputs[0], _math().log1p(x))]
+
+
+@register("stabilize", *TAGS, tracks=(type(ps.sub),))
+def expm1_rewrite(fgraph, node):
+    # exp(x) - 1 -> expm1(x)
+    a, b = node.inputs
+    inner = owner_is(a, "exp")
+    if inner is None or not is_const(b, 1):
+        return None
+    return [fit(node.outputs[0], _math().expm1(inner.inputs[0]))]
+
+
+@register("stabilize", *TAGS, tracks=(type(ps.log),))
+def log_sigmoid(fgraph, node):
+    # log(sigmoid(x)) -> -softplus(-x);  log(1 - sigmoid(x)) -> -softplus(x)
+    m = _math()
+    v = node.inputs[0]
+    sig = owner_is(v, "sigmoid")
+    if sig is not None:
+        x = sig.inputs[0]
+        return [fit(node.outputs[0], m.neg(m.softplus(m.neg(x))))]
+    sub = owner_is(v, "sub")
+    if sub is not None and is_const(sub.inputs[0], 1):
+        sig = owner_is(sub.inputs[1], "sigmoid")
+        if sig is not None:
+            return [fit(node.outputs[0], m.neg(m.softplus(sig.inputs[0])))]
+    return None
+
+
+def _nnet():
+    try:
+        from graphc.tensor import nnet
+    except ImportError:  # pragma: no cover
+        return None
+    return nnet if hasattr(nnet, "Softmax") else None
+
+
+def _is_softmax(v):
+    nn = _nnet()
+    node = v.owner
+    if nn is None or node is None or not isinstance(node.op, nn.Softmax):
+        return None
+    return node
+
+
+@register("stabilize", *TAGS, tracks=(type(ps.log),))
+def log_softmax_rewrite(fgraph, node):
+    # log(softmax(x)) -> log_softmax(x)
+    sm = _is_softmax(node.inputs[0])
+    if sm is None:
+        return None
+    return [fit(node.outputs[0], _nnet().LogSoftmax(sm.op.axis)(sm.inputs[0]))]
+
+
+def _row_softmax(v):
+    sm = _is_softmax(v)
+    if sm is None or sm.inputs[0].type.ndim != 2 or sm.op.axis % 2 != 1:
+        return None
+    return sm
+
+
+def _nnet_ops():
+    nn = _nnet()
+    return () if nn is None else (nn.CrossentropyCategorical1Hot, nn.Softmax)
+
+
+@register("stabilize", *TAGS, tracks=_nnet_ops())
+def crossentropy_softmax(fgraph, node):
+    # crossentropy_1hot(softmax(x), y) -> CrossentropySoftmax1Hot(x, y)[0]
+    # softmax(x) with a CrossentropySoftmax1Hot(x, y) in the graph -> its softmax output
+    nn = _nnet()
+    if isinstance(node.op, nn.Softmax):
+        x = node.inputs[0]
+        for client, _ in fgraph.clients.get(x, ()):
+            if client != "output" and isinstance(client.op, nn.CrossentropySoftmax1Hot):
+                if client.outputs[1].type == node.outputs[0].type:
+                    return [client.outputs[1]]
+        return None
+    sm = _row_softmax(node.inputs[0])
+    if sm is None:
+        return None
+    nll, _ = nn.CrossentropySoftmax1Hot()(sm.inputs[0], node.inputs[1])
+    return [fit(node.outputs[0], nll)]
+
+
+@register("stabilize", *TAGS, tracks=(type(ps.mul),))
+def crossentropy_softmax_grad(fgraph, node):
+    # (G - sum(G * sm, axis=1, keepdims)) * sm, G = crossentropy_1hot_grad(g, sm, y)
+    #   -> CrossentropySoftmax1HotDx(g, sm, y)
+    nn = _nnet()
+    if nn is None or len(node.inputs) != 2:
+        return None
+    for a, sm in (node.inputs, node.inputs[::-1]):
+        if _row_softmax(sm) is None:
+            continue
+        sub = owner_is(a, "sub")
+        if sub is None:
+            continue
+        gnode, b = sub.inputs[0].owner, sub.inputs[1]
+        if gnode is None or not isinstance(gnode.op, nn.CrossentropyCategorical1HotGrad):
+            continue
+        g, sm2, y = gnode.inputs
+        if sm2 is not sm or b.owner is None or not isinstance(b.owner.op, DimShuffle):
+            continue
+        red = b.owner.inputs[0].owner
+        if red is None or getattr(red.op, "axis", None) != (1,):
+            continue
+        if getattr(getattr(red.op, "scalar_op", None), "name", None) != "add":
+            continue
+        prod = owner_is(red.inputs[0], "mul")
+        if prod is None or {id(i) for i in prod.inputs} != {id(sub.inputs[0]), id(sm)}:
+            continue
+        return [fit(node.outputs[0], nn.CrossentropySoftmax1HotDx()(g, sm, y))]
+    return None
