@@ -452,3 +452,53 @@ def test_node_error_names_the_node_types_shapes_strides_and_hint(vm):
     assert "Inputs strides: [(8,), (8,)]" in msg
     assert "debugprint" in msg
     assert info.value.__cause__ is not None
+
+
+_ARG_VALUES = st.one_of(
+    floats,
+    st.integers(-(2**40), 2**40),
+    st.booleans(),
+    floats.map(np.float64),
+    floats.map(np.float32),
+    st.integers(-100, 100).map(np.int64),
+    st.integers(-100, 100).map(np.int8),
+    floats.map(np.asarray),
+    floats.map(lambda v: np.asarray(v, dtype="float32")),
+    hnp.arrays(np.float64, st.integers(1, 3), elements=floats),
+    hnp.arrays(np.float32, (2,), elements=st.floats(-10, 10, width=32)),
+    hnp.arrays(np.int64, (3,), elements=st.integers(-5, 5)),
+    hnp.arrays(np.float64, (2, 2), elements=floats),
+    st.just([1.0, 2.0, 3.0]),
+    st.just("1.0"),
+    st.just(None),
+)
+_ARG_TYPES = [
+    ("float64", ()), ("float32", ()), ("int64", ()), ("float64", (None,)), ("float64", (3,)),
+    ("float32", (None,)), ("float64", (None, None)),
+]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_ARG_VALUES, which=st.sampled_from(range(len(_ARG_TYPES))),
+       downcast=st.sampled_from([None, True]), profiled=st.booleans())  # fmt: skip
+def test_call_accepts_exactly_what_the_input_type_accepts(value, which, downcast, profiled):
+    """The call's fast checks (plain and profiled call paths) agree with TensorType.filter."""
+    dtype, shape = _ARG_TYPES[which]
+    f = _cached(("filter", which, downcast, profiled),
+                lambda: _identity_fn(dtype, shape, downcast, profiled))  # fmt: skip
+    t = f.input_types[0]
+    try:
+        want = t.filter(value, allow_downcast=downcast)
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)):
+            f(value)
+        return
+    got = f(value)
+    assert type(got) is np.ndarray
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def _identity_fn(dtype, shape, downcast, profiled):
+    x = gt.tensor(dtype, shape=shape, name="x")
+    return function([x], x, mode=PY, allow_input_downcast=downcast, profile=profiled)

@@ -285,13 +285,22 @@ class Function:
         self.input_names = [i.name for i in maker.inputs]
         self.defaults = [i.value for i in maker.inputs]
         self.n_in = len(maker.inputs)
-        self._fast = [(t.dtype and np.dtype(t.dtype), t.ndim, _known_axes(t)) for t in
-                      self.input_types]  # fmt: skip
+        # per input (position, dtype, ndim) for the call's fast check: an exact ndarray
+        # passes as is; ndim -1 (static sizes to check) always goes through the type's filter
+        self._checks = tuple(
+            (k, np.dtype(t.dtype), -1 if _known_axes(t) else t.ndim)
+            for k, t in enumerate(self.input_types)
+        )
         self.shared = maker.shared
         n_out = maker.n_outputs
         self.update_targets = [(maker.shared.index(s), s) for s, _ in maker.updates]
         self._copy_outputs, self._copy_updates = _outputs_needing_copy(maker, linked)
         self.n_out = n_out
+        # the common case: one output returned as is, no updates
+        self._single = (
+            not maker.return_list and n_out == 1 and not self.update_targets
+            and not self._copy_outputs
+        )  # fmt: skip
         self.profile = None
         self._calls = 0
         from graphc.compile.profiling import attach_profile
@@ -299,7 +308,8 @@ class Function:
         attach_profile(self, maker.profile)
 
     # ------------------------------------------------------------------ calling
-    def _convert_args(self, args, kwargs) -> list:
+    def _bind(self, args, kwargs) -> list:
+        """Arguments by position, keyword and default, in input order (unchecked)."""
         n = self.n_in
         if len(args) > n:
             raise TypeError(f"{self.name}: takes at most {n} arguments ({len(args)} given)")
@@ -323,32 +333,55 @@ class Function:
                         f"({self.input_names[k] or self.maker.inputs[k].variable})"
                     )
                 values[k] = self.defaults[k]
+        return values
+
+    def _filter(self, k: int, v):
+        """Argument ``k`` converted to its input's type, or a TypeError / ValueError naming
+        the input."""
+        dt = self._checks[k][1]
+        if self._checks[k][2] == 0 and (type(v) is dt.type or (type(v) is float and dt == _F8)):
+            return np.asarray(v)  # a numpy scalar of the input's dtype, a float for float64
+        try:
+            return self.input_types[k].filter(v, allow_downcast=self.maker.allow_input_downcast)
+        except (TypeError, ValueError) as e:
+            label = self.input_names[k] or str(self.maker.inputs[k].variable)
+            raise type(e)(
+                f"{self.name}: bad argument {k} ({label}, expected {self.input_types[k]}): {e}"
+            ) from None
+
+    def _convert_args(self, args, kwargs) -> list:
+        """The values for the input slots: bound, defaulted and checked."""
+        values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
         if self.trust_input:
             return values
-        allow = self.maker.allow_input_downcast
-        for k, (dt, ndim, known) in enumerate(self._fast):
+        for k, dt, ndim in self._checks:
             v = values[k]
-            if type(v) is np.ndarray and v.dtype == dt and v.ndim == ndim and not known:
-                continue
-            try:
-                values[k] = self.input_types[k].filter(v, allow_downcast=allow)
-            except (TypeError, ValueError) as e:
-                label = self.input_names[k] or str(self.maker.inputs[k].variable)
-                raise type(e)(
-                    f"{self.name}: bad argument {k} ({label}, expected {self.input_types[k]}): {e}"
-                ) from None
+            if type(v) is not _ndarray or v.ndim != ndim or (v.dtype is not dt and v.dtype != dt):
+                values[k] = self._filter(k, v)
         return values
 
     def __call__(self, *args, **kwargs):
         if self.profile is not None:
             return self._profiled_call(args, kwargs)
-        values = self._convert_args(args, kwargs)
-        for s in self.shared:
-            values.append(s._value)
+        # _convert_args, inlined: this is the per-call path
+        values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
+        if not self.trust_input:
+            for k, dt, ndim in self._checks:
+                v = values[k]
+                if (
+                    type(v) is not _ndarray
+                    or v.ndim != ndim
+                    or (v.dtype is not dt and v.dtype != dt)
+                ):
+                    values[k] = self._filter(k, v)
+        if self.shared:
+            values += [s._value for s in self.shared]
         try:
             outs = self.vm(values)
         except Exception as e:
             raise self._node_error(e, values) from e
+        if self._single:
+            return outs[0]
         return self._finish(outs)
 
     def _profiled_call(self, args, kwargs):
@@ -426,6 +459,8 @@ class Function:
 
 
 _MISSING = object()
+_ndarray = np.ndarray
+_F8 = np.dtype("float64")
 
 
 def _known_axes(t) -> bool:
