@@ -1,0 +1,110 @@
+"""Compiled functions and threads: distinct functions called from several threads at once
+give correct results; one function called from two threads at once either runs or refuses
+with a clear RuntimeError, never returns wrong results; compiling from several threads at
+once works."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc.tensor as T
+from graphc.compile.debugmode import DebugMode
+from graphc.compile.mode import Mode
+from graphc.linker import c_available
+
+MODES = [Mode(linker="py"), Mode(linker="py", vm="py")]
+if c_available():
+    MODES += [Mode(linker="c|py"), Mode(linker="c|py", vm="py"), Mode(linker="c|py_nogc")]
+IDS = [f"{m.linker}-{m.vm or 'cvm'}" for m in MODES]
+N_THREADS = 6
+
+
+def _graph():
+    x, v = T.matrix("x"), T.vector("v")
+    return [x, v], [T.tanh(x) * v + x.sum(axis=0), T.max(x, axis=1)]
+
+
+def _want(x, v):
+    return [np.tanh(x) * v + x.sum(axis=0), x.max(axis=1)]
+
+
+def _run_threads(target, n):
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(n)
+
+    def wrap(k):
+        try:
+            barrier.wait()
+            target(k)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=wrap, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    return errors
+
+
+@pytest.mark.parametrize("mode", MODES, ids=IDS)
+def test_distinct_functions_in_parallel(mode):
+    ins, outs = _graph()
+    fns = [graphc.function(ins, outs, mode=mode) for _ in range(N_THREADS)]
+
+    def work(k):
+        rng = np.random.default_rng(k)
+        for _ in range(200):
+            x = rng.normal(size=(int(rng.integers(1, 60)), 40))
+            v = rng.normal(size=40)
+            for g, w in zip(fns[k](x, v), _want(x, v)):
+                np.testing.assert_allclose(g, w, rtol=1e-9)
+
+    assert _run_threads(work, N_THREADS) == []
+
+
+@pytest.mark.parametrize("mode", [*MODES, DebugMode(linker="py")], ids=[*IDS, "DEBUG_MODE"])
+def test_one_function_from_two_threads_is_safe_or_refuses(mode):
+    ins, outs = _graph()
+    f = graphc.function(ins, outs, mode=mode)
+    ok = [0, 0]
+    refused = [0, 0]
+    n_calls = 30 if isinstance(mode, DebugMode) else 300
+
+    def work(k):
+        rng = np.random.default_rng(100 + k)
+        for _ in range(n_calls):
+            x = rng.normal(size=(int(rng.integers(1, 200)), 50))
+            v = rng.normal(size=50)
+            try:
+                got = f(x, v)
+            except RuntimeError as e:
+                assert "already running" in str(e), e
+                refused[k] += 1
+                continue
+            for g, w in zip(got, _want(x, v)):
+                np.testing.assert_allclose(g, w, rtol=1e-9)
+            ok[k] += 1
+
+    assert _run_threads(work, 2) == []
+    assert sum(ok) + sum(refused) == 2 * n_calls and sum(ok) > 0
+
+
+@pytest.mark.skipif(not c_available(), reason="no C linker in this build")
+def test_compiling_from_several_threads():
+    results: dict[int, object] = {}
+
+    def work(k):
+        x = T.vector("x")
+        f = graphc.function([x], T.exp(x) * (k + 2) - T.sqr(x), mode=Mode(linker="c|py"))
+        xv = np.linspace(-1, 1, 7)
+        results[k] = (f(xv), np.exp(xv) * (k + 2) - xv**2)
+
+    assert _run_threads(work, 4) == []
+    for got, want in results.values():
+        np.testing.assert_allclose(got, want)
