@@ -459,3 +459,149 @@ def _joined_c_expr(symbol: str):
 
 type(add).c_expr = _joined_c_expr("+")
 type(mul).c_expr = _joined_c_expr("*")
+
+
+# ----------------------------------------------------------- C for the remaining Ops
+# Helpers named gc_* are defined by the C linker (graphc/linker/c/gen_elemwise.py).
+
+_FLOATS = ("float32", "float64")
+
+
+def _libm(fn: str, out_dtype: str) -> str:
+    return fn + "f" if out_dtype == "float32" else fn
+
+
+def _cmp_c_expr(symbol: str):
+    def c_expr(self, names, in_dtypes, out_dtype):
+        ct = ctype(upcast(*in_dtypes))  # compare in the common type, not in bool
+        return f"((({ct}){names[0]}) {symbol} (({ct}){names[1]}))"
+
+    return c_expr
+
+
+for _op, _sym in ((eq, "=="), (neq, "!="), (lt, "<"), (gt, ">"), (le, "<="), (ge, ">=")):
+    type(_op).c_expr = _cmp_c_expr(_sym)
+
+
+def _helper_c_expr(helper: str, float_only: bool = False, int_ok: bool = True):
+    """``gc_<helper>_<ctype>(args...)`` in the output type."""
+
+    def c_expr(self, names, in_dtypes, out_dtype):
+        if out_dtype == "bool" or (not int_ok and out_dtype not in _FLOATS):
+            return None
+        if float_only and out_dtype not in _FLOATS:
+            return None
+        ct = ctype(out_dtype)
+        return f"gc_{helper}_{ct}(" + ", ".join(f"(({ct}){n})" for n in names) + ")"
+
+    return c_expr
+
+
+type(int_div).c_expr = _helper_c_expr("floordiv")
+type(mod).c_expr = _helper_c_expr("mod")
+type(sigmoid).c_expr = _helper_c_expr("sigmoid", float_only=True)
+type(softplus).c_expr = _helper_c_expr("softplus", float_only=True)
+
+
+def _abs_c_expr(self, names, in_dtypes, out_dtype):
+    ct = ctype(out_dtype)
+    if out_dtype in _FLOATS:
+        return f"{_libm('fabs', out_dtype)}(({ct}){names[0]})"
+    if out_dtype == "bool" or out_dtype.startswith("uint"):
+        return f"(({ct}){names[0]})"
+    return f"gc_abs_{ct}(({ct}){names[0]})"
+
+
+def _minmax_c_expr(kind: str):
+    def c_expr(self, names, in_dtypes, out_dtype):
+        ct = ctype(out_dtype)
+        a, b = (f"(({ct}){n})" for n in names)
+        if out_dtype in _FLOATS:
+            return f"gc_{kind}_{ct}({a}, {b})"
+        return f"({a} {'>=' if kind == 'max' else '<='} {b} ? {a} : {b})"
+
+    return c_expr
+
+
+type(abs_).c_expr = _abs_c_expr
+type(maximum).c_expr = _minmax_c_expr("max")
+type(minimum).c_expr = _minmax_c_expr("min")
+
+
+def _sgn_c_expr(self, names, in_dtypes, out_dtype):
+    ct, x = ctype(out_dtype), f"(({ctype(out_dtype)}){names[0]})"
+    if out_dtype in _FLOATS:  # sign(nan) is nan
+        return f"({x} > 0 ? ({ct})1 : ({x} < 0 ? ({ct})-1 : {x}))"
+    if out_dtype == "bool" or out_dtype.startswith("uint"):
+        return f"(({ct})({x} > 0))"
+    return f"(({ct})(({x} > 0) - ({x} < 0)))"
+
+
+type(sgn).c_expr = _sgn_c_expr
+
+
+def _float_fn_c_expr(fn: str):
+    """A libm function for float outputs; integer and bool outputs are the input as is."""
+
+    def c_expr(self, names, in_dtypes, out_dtype):
+        ct = ctype(out_dtype)
+        args = ", ".join(f"(({ct}){n})" for n in names)
+        if out_dtype in _FLOATS:
+            return f"{_libm(fn, out_dtype)}({args})"
+        if len(names) != 1:
+            return None
+        return args
+
+    return c_expr
+
+
+type(floor).c_expr = _float_fn_c_expr("floor")
+type(ceil).c_expr = _float_fn_c_expr("ceil")
+type(round_half_to_even).c_expr = _float_fn_c_expr("rint")
+type(arctan2).c_expr = _float_fn_c_expr("atan2")
+type(erf).c_expr = _float_fn_c_expr("erf")
+
+
+def _pow_c_expr(self, names, in_dtypes, out_dtype):
+    if out_dtype not in _FLOATS:  # integer powers raise on negative exponents: Python
+        return None
+    ct = ctype(out_dtype)
+    return f"{_libm('pow', out_dtype)}(({ct}){names[0]}, ({ct}){names[1]})"
+
+
+type(pow).c_expr = _pow_c_expr
+
+
+def _clip_c_expr(self, names, in_dtypes, out_dtype):
+    lo = maximum.c_expr(names[:2], in_dtypes[:2], out_dtype)
+    return minimum.c_expr([lo, names[2]], [out_dtype, in_dtypes[2]], out_dtype)
+
+
+type(clip).c_expr = _clip_c_expr
+
+
+def _switch_c_expr(self, names, in_dtypes, out_dtype):
+    ct = ctype(out_dtype)
+    return f"(({names[0]}) != 0 ? ({ct}){names[1]} : ({ct}){names[2]})"
+
+
+type(switch).c_expr = _switch_c_expr
+
+
+def _invert_c_expr(self, names, in_dtypes, out_dtype):
+    ct = ctype(out_dtype)
+    if out_dtype == "bool":
+        return f"((npy_bool)!({names[0]}))"
+    if out_dtype in _FLOATS:
+        return None
+    return f"(({ct})~(({ct}){names[0]}))"
+
+
+type(invert).c_expr = _invert_c_expr
+
+
+def _second_c_expr(self, names, in_dtypes, out_dtype):
+    return f"(({ctype(out_dtype)}){names[1]})"
+
+
+type(second).c_expr = _second_c_expr

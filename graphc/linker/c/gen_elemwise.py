@@ -615,14 +615,15 @@ def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
     if kind in ("add", "mul") and out_dt == "bool":
         kind = "or" if kind == "add" else "and"
     if kind in ("add", "mul"):
-        acc = "npy_float64" if out_dt in ("float32", "float64") else ctype(out_dt)
+        acc = ctype(out_dt)  # as numpy: float32 sums overflow like float32
         sym = "+" if kind == "add" else "*"
         ident = "0" if kind == "add" else "1"
         step = (
             "    if (s == (npy_intp)sizeof($T)) {\n"
             "        const $T *q = (const $T *)p;\n"
-            f"#pragma omp simd reduction({sym}:a)\n"
-            f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)q[i];\n"
+            # products in numpy's (sequential) order: under/overflow depend on it
+            + (f"#pragma omp simd reduction({sym}:a)\n" if kind == "add" else "")
+            + f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)q[i];\n"
             "    } else {\n"
             f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)*(const $T *)(p + i * s);\n"
             "    }\n"
