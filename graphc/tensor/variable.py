@@ -302,7 +302,7 @@ def constant(x, name=None, dtype=None) -> TensorConstant:
         raise TypeError(f"cannot make a tensor constant from {type(x).__name__} {x!r:.50}")
     if arr.dtype == np.float16:
         arr = arr.astype("float32")
-    arr = np.ascontiguousarray(arr)
+    arr = np.array(arr, order="C", copy=True)  # ascontiguousarray would make 0-d into 1-d
     arr.setflags(write=False)
     shape = tuple(1 if s == 1 else None for s in arr.shape)
     return TensorConstant(TensorType(str(arr.dtype), shape), arr, name=name)
