@@ -390,3 +390,21 @@ def test_auto_linker_always_compiles():
     f = function([x], x * 2, mode=Mode(linker="auto", optimizer=None))
     np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])
     assert f.maker.linker.name == ("c|py" if graphc.linker.c_available() else "py")
+
+
+def test_config_linker_is_what_auto_resolves_to():
+    x = vec("x")
+    with graphc.config.change_flags(linker="py"):
+        f = function([x], x * 2, mode=Mode(optimizer=None))
+        assert f.maker.linker.name == "py"
+        assert function([x], x * 2, mode="FAST_RUN").maker.linker.name == "py"
+        # an explicit linker wins over the flag
+        assert function([x], x * 2, mode=FAST_COMPILE).maker.linker.name == "py"
+    with (
+        graphc.config.change_flags(linker="no_such_linker"),
+        pytest.raises(ValueError, match=r"no_such_linker' \(graphc.config.linker\)"),
+    ):
+        function([x], x * 2, mode=Mode(optimizer=None))
+    with graphc.config.change_flags(linker="auto"):
+        want = "c|py" if graphc.linker.c_available() else "py"
+        assert function([x], x * 2, mode=Mode(optimizer=None)).maker.linker.name == want

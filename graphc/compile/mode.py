@@ -10,7 +10,8 @@ Linker names:
 ``cvm_nogc`` same as ``c|py_nogc``
 ``vm``       C thunks where available, run by the pure-Python reference VM
 ``vm_nogc``  as ``vm`` without gc
-``auto``     ``c|py`` when a C compiler works, else ``py`` (the default)
+``auto``     ``config.linker``; when that is ``auto`` too (the default), ``c|py`` when a C
+           compiler works, else ``py``
 ========== ===================================================================
 """
 
@@ -45,7 +46,11 @@ OPTIMIZERS = ("None", "merge", "fast_compile", "fast_run")
 
 
 def resolve_linker(name: str) -> LinkerSpec:
-    """The LinkerSpec for ``name`` (``auto`` picks ``c|py`` when C code can be built)."""
+    """The LinkerSpec for ``name``: ``auto`` means ``config.linker``, whose default ``auto``
+    picks ``c|py`` when C code can be built, else ``py``."""
+    source = ""
+    if name == "auto":
+        name, source = config.linker, " (graphc.config.linker)"
     if name == "auto":
         from graphc.linker import c_available
 
@@ -54,7 +59,7 @@ def resolve_linker(name: str) -> LinkerSpec:
         return LINKERS[name]
     except KeyError:
         raise ValueError(
-            f"unknown linker {name!r}; expected one of auto, {', '.join(LINKERS)}"
+            f"unknown linker {name!r}{source}; expected one of auto, {', '.join(LINKERS)}"
         ) from None
 
 
