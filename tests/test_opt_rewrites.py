@@ -1,0 +1,154 @@
+"""Each rewrite changes the graph as intended and keeps the values (py and c|py linkers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import graphc
+import graphc.tensor as T
+from graphc.linker import c_available
+from graphc.opt.engine import RewriteWarning
+from graphc.scalar.basic import Composite
+from graphc.tensor.basic import Reshape, Shape_i
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+
+pytestmark = pytest.mark.filterwarnings(f"error::{RewriteWarning.__module__}.RewriteWarning")
+LINKERS = ["py"] + (["c|py"] if c_available() else [])
+FAST = settings(max_examples=20, deadline=None)
+
+
+def compile_(inputs, outputs, linker="py", optimizer="fast_run", excluding=()):
+    mode = graphc.Mode(linker=linker, optimizer=optimizer).excluding(*excluding)
+    return graphc.function(inputs, outputs, mode=mode, on_unused_input="ignore")
+
+
+def ops(f):
+    return [n.op for n in f.maker.fgraph.toposort()]
+
+
+def scalar_names(f):
+    """Scalar Op names of the Elemwise nodes (Composites expanded)."""
+    names = []
+    for op in ops(f):
+        if isinstance(op, Elemwise):
+            sop = op.scalar_op
+            if isinstance(sop, Composite):
+                names.extend(n.op.name for n in sop.nodes)
+            else:
+                names.append(sop.name)
+    return names
+
+
+def agree(inputs, out, values, excluding=(), rtol=1e-7, **kw):
+    """Compile with every linker under fast_run (minus ``excluding``) and without rewrites;
+    return the fast_run function of the last linker."""
+    ref = compile_(inputs, out, "py", "None")(*values)
+    f = None
+    for linker in LINKERS:
+        f = compile_(inputs, out, linker, excluding=excluding, **kw)
+        np.testing.assert_allclose(f(*values), ref, rtol=rtol, atol=1e-12)
+    return f
+
+
+floats = hnp.arrays(np.float64, st.integers(1, 6), elements=st.floats(-3, 3, width=64))
+
+
+@FAST
+@given(floats)
+def test_canonicalize_identities(a):
+    x = T.dvector("x")
+    one, zero = T.constant(np.ones(1)), T.constant(np.zeros(1))
+    f = agree([x], (x * one + zero) * 2.0 * 3.0, [a], excluding=("fusion",))
+    names = scalar_names(f)
+    assert names.count("mul") == 1 and "add" not in names  # x * 6.0
+    consts = [
+        i for n in f.maker.fgraph.toposort() for i in n.inputs if isinstance(i, T.TensorConstant)
+    ]
+    assert [float(np.asarray(c.data).ravel()[0]) for c in consts] == [6.0]
+
+
+@FAST
+@given(floats)
+def test_flatten_add_chain_and_double_neg(a):
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    f = agree([x, y, z], T.neg(T.neg(((x + y) + z) + x)), [a, a * 2, a - 1], excluding=("fusion",))
+    adds = [op for op in ops(f) if isinstance(op, Elemwise) and op.scalar_op.name == "add"]
+    assert len(adds) == 1 and "neg" not in scalar_names(f)
+    node = next(n for n in f.maker.fgraph.toposort() if n.op in adds)
+    assert len(node.inputs) == 4
+
+
+@FAST
+@given(floats)
+def test_sub_self_is_zero(a):
+    x = T.dvector("x")
+    f = agree([x], x - x + x, [a], excluding=("fusion",))
+    assert "sub" not in scalar_names(f)
+
+
+def test_dimshuffle_chains_collapse():
+    x = T.dmatrix("x")
+    f = compile_([x], x.T.T + x.dimshuffle(1, 0).dimshuffle("x", 1, 0)[0] * 0 + x)
+    assert not any(isinstance(op, DimShuffle) and op.new_order == (1, 0) for op in ops(f))
+    v = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f(v), 2 * v)
+
+
+def test_useless_cast_and_reshape():
+    x = T.dmatrix("x")
+    f = compile_([x], T.cast(x, "float64").reshape(x.shape, ndim=2) * 2, excluding=("fusion",))
+    assert not any(isinstance(op, Reshape) for op in ops(f))
+    v = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f(v), 2 * v)
+
+
+def test_shape_of_node_uses_infer_shape():
+    x = T.dmatrix("x")
+    y = T.exp(x).dimshuffle(1, 0)
+    f = compile_([x], Shape_i(0)(y))
+    assert "exp" not in scalar_names(f)  # the shape comes from x, exp never runs
+    assert f(np.zeros((2, 5))) == 5
+
+
+def test_constant_folding_and_size_bound():
+    x = T.dvector("x")
+    c = T.exp(T.constant(np.arange(3.0)))
+    f = compile_([x], x + c, excluding=("fusion",))
+    assert scalar_names(f) == ["add"]
+    np.testing.assert_allclose(f(np.zeros(3)), np.exp(np.arange(3.0)))
+    big = T.constant(np.ones(10**6 + 1)) * 2.0
+    g = compile_([x], x + big, excluding=("fusion",))
+    assert "mul" in scalar_names(g)
+
+
+def test_merge_common_subexpressions():
+    x = T.dvector("x")
+    a, b = T.exp(x) + T.constant(np.ones(1)), T.exp(x) + T.constant(np.ones(1))
+    f = compile_([x], [a * b], optimizer="merge")
+    assert scalar_names(f).count("exp") == 1 and scalar_names(f).count("add") == 1
+    np.testing.assert_allclose(f(np.ones(2))[0], (np.e + 1) ** 2)
+    assert ops(compile_([x], [a * b], optimizer="None")).count(T.Elemwise(ops(f)[0].scalar_op)) == 2
+
+
+@FAST
+@given(floats)
+def test_pow_specialize(a):
+    x = T.dvector("x")
+    ax = np.abs(a)
+    f = agree([x], x ** T.constant(np.full(1, 2.0)) + T.abs(x) ** T.constant(np.full(1, 0.5)),
+              [ax], excluding=("fusion",))  # fmt: skip
+    names = scalar_names(f)
+    assert "pow" not in names and "sqr" in names and "sqrt" in names
+
+
+@FAST
+@given(hnp.arrays(np.float64, (3, 4), elements=st.floats(-3, 3, width=64)))
+def test_sum_of_scaled(a):
+    x = T.dmatrix("x")
+    f = agree([x], (x * T.constant(np.full((1, 1), 3.0))).sum(axis=1), [a], excluding=("fusion",))
+    nodes = f.maker.fgraph.toposort()
+    assert nodes[0].op.__class__.__name__ == "CAReduce" and nodes[0].inputs[0].name == "x"
