@@ -17,6 +17,11 @@ _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64
 
 # REAL, EXP and LOG are replaced per dtype; names get the dtype as a suffix.
 _KERNELS = r"""
+#ifdef GRAPHC_HAVE_MVEC
+/* libmvec's SIMD variants, so the `omp simd` loops below vectorize exp/log */
+__attribute__((simd("notinbranch"))) double exp(double);
+__attribute__((simd("notinbranch"))) float expf(float);
+#endif
 /* A new reference to `a` as a C-contiguous aligned array (a copy only when needed). */
 static PyArrayObject *graphc_carray(PyArrayObject *a) {
     return (PyArrayObject *)PyArray_FROM_OF((PyObject *)a,
@@ -26,19 +31,24 @@ static PyArrayObject *graphc_carray(PyArrayObject *a) {
 /* softmax (take_log 0) or log-softmax (take_log 1) of the contiguous row x[0..n) into y. */
 static void graphc_softmax_row_SFX(const REAL *x, REAL *y, npy_intp n, int take_log) {
     REAL m = x[0];
+#pragma omp simd reduction(max : m)
     for (npy_intp j = 1; j < n; j++) m = x[j] > m ? x[j] : m;
     if (take_log) {
         if (!isfinite(m)) m = 0;
         REAL s = 0;
+#pragma omp simd reduction(+ : s)
         for (npy_intp j = 0; j < n; j++) s += EXP(x[j] - m);
         const REAL ls = LOG(s);
+#pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
     } else {
         REAL s = 0;
+#pragma omp simd reduction(+ : s)
         for (npy_intp j = 0; j < n; j++) {
             y[j] = EXP(x[j] - m);
             s += y[j];
         }
+#pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = y[j] / s;
     }
 }
@@ -60,6 +70,7 @@ static void graphc_softmax_block_SFX(const REAL *x, REAL *y, npy_intp n, npy_int
     if (take_log)
         for (npy_intp k = 0; k < inner; k++) m[k] = isfinite(m[k]) ? m[k] : 0;
     for (npy_intp j = 0; j < n; j++)
+#pragma omp simd
         for (npy_intp k = 0; k < inner; k++) {
             REAL e = EXP(x[j * inner + k] - m[k]);
             s[k] += e;
@@ -233,6 +244,7 @@ def gen_xent_sm_1hot(node):
     for (npy_intp i = 0; i < rows; i++) {{
         {ct} *row = s + i * cols;
         l[i] = -row[(npy_intp)*(const {ity} *)(yp + i * ys)];
+#pragma omp simd
         for (npy_intp j = 0; j < cols; j++) row[j] = {exp}(row[j]);
     }}
     Py_XSETREF(*o0, (PyObject *)nll);
