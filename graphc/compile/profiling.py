@@ -79,6 +79,10 @@ class FunctionProfiler:
         self.calls = 0
         self.call_ns = 0
         self.vm_ns = 0
+        self.n_seen = 0  # calls made, including an ignored first one
+        self.memory = False
+        self.shapes_on = True
+        self.trace_capacity = 0
         self.trace_capacity = 0
 
     def reset(self) -> None:
@@ -99,6 +103,19 @@ class FunctionProfiler:
         self.calls += 1
         self.call_ns += call_ns
         self.vm_ns += vm_ns
+        self.n_seen += 1
+        self._sample_shapes_next(self.n_seen + 1)
+
+    def _sample_shapes_next(self, n: int) -> None:
+        """Record run-time shapes on calls 1, 2, 4, 8, ... only: a shape change is still
+        seen, but steady-state calls pay nothing for it (it costs ~4 us per node)."""
+        want = n & (n - 1) == 0
+        if want != self.shapes_on:
+            fn = self.fn_ref()
+            if fn is not None:
+                self.shapes_on = want
+                fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
+                                    trace_capacity=self.trace_capacity)  # fmt: skip
 
     def keep_final_counters(self, fn) -> None:
         """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
@@ -276,9 +293,11 @@ def attach_profile(fn, profile) -> None:
     fn.profile = stats
     fn._profiler = profiler
     profiler.trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
+    profiler.memory = bool(config.profile_memory)
+    profiler.shapes_on = True
     fn.vm.set_profiling(
         timing=True,
-        memory=bool(config.profile_memory),
+        memory=profiler.memory,
         shapes=True,
         trace_capacity=profiler.trace_capacity,
     )
