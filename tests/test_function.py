@@ -174,12 +174,13 @@ def test_shared_variable_used_by_several_functions():
 
 
 @pytest.mark.parametrize("vm", ["cvm", "py"])
-def test_failing_call_leaves_every_shared_value_untouched(vm):
+@pytest.mark.parametrize("optimizer", [None, "fast_run"])
+def test_failing_call_leaves_every_shared_value_untouched(vm, optimizer):
     x = vec(name="x")
     sa, sb = shared(np.arange(3.0), "sa"), shared(np.ones(3), "sb")
     # sa's update succeeds; sb's fails on a shape mismatch (x has the wrong length)
     f = function([x], [], updates=[(sa, sa + 1), (sb, sb + x)],
-                 mode=graphc.Mode(linker="py", optimizer=None, vm=vm))  # fmt: skip
+                 mode=graphc.Mode(linker="py", optimizer=optimizer, vm=vm))  # fmt: skip
     before = [(s.get_value(borrow=True), s.get_value()) for s in (sa, sb)]
     with pytest.raises(ValueError):
         f(np.ones(4))
@@ -189,6 +190,21 @@ def test_failing_call_leaves_every_shared_value_untouched(vm):
     f(np.ones(3))  # the function still works after a failed call
     np.testing.assert_array_equal(sa.get_value(), [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(sb.get_value(), [2.0, 2.0, 2.0])
+
+
+def test_rewritten_functions_never_overwrite_inputs_or_unupdated_shared_values():
+    x, y = vec(name="x"), vec(name="y")
+    s = shared(np.array([1.0, 2.0, 3.0]), "s")
+    a, b = np.array([0.5, 1.0, 1.5]), np.array([2.0, 1.0, 0.0])
+    a0, b0, s0 = a.copy(), b.copy(), s.get_value()
+    outs = [gt.exp(x) + 1, (x * y + s) * 2 - y, gt.sum(gt.exp(x)) + s, x, s]
+    f = function([x, y], outs, mode=graphc.Mode(linker="py", optimizer="fast_run"))
+    res = f(a, b)
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+    np.testing.assert_array_equal(s.get_value(), s0)
+    np.testing.assert_allclose(res[1], (a0 * b0 + s0) * 2 - b0)
+    assert not np.shares_memory(res[3], a) and not np.shares_memory(res[4], s.get_value(True))
 
 
 # ------------------------------------------------------------------ givens
@@ -346,6 +362,14 @@ def test_pickle_keeps_mode_defaults_and_trust_input():
     assert g() == 6.0
     assert g.maker.mode == f.maker.mode
     assert g.trust_input is False
+
+
+def test_copy_keeps_trust_input_and_name():
+    x = vec(name="x")
+    f = function([x], x * 2, mode=PY, trust_input=True, name="twice")
+    g = f.copy()
+    assert g.trust_input is True and g.name == "twice"
+    np.testing.assert_array_equal(g(np.ones(2)), [2.0, 2.0])
 
 
 def test_copy_gives_an_independent_function():

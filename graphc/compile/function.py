@@ -445,7 +445,9 @@ class Function:
         """A new Function over the same optimized graph, with its own VM and storage."""
         maker = _copy.copy(self.maker)
         maker.profile = None if self.profile is None else True
-        return Function(maker, maker.link())
+        fn = Function(maker, maker.link())
+        fn.trust_input = self.trust_input
+        return fn
 
     def __reduce__(self):
         return (_rebuild_function, (self.maker.original, self.maker.mode, self.trust_input))
