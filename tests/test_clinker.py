@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -381,6 +382,12 @@ def test_no_reference_leaks(funcs):
             pair.c(x, y, z)
     assert [sys.getrefcount(a) for a in (x, y, z, f64)] == before
     assert [sys.getrefcount(o) for o in outs] == out_before
+    refs = [weakref.ref(o) for o in pair.c(x, y, z)]  # nothing else keeps outputs alive
+    assert all(r() is None for r in refs)
+    vm = make_vm(pair.c.linked.program)  # views (no copy by Function) release their base
+    refs = [weakref.ref(o) for o in vm([x, y, z])]
+    assert all(r() is None for r in refs)
+    assert [sys.getrefcount(a) for a in (x, y, z, f64)] == before
 
 
 def test_fallback_without_compiler(tmp_path, monkeypatch):
