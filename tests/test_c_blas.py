@@ -217,6 +217,11 @@ def test_inplace_result_is_the_input(inplace_funcs):
     f(z, one, np.ones((3, 4)), np.ones((4, 2)), one, y, np.ones((3, 4)), np.ones(4))
     np.testing.assert_array_equal(z, np.full((3, 2), 5.0))
     np.testing.assert_array_equal(y, np.full(3, 5.0))
+    rng = np.random.default_rng(7)
+    z, w = rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
+    z0 = z.copy()  # the destroyed Z is also the X operand (BLAS would read it half-written)
+    f(z, one, z, w, np.asarray(2.0), np.ones(64), np.ones((64, 4)), np.ones(4))
+    np.testing.assert_allclose(z, 2 * z0 + z0 @ w)
     z, y, e, zero = np.full((3, 2), np.nan), np.full(3, np.nan), np.empty((3, 0)), np.asarray(0.0)
     f(z, one, e, np.empty((0, 2)), zero, y, e, np.empty(0))  # beta == 0: NaN never read
     np.testing.assert_array_equal(z, np.zeros((3, 2)))

@@ -166,7 +166,7 @@ static int graphc_Pgemm_into(PyArrayObject *Z, REAL alpha, PyArrayObject *X, PyA
         graphc_Pscale(Z, beta);
         return 0;
     }
-    if (K > INT_MAX) {
+    if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
         PyErr_SetString(PyExc_ValueError, "gemm: dimension too large for BLAS");
         return -1;
     }
@@ -214,6 +214,10 @@ static int graphc_Pgemv_into(PyArrayObject *y, REAL alpha, PyArrayObject *A, PyA
         graphc_Pscale(y, beta);
         return 0;
     }
+    if (M > INT_MAX || N > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "gemv: dimension too large for BLAS");
+        return -1;
+    }
     graphc_fmat fa;
     int rc = -1, incx, incy;
     PyArrayObject *Ac, *xc, *yc = NULL;
@@ -257,6 +261,10 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
     if (n == 0) {
         *out = 0;
         return 0;
+    }
+    if (n > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "dot: dimension too large for BLAS");
+        return -1;
     }
     PyArrayObject *ac = graphc_maybe_copy(a, graphc_inc_of(a) == 0);
     PyArrayObject *bc = graphc_maybe_copy(b, graphc_inc_of(b) == 0);
