@@ -249,6 +249,22 @@ def test_in_default_value_and_keywords():
     assert named() == 2.0
 
 
+def test_in_defaults_are_converted_once_even_with_trust_input():
+    x = vec(name="x")
+    f = function([In(x, value=[1, 2])], [x * 3, Out(x, borrow=True)], mode=PY, trust_input=True)
+    r, raw = f()  # raw: what the nodes were given
+    assert type(raw) is np.ndarray and raw.dtype == np.float64
+    np.testing.assert_array_equal(r, [3.0, 6.0])
+    np.testing.assert_array_equal(f(np.array([1.0]))[0], [3.0])
+    with pytest.raises(TypeError, match=r"default value of input 0 \(x"):
+        function([In(x, value="abc")], x * 3, mode=PY)
+    xf = gt.tensor("float32", shape=(None,), name="xf")
+    with pytest.raises(TypeError, match="default value"):
+        function([In(xf, value=np.ones(2))], xf * 3, mode=PY)
+    g = function([In(xf, value=np.ones(2))], xf * 3, mode=PY, allow_input_downcast=True)
+    assert g().dtype == np.float32
+
+
 def test_call_argument_errors():
     x, y = gt.scalar("x"), gt.scalar("y")
     f = function([x, y], x - y, mode=PY)

@@ -283,7 +283,7 @@ class Function:
             self.vm = make_vm(linked.program, kind=maker.vm_kind, allow_gc=maker.allow_gc)
         self.input_types = [i.variable.type for i in maker.inputs]
         self.input_names = [i.name for i in maker.inputs]
-        self.defaults = [i.value for i in maker.inputs]
+        self.defaults = [self._default_value(k, i) for k, i in enumerate(maker.inputs)]
         self.n_in = len(maker.inputs)
         # per input (position, dtype, ndim) for the call's fast check: an exact ndarray
         # passes as is; ndim -1 (static sizes to check) always goes through the type's filter
@@ -306,6 +306,21 @@ class Function:
         from graphc.compile.profiling import attach_profile
 
         attach_profile(self, maker.profile)
+
+    def _default_value(self, k: int, inp: In):
+        """``In(value=...)`` converted once to the input's type (None: no default)."""
+        if inp.value is None:
+            return None
+        try:
+            return inp.variable.type.filter(
+                inp.value, allow_downcast=self.maker.allow_input_downcast
+            )
+        except (TypeError, ValueError) as e:
+            label = inp.name or str(inp.variable)
+            raise type(e)(
+                f"{self.name}: default value of input {k} ({label}, expected "
+                f"{inp.variable.type}): {e}"
+            ) from None
 
     # ------------------------------------------------------------------ calling
     def _bind(self, args, kwargs) -> list:
