@@ -358,12 +358,8 @@ def test_fuzz_gradients_match_finite_differences(fuzz_examples):
           max(5, fuzz_examples // 2))  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graphc.tensor.variable.constant: np.ascontiguousarray "
-    "turns a 0-d value into shape (1,), so scalar + 1 is a 1-vector",
-)
 def test_python_scalar_constant_is_0d():
+    """Regression: constant() once turned 0-d values into shape (1,) (np.ascontiguousarray)."""
     x = T.scalar("x")
     assert T.constant(1.0).ndim == 0
     assert (x + 1).ndim == 0
