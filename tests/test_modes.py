@@ -408,3 +408,16 @@ def test_config_linker_is_what_auto_resolves_to():
     with graphc.config.change_flags(linker="auto"):
         want = "c|py" if graphc.linker.c_available() else "py"
         assert function([x], x * 2, mode=Mode(optimizer=None)).maker.linker.name == want
+
+
+def test_mode_named_mode_uses_the_linker_and_optimizer_flags():
+    x = vec("x")
+    with graphc.config.change_flags(mode="Mode", linker="py", optimizer="None"):
+        f = function([x], x * 2 + 1)
+        assert f.maker.mode.optimizer == "None" and f.maker.linker.name == "py"
+        assert str(f.maker.mode) == "Mode"
+    with graphc.config.change_flags(optimizer="fast_compile"):
+        assert get_mode("Mode").optimizer == "fast_compile"
+        assert get_mode("FAST_RUN").optimizer == "fast_run"  # named modes are fixed
+    with graphc.config.change_flags(optimizer="nope"), pytest.raises(ValueError, match="nope"):
+        get_mode("Mode")

@@ -122,7 +122,8 @@ _NAMED = {"FAST_COMPILE": FAST_COMPILE, "FAST_RUN": FAST_RUN, "PROFILE_MODE": PR
 
 
 def get_mode(mode: Mode | str | None) -> Mode:
-    """The Mode for ``mode``: a Mode, a mode name, or None for ``config.mode``."""
+    """The Mode for ``mode``: a Mode, a mode name, or None for ``config.mode``. The name
+    ``"Mode"`` means ``Mode(linker=config.linker, optimizer=config.optimizer)``."""
     if mode is None:
         mode = config.mode
     if isinstance(mode, Mode):
@@ -137,5 +138,17 @@ def get_mode(mode: Mode | str | None) -> Mode:
         return PROFILE_MODE
     if mode in _NAMED:
         return _NAMED[mode]
+    if mode == "Mode":  # the flags' own choice: config.linker and config.optimizer
+        return Mode(linker="auto", optimizer=_config_optimizer(), name="Mode")
     raise ValueError(f"unknown mode {mode!r}; expected a Mode or one of {', '.join(_NAMED)}, "
-                     "DEBUG_MODE")  # fmt: skip
+                     "Mode, DEBUG_MODE")  # fmt: skip
+
+
+def _config_optimizer() -> str:
+    opt = config.optimizer
+    if opt not in OPTIMIZERS:
+        raise ValueError(
+            f"unknown optimizer {opt!r} (graphc.config.optimizer); expected one of "
+            f"{', '.join(OPTIMIZERS)}"
+        )
+    return opt
