@@ -221,6 +221,10 @@ def _expect_same(pair, args, dtype):
         return str(exc)
     got = pair.c(*args)
     for name, g, w in zip(pair.names, got, want):
+        if name == "pow(x, y)" and g.dtype.kind == "f":
+            # numpy's own power(-inf, 0.5) is nan or inf depending on its loop; C gives inf
+            skip = np.broadcast_to(np.isneginf(args[0]), g.shape)
+            g, w = np.where(skip, 0, g), np.where(skip, 0, w)
         _compare(name, g, w, dtype)
     for a, c in zip(args, copies):  # inputs are never modified
         np.testing.assert_array_equal(a, c)
@@ -354,7 +358,7 @@ def test_output_buffer_reuse(compiledir, allow_gc):
     x = T.dvector("x")
     peek = _Peek()
     linked, vm = _vm([x], [peek(T.exp(x) * 2.0)], allow_gc=allow_gc)
-    assert [i.is_c for i in linked.impls] == [True, True, False]
+    assert [i.is_c for i in linked.impls] == [True] * (len(linked.impls) - 1) + [False]
     v = np.arange(5.0)
     for k in range(3):
         np.testing.assert_allclose(vm([v + k])[0], np.sum(np.exp(v + k) * 2.0))
@@ -419,5 +423,19 @@ def test_scalar_ops_without_c_fall_back(compiledir):
     x = T.lvector("x")
     out = T.pow(x, x)  # integer power has no C (negative exponents raise in numpy)
     f = graphc.function([x], [out, x + 1], mode=C_MODE)
-    assert [i.is_c for i in f.linked.impls] == [False, True]
+    for node, impl in zip(f.linked.schedule, f.linked.impls):
+        is_pow = getattr(node.op, "scalar_op", None) is ps.pow
+        assert impl.is_c != is_pow, str(node)
     np.testing.assert_array_equal(f(np.arange(4))[0], np.arange(4) ** np.arange(4))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_large_blocks_and_broadcast_runs(funcs, dtype):
+    """Runs longer than the broadcast block (512) and the 4-stream sums."""
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((3, 1500)) * 3).astype(dtype)
+    y = (rng.standard_normal((1, 1500)) * 3).astype(dtype)
+    z = (rng.standard_normal((3, 1)) * 3 + 7).astype(dtype)
+    for args in ([x, y, z], [x, np.broadcast_to(z, (3, 1500)), y], [x[:, ::-3], z, y[:, :500]]):
+        with np.errstate(all="ignore"):
+            assert _expect_same(funcs[dtype], args, dtype) is None

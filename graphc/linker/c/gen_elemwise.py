@@ -376,6 +376,48 @@ static void gc_reduce(int nk, const npy_intp *kd, const npy_intp *ks, int nr,
         }
     }
 }
+/* Reductions with the accumulator in the output: out = op(out, x) over the input in
+   memory order (largest stride outermost), when the input's innermost axis is kept.
+   Returns 0 (nothing done) otherwise. */
+static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out,
+                         gc_rinit_fn init, gc_rfin_fn fin, gc_contig_fn fc, gc_strided_fn fs) {
+    int nd = PyArray_NDIM(x), k = 0;
+    npy_intp shape[GC_MAXD], sx[GC_MAXD], so[GC_MAXD], st[3 * GC_MAXD];
+    for (int d = 0; d < nd; d++) {
+        shape[d] = PyArray_DIM(x, d);
+        sx[d] = shape[d] == 1 ? 0 : PyArray_STRIDE(x, d);
+        so[d] = is_red[d] ? 0 : (shape[d] == 1 ? 0 : PyArray_STRIDE(out, k));
+        if (!is_red[d]) k++;
+    }
+    for (int a = 1; a < nd; a++) /* stable: largest |stride| first */
+        for (int b = a; b > 0; b--) {
+            npy_intp u = sx[b - 1] < 0 ? -sx[b - 1] : sx[b - 1];
+            npy_intp v = sx[b] < 0 ? -sx[b] : sx[b];
+            if (u >= v) break;
+            npy_intp t = sx[b]; sx[b] = sx[b - 1]; sx[b - 1] = t;
+            t = so[b]; so[b] = so[b - 1]; so[b - 1] = t;
+            t = shape[b]; shape[b] = shape[b - 1]; shape[b - 1] = t;
+        }
+    int last = -1;
+    for (int d = 0; d < nd; d++)
+        if (shape[d] > 1) last = d;
+    if (last < 0 || so[last] == 0) return 0;
+    double accmem[8];
+    npy_intp nout = PyArray_SIZE(out), oes = PyArray_ITEMSIZE(out);
+    char *o = PyArray_BYTES(out);
+    init(accmem);
+    for (npy_intp j = 0; j < nout; j++) fin(accmem, o + j * oes);
+    char *data[3] = {PyArray_BYTES(x), o, o};
+    int es[3] = {(int)PyArray_ITEMSIZE(x), (int)oes, (int)oes};
+    for (int d = 0; d < nd; d++) {
+        st[d] = sx[d];
+        st[nd + d] = so[d];
+        st[2 * nd + d] = so[d];
+    }
+    gc_ew_loop(3, 2, nd, shape, data, st, es, fc, fs);
+    return 1;
+}
+
 """
 
 SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, _DRIVER)
@@ -610,36 +652,68 @@ _LIMITS = {
 
 
 def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
-    """C of NAME_init/step/fin for one reduction (``$T`` element, ``$A`` accumulator)."""
+    """C of NAME_init/step/fin (one output element) and NAME_c/NAME_s (out = op(out, x)
+    over runs, when the accumulator is the output type) for one reduction."""
     t = ctype(in_dt)
+    is_f = in_dt in ("float32", "float64")
     if kind in ("add", "mul") and out_dt == "bool":
         kind = "or" if kind == "add" else "and"
-    if kind in ("add", "mul"):
-        acc = ctype(out_dt)  # as numpy: float32 sums overflow like float32
-        sym = "+" if kind == "add" else "*"
-        ident = "0" if kind == "add" else "1"
+    if kind == "add":
+        acc, ident = ctype(out_dt), "0"  # as numpy: float32 sums overflow like float32
+        # four contiguous streams, each vectorized: independent partial sums
         step = (
-            "    if (s == (npy_intp)sizeof($T)) {\n"
+            "    if (s == (npy_intp)sizeof($T) && n >= 64) {\n"
             "        const $T *q = (const $T *)p;\n"
-            # products in numpy's (sequential) order: under/overflow depend on it
-            + (f"#pragma omp simd reduction({sym}:a)\n" if kind == "add" else "")
-            + f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)q[i];\n"
+            "        npy_intp m = n / 4;\n"
+            "        $A s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
+            "#pragma omp simd reduction(+:s0, s1, s2, s3)\n"
+            "        for (npy_intp i = 0; i < m; i++) {\n"
+            "            s0 += ($A)q[i]; s1 += ($A)q[i + m];\n"
+            "            s2 += ($A)q[i + 2 * m]; s3 += ($A)q[i + 3 * m];\n"
+            "        }\n"
+            "        for (npy_intp i = 4 * m; i < n; i++) s0 += ($A)q[i];\n"
+            "        a += (s0 + s1) + (s2 + s3);\n"
             "    } else {\n"
-            f"        for (npy_intp i = 0; i < n; i++) a {sym}= ($A)*(const $T *)(p + i * s);\n"
+            "        for (npy_intp i = 0; i < n; i++) a += ($A)*(const $T *)(p + i * s);\n"
             "    }\n"
         )
+        comb = "(($A)x1 + ($A)x0)"
+    elif kind == "mul":
+        acc, ident = ctype(out_dt), "1"
+        # products in numpy's (sequential) order: under/overflow depend on it
+        step = "    for (npy_intp i = 0; i < n; i++) a *= ($A)*(const $T *)(p + i * s);\n"
+        comb = "(($A)x1 * ($A)x0)"
     elif kind in ("maximum", "minimum"):
         acc = t
         lo, hi = _LIMITS[in_dt]
         ident = lo if kind == "maximum" else hi
-        cmp = ">=" if kind == "maximum" else "<="
-        nan = " || a != a" if in_dt in ("float32", "float64") else ""
+        cmp = ">" if kind == "maximum" else "<"
+        red = "max" if kind == "maximum" else "min"
+        nan_decl = "    int nan = 0;\n" if is_f else ""
+        nan_red = " reduction(|:nan)" if is_f else ""
+        nan_upd = " nan |= (v != v);" if is_f else ""
+        nan_fin = "    if (nan && a == a) a = NAN;\n" if is_f else ""
         step = (
-            "    for (npy_intp i = 0; i < n; i++) {\n"
-            "        $T v = *(const $T *)(p + i * s);\n"
-            f"        a = (a {cmp} v{nan}) ? a : v;\n"
+            f"    $A m = a;\n{nan_decl}"
+            "    if (s == (npy_intp)sizeof($T)) {\n"
+            "        const $T *q = (const $T *)p;\n"
+            f"#pragma omp simd reduction({red}:m){nan_red}\n"
+            "        for (npy_intp i = 0; i < n; i++) {\n"
+            f"            $T v = q[i]; m = v {cmp} m ? v : m;{nan_upd}\n"
+            "        }\n"
+            "    } else {\n"
+            "        for (npy_intp i = 0; i < n; i++) {\n"
+            f"            $T v = *(const $T *)(p + i * s); m = v {cmp} m ? v : m;{nan_upd}\n"
+            "        }\n"
             "    }\n"
+            "    if (a == a) a = m;\n"
+            f"{nan_fin}"
         )
+        gc = "gc_max" if kind == "maximum" else "gc_min"
+        if is_f:
+            comb = f"{gc}_{t}(($A)x1, ($A)x0)"
+        else:
+            comb = f"((($A)x1 {cmp}= ($A)x0) ? ($A)x1 : ($A)x0)"
     elif kind in ("and", "or"):
         acc = "npy_bool"
         ident = "1" if kind == "and" else "0"
@@ -648,6 +722,7 @@ def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
             "    for (npy_intp i = 0; i < n; i++)\n"
             f"        a {op}= (npy_bool)(*(const $T *)(p + i * s) != 0);\n"
         )
+        comb = f"(x1 {op} (npy_bool)(x0 != 0))"
     else:
         return None
     fin = _store("*(const $A *)acc", out_dt)
@@ -660,6 +735,24 @@ def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
         "}\n"
         f"static void NAME_fin(const void *acc, char *out) {{ *($O *)out = {fin}; }}\n"
     )
+    if acc == ctype(out_dt):
+        code += (
+            "static void NAME_c(npy_intp n, char **p) {\n"
+            "    const $T *q = (const $T *)p[0]; const $O *r = (const $O *)p[1];\n"
+            "    $O *o = ($O *)p[2];\n"
+            "#pragma omp simd\n"
+            "    for (npy_intp i = 0; i < n; i++) {\n"
+            f"        const $T x0 = q[i]; const $O x1 = r[i]; o[i] = {_store(comb, out_dt)};\n"
+            "    }\n"
+            "}\n"
+            "static void NAME_s(npy_intp n, char **p, const npy_intp *s) {\n"
+            "    for (npy_intp i = 0; i < n; i++) {\n"
+            "        const $T x0 = *(const $T *)(p[0] + i * s[0]);\n"
+            "        const $O x1 = *(const $O *)(p[1] + i * s[1]);\n"
+            f"        *($O *)(p[2] + i * s[2]) = {_store(comb, out_dt)};\n"
+            "    }\n"
+            "}\n"
+        )
     return code.replace("$T", t).replace("$A", acc).replace("$O", ctype(out_dt))
 
 
@@ -667,23 +760,33 @@ def _argmax_kernels(kind: str, in_dt: str) -> str:
     t = ctype(in_dt)
     is_f = in_dt in ("float32", "float64")
     cmp = ">" if kind == "max" else "<"
-    nan_new = "if (v != v) { st->best = v; st->idx = st->k; st->nan = 1; }" if is_f else ""
+    nan_else = " else if (v != v) { best = v; bi = i; break; }" if is_f else ""
+    nan_first = "        if (v != v) st->nan = 1;\n" if is_f else ""
+    nan_last = "        if (best != best) st->nan = 1;\n" if is_f else ""
     return (
         f"typedef struct {{ {t} best; npy_int64 idx, k; int have, nan; }} NAME_acc;\n"
         "static void NAME_init(void *acc) { memset(acc, 0, sizeof(NAME_acc)); }\n"
         "static void NAME_step(npy_intp n, const char *p, npy_intp s, void *acc) {\n"
         "    NAME_acc *st = (NAME_acc *)acc;\n"
-        "    for (npy_intp i = 0; i < n; i++, st->k++) {\n"
-        f"        {t} v = *(const {t} *)(p + i * s);\n"
-        "        if (st->nan) break;\n"
-        "        if (!st->have) {\n"
-        "            st->best = v; st->idx = st->k; st->have = 1;\n"
-        f"            {nan_new.replace('st->best = v; st->idx = st->k; ', '')}\n"
-        "            continue;\n"
-        "        }\n"
-        f"        if (v {cmp} st->best) {{ st->best = v; st->idx = st->k; }}\n"
-        f"        else {{ {nan_new} }}\n"
+        "    if (n <= 0) return;\n"
+        "    if (!st->have) {\n"
+        f"        {t} v = *(const {t} *)p;\n"
+        "        st->best = v; st->idx = st->k; st->have = 1;\n"
+        f"{nan_first}"
+        "        p += s; n--; st->k++;\n"
         "    }\n"
+        "    if (st->nan) { st->k += n; return; }\n"
+        f"    {t} best = st->best;\n"
+        "    npy_intp bi = -1;\n"
+        "    for (npy_intp i = 0; i < n; i++) {\n"
+        f"        {t} v = *(const {t} *)(p + i * s);\n"
+        f"        if (v {cmp} best) {{ best = v; bi = i; }}{nan_else}\n"
+        "    }\n"
+        "    if (bi >= 0) {\n"
+        "        st->best = best; st->idx = st->k + bi;\n"
+        f"{nan_last}"
+        "    }\n"
+        "    st->k += n;\n"
         "}\n"
         "static void NAME_fin(const void *acc, char *out) {\n"
         "    *(npy_int64 *)out = ((const NAME_acc *)acc)->idx;\n"
@@ -691,7 +794,7 @@ def _argmax_kernels(kind: str, in_dt: str) -> str:
     )
 
 
-def _reduce_body(node, axes, kern_name, reorder, empty_error, label) -> str:
+def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate) -> str:
     x = node.inputs[0]
     in_dt, out_dt = x.type.dtype, node.outputs[0].type.dtype
     nd = x.type.ndim
@@ -722,10 +825,16 @@ def _reduce_body(node, axes, kern_name, reorder, empty_error, label) -> str:
         b.append(f"    ks[{k}] = PyArray_STRIDE(x, {d});")
     for k, d in enumerate(axes):
         b.append(f"    rs[{k}] = PyArray_STRIDE(x, {d});")
+    red = ", ".join("1" if d in axes else "0" for d in range(nd)) or "0"
+    use_acc = ""
+    if accumulate:
+        k = kern_name
+        use_acc = f"!gc_reduce_acc(x, is_red, out, {k}_init, {k}_fin, {k}_c, {k}_s) &&\n        "
     b.append(
         f"    PyArrayObject *out = gc_prepare_output(o0, {nk}, kd, {typenum(out_dt)});\n"
         "    if (out == NULL) { Py_XDECREF(tmp); FAIL; }\n"
-        f"    gc_reduce({nk}, kd, ks, {nr}, rd, rs, {reorder}, PyArray_BYTES(x),"
+        f"    static const int is_red[{max(nd, 1)}] = {{{red}}}; (void)is_red;\n"
+        f"    if ({use_acc}1) gc_reduce({nk}, kd, ks, {nr}, rd, rs, {reorder}, PyArray_BYTES(x),"
         f" PyArray_BYTES(out), {np.dtype(out_dt).itemsize},\n"
         f"              {kern_name}_init, {kern_name}_step, {kern_name}_fin);\n"
         "    Py_XDECREF(tmp);"
@@ -747,7 +856,8 @@ def gen_careduce(node: Apply) -> CThunkCode | None:
     if op.scalar_op.name in ("maximum", "minimum"):
         fn = op.scalar_op.name
         empty = c_string(f"%s: zero-size array to reduction operation {fn} which has no identity")
-    body = _reduce_body(node, tuple(op.axis), name, 1, empty, c_string(str(op)))
+    accumulate = f"{name}_c(" in code
+    body = _reduce_body(node, tuple(op.axis), name, 1, empty, c_string(str(op)), accumulate)
     return CThunkCode(body=body, support=(*SUPPORT, code))
 
 
@@ -761,5 +871,5 @@ def gen_argmax(node: Apply) -> CThunkCode | None:
     name = "gc_arg_" + _hash(code)
     code = code.replace("NAME", name)
     empty = c_string(f"%s: attempt to get the arg{op.kind} of an empty axis")
-    body = _reduce_body(node, tuple(op.axis), name, 0, empty, c_string(str(op)))
+    body = _reduce_body(node, tuple(op.axis), name, 0, empty, c_string(str(op)), False)
     return CThunkCode(body=body, support=(*SUPPORT, code))
