@@ -258,3 +258,15 @@ def test_no_reference_leaks(funcs):
         outs = f.c(*args)
     assert [sys.getrefcount(a) for a in args] == before
     assert all(sys.getrefcount(o) == 3 for o in outs)  # the list, the loop variable, the call
+
+
+def test_large_product_matches(funcs):
+    """Big enough that the thunk lets other threads run during the BLAS call."""
+    f = funcs["float64"]
+    rng = np.random.default_rng(8)
+    X, Y = rng.standard_normal((128, 100)), rng.standard_normal((100, 120))  # noqa: N806
+    z, one = rng.standard_normal((128, 120)), np.asarray(1.0)
+    v = np.zeros(3)
+    out = f.c(z, one, X, Y, one, v, np.zeros((3, 2)), np.zeros(2), np.zeros(2))
+    np.testing.assert_allclose(out[0], z + X @ Y, rtol=1e-10)
+    np.testing.assert_allclose(out[2], X @ Y, rtol=1e-10)

@@ -187,6 +187,8 @@ static int graphc_Pgemm_into(PyArrayObject *Z, REAL alpha, PyArrayObject *X, PyA
     }
     {
         int m = (int)M, n = (int)N, k = (int)K;
+        /* let other threads run during big products (only C data is touched below) */
+        PyThreadState *ts = (double)M * N * K > 1e6 ? PyEval_SaveThread() : NULL;
         if (fz.trans == 'N') { /* Z column-major: Z = op(X) op(Y) */
             graphc_Pgemm(&fx.trans, &fy.trans, &m, &n, &k, &alpha, (REAL *)fx.data, &fx.ld,
                          (REAL *)fy.data, &fy.ld, &beta, (REAL *)fz.data, &fz.ld);
@@ -195,6 +197,7 @@ static int graphc_Pgemm_into(PyArrayObject *Z, REAL alpha, PyArrayObject *X, PyA
             graphc_Pgemm(&ta, &tb, &n, &m, &k, &alpha, (REAL *)fy.data, &fy.ld, (REAL *)fx.data,
                          &fx.ld, &beta, (REAL *)fz.data, &fz.ld);
         }
+        if (ts != NULL) PyEval_RestoreThread(ts);
     }
     if (Zc != NULL && PyArray_CopyInto(Z, Zc) < 0) goto done;
     rc = 0;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import basic as tb
+from graphc.tensor.subtensor import SliceIdx, Subtensor
 
 DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -380,18 +381,9 @@ def gen_join(node):
 # ------------------------------------------------------------------ Subtensor (basic indexing)
 
 
-def _subtensor_class():
-    try:
-        from graphc.tensor import subtensor
-    except ImportError:  # pragma: no cover - the Op family is optional
-        return None
-    return getattr(subtensor, "Subtensor", None)
-
-
+@register_c(Subtensor)
 def gen_subtensor(node):
     """A view of the input (no copy; numpy's base rules) for ints and slices."""
-    from graphc.tensor.subtensor import SliceIdx
-
     op = node.op
     x = node.inputs[0]
     name = str(op).replace('"', "'")
@@ -473,7 +465,3 @@ def gen_subtensor(node):
     body = "\n".join(lines)
     key = ("Subtensor", op.idx_list, tuple(v.type for v in node.inputs))
     return CThunkCode(body=body, support=(COMMON,), key=key)
-
-
-if _subtensor_class() is not None:
-    register_c(_subtensor_class())(gen_subtensor)
