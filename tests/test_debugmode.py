@@ -229,6 +229,19 @@ def test_compare_values_messages():
     assert compare_values(np.array([np.inf]), np.array([-np.inf])) is not None
     assert compare_values(np.float32(1.00001), np.float32(1.0)) is None
     assert compare_values(np.array([1, 2]), np.array([1, 3])) is not None
+    # a float64 result of float32 work: float32 rounding (numpy's own cosh differs by 1 ulp
+    # between its contiguous and strided loops) is within the looser tolerance
+    one_ulp32 = np.array([2.610743716557214]), np.array([2.610744013200848])
+    assert compare_values(*one_ulp32) is not None
+    assert compare_values(*one_ulp32, tol_dtype="float32") is None
+
+
+def test_node_mixing_float32_and_float64_uses_float32_tolerance():
+    a = T.tensor("float32", shape=[None], name="a")
+    b = T.vector("b")
+    f = graphc.function([a, b], b / T.cosh(a), mode=PY_DEBUG)
+    av = np.random.default_rng(0).uniform(-3, 3, size=50).astype("float32")
+    np.testing.assert_allclose(f(av, np.full(50, 2.73)), 2.73 / np.cosh(av), rtol=1e-6)
 
 
 # ------------------------------------------------------------------ C thunks

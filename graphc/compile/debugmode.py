@@ -129,9 +129,20 @@ def _fmt(v) -> str:
     return s if len(s) < 400 else s[:400] + "..."
 
 
-def compare_values(a, b, rtol: float | None = None, atol: float | None = None) -> str | None:
+def _loosest(dtypes) -> str | None:
+    """The float dtype among ``dtypes`` with the loosest tolerance (None if none is float)."""
+    found = [str(d) for d in dtypes if str(d) in _TOL]
+    return max(found, key=lambda d: _TOL[d][0], default=None)
+
+
+def compare_values(
+    a, b, rtol: float | None = None, atol: float | None = None, tol_dtype: str | None = None
+) -> str | None:
     """None when ``a`` matches the reference ``b``; else what differs (dtype, shape, the max
-    absolute difference and the first differing index). NaN matches NaN, inf matches inf."""
+    absolute difference and the first differing index). NaN matches NaN, inf matches inf.
+
+    The tolerances are those of the values' dtype, or of ``tol_dtype`` when it is looser (a
+    float64 result computed from float32 values carries float32 rounding)."""
     if not isinstance(b, np.ndarray | np.generic):
         if isinstance(a, np.ndarray | np.generic):
             return f"type: {type(a).__name__} vs reference {type(b).__name__}"
@@ -149,7 +160,7 @@ def compare_values(a, b, rtol: float | None = None, atol: float | None = None) -
     if a.size == 0:
         return None
     if a.dtype.kind in "fc":
-        d_rtol, d_atol = _TOL.get(str(a.dtype), (1e-7, 1e-10))
+        d_rtol, d_atol = _TOL[_loosest([a.dtype, tol_dtype]) or "float64"]
         rtol = d_rtol if rtol is None else rtol
         atol = d_atol if atol is None else atol
         with np.errstate(all="ignore"):
@@ -336,6 +347,9 @@ class DebugVM:
                 )
             else:
                 self.c_thunks.append(None)
+        self.loose_dtype = _loosest(  # rewrites may move where float32 rounding happens
+            getattr(v.type, "dtype", None) for v in maker.fgraph.variables
+        )
         self.records: list = []
         self.ref_inputs: list[Variable] = []
         self.ref_outputs: list[Variable] = []
@@ -573,8 +587,9 @@ class DebugVM:
         return [("strided", strided), ("reversed (negative strides)", reversed_)]
 
     def _compare(self, node, impl, outs, ref, what, rtol, atol) -> None:
+        loose = _loosest(getattr(v.type, "dtype", None) for v in node.inputs + node.outputs)
         for k, (a, b) in enumerate(zip(outs, ref)):
-            diff = compare_values(a, b, rtol, atol)
+            diff = compare_values(a, b, rtol, atol, loose)
             if diff is not None:
                 raise BadThunkOutput(
                     f"node {node}: output {k} of the {impl}{what} differs from perform on "
@@ -612,7 +627,7 @@ class DebugVM:
                 a, b = ev(old), ev(new)
             except ValueError:
                 continue  # a side depends on something that is not an input
-            diff = compare_values(b, a, rtol, atol)
+            diff = compare_values(b, a, rtol, atol, self.loose_dtype)
             if diff is not None:
                 where = "output" if node == OUTPUT else str(node)
                 raise BadOptimization(
@@ -622,7 +637,7 @@ class DebugVM:
                 )
         for k, (var, got) in enumerate(zip(self.ref_outputs, outputs)):
             want = ev(var)
-            diff = compare_values(got, want, rtol, atol)
+            diff = compare_values(got, want, rtol, atol, self.loose_dtype)
             if diff is not None:
                 raise BadOptimization(
                     f"output {k} ({var}) of the optimized graph differs from the unoptimized "
