@@ -264,20 +264,20 @@ def _describe(outputs) -> str:
         return "\n".join(str(o.var) for o in outputs)
 
 
-def _tols(dtype, mag):
+def _tols(dtype, mag, float32_inside=False):
     if np.dtype(dtype).kind != "f":
         return 0.0, 0.0
-    if np.dtype(dtype) == np.float32:
+    if np.dtype(dtype) == np.float32 or float32_inside:
         return 2e-3, 2e-4 * mag
     return 1e-7, 1e-9 * mag
 
 
-def check_close(got, want: Val, label: str, graph: str) -> None:
+def check_close(got, want: Val, label: str, graph: str, float32_inside=False) -> None:
     got = np.asarray(got)
     ref = want.val
     assert got.dtype == ref.dtype, f"{label}: dtype {got.dtype} != numpy {ref.dtype}\n{graph}"
     assert got.shape == ref.shape, f"{label}: shape {got.shape} != numpy {ref.shape}\n{graph}"
-    rtol, atol = _tols(ref.dtype, want.mag)
+    rtol, atol = _tols(ref.dtype, want.mag, float32_inside)
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, err_msg=f"{label}\n{graph}")
 
 
@@ -300,6 +300,9 @@ def run_recipe(rec: Recipe, with_c: bool) -> None:
     graph = _describe(outs)
     args = [_layout(v, lay[2]) for v, lay in zip(input_values(rec), rec.inputs)]
     originals = [a.copy() for a in args]
+    # a float64 result computed from float32 values carries float32 rounding, which numpy
+    # itself does not reproduce exactly between its contiguous and strided loops
+    f32 = any(d == "float32" for d, _, _ in rec.inputs) or any(s[0] == "cast" for s in rec.steps)
     for label, mode in _modes(with_c).items():
         f = graphc.function(variables, [o.var for o in outs], mode=mode, on_unused_input="ignore")
         try:
@@ -307,7 +310,7 @@ def run_recipe(rec: Recipe, with_c: bool) -> None:
         except Exception as e:
             raise AssertionError(f"{label} raised {type(e).__name__}: {e}\n{graph}") from e
         for k, (g, want) in enumerate(zip(got, outs)):
-            check_close(g, want, f"{label} output {k}", graph)
+            check_close(g, want, f"{label} output {k}", graph, f32)
         for a, o in zip(args, originals):
             np.testing.assert_array_equal(a, o, err_msg=f"{label} modified an input\n{graph}")
 
