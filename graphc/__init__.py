@@ -31,7 +31,7 @@ def __getattr__(name):  # lazily imported parts (keeps `import graphc` fast)
         "printing": ("graphc.printing", None),
         "dprint": ("graphc.printing", "debugprint"),
         "pp": ("graphc.printing", "pprint"),
-        "ifelse": ("graphc.ifelse", "ifelse"),
+        "ifelse": ("graphc.ifelse", None),  # a module, as in Theano
         "ProfileMode": ("graphc.compile.profilemode", "ProfileMode"),
         "profile": ("graphc.profile", None),
         "scalar": ("graphc.scalar", None),

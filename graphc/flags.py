@@ -71,17 +71,13 @@ FLAGS: tuple[Flag, ...] = (
     Flag("optimizer_requiring", "", _colon_list, "colon-separated rewrite tags required"),
     Flag("optimizer_verbose", False, _bool, "print each replacement as it happens"),
     Flag("allow_gc", True, _bool, "free intermediates after their last use"),
-    Flag(
-        "vm", "cvm", _choice("cvm", "py"), "VM implementation: Cython (cvm) or Python (py)"
-    ),
+    Flag("vm", "cvm", _choice("cvm", "py"), "VM implementation: Cython (cvm) or Python (py)"),
     Flag("compiledir", "", str, "compile cache directory ('' = per-user cache dir)"),
     Flag("cxx", "", str, "C compiler command ('' = $CC or cc)"),
     Flag("profile", False, _bool, "profile every function; print summaries at exit"),
     Flag("profile_memory", False, _bool, "add the memory section to profiles"),
     Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),
-    Flag(
-        "profile_trace", False, _bool, "record a per-node event trace (Chrome trace export)"
-    ),
+    Flag("profile_trace", False, _bool, "record a per-node event trace (Chrome trace export)"),
     Flag(
         "profiling__destination",
         "stdout",
@@ -131,9 +127,7 @@ class Config:
         name = name.replace(".", "__")
         flag = self._flags.get(name)
         if flag is None:
-            raise AttributeError(
-                f"unknown graphc flag {name!r}; known: {', '.join(self._flags)}"
-            )
+            raise AttributeError(f"unknown graphc flag {name!r}; known: {', '.join(self._flags)}")
         try:
             self._values[name] = flag.parse(value)
         except (TypeError, ValueError) as e:
