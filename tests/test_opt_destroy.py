@@ -128,7 +128,7 @@ def test_failing_call_leaves_shared_unchanged(linker):
 
 def test_excluding_inplace_and_fusion():
     x, y = T.dmatrix("x"), T.dmatrix("y")
-    out = T.exp(T.dot(x, y)) * 2.0 + T.tanh(x)
+    out = T.exp(T.dot(x, y)) * 2.0 + T.tanh(x.sum())
     f = graphc.function([x, y], out, mode=mode("py", "inplace"))
     assert not destroyers(f)
     assert any(isinstance(n.op.scalar_op, Composite) for n in f.maker.fgraph.toposort()
@@ -141,3 +141,17 @@ def test_excluding_inplace_and_fusion():
     v = np.eye(3) * 0.5
     np.testing.assert_allclose(f(v, v), h(v, v))
     np.testing.assert_allclose(g(v, v), h(v, v))
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_inplace_respects_runtime_broadcasting(linker):
+    # an axis of unknown static size may be 1 at run time and broadcast: the smaller
+    # operand's buffer cannot hold the result
+    x, y = T.dvector("x"), T.dvector("y")
+    f = graphc.function([x, y], T.sin(T.exp(x)) + y, mode=mode(linker, "fusion"))
+    np.testing.assert_allclose(f(np.ones(1), np.ones(4)), np.sin(np.e) + np.ones(4))
+    np.testing.assert_allclose(f(np.ones(4), np.ones(1)), np.sin(np.e) + np.ones(4))
+    # same-size operands (both come from x's length) still go in place
+    g = graphc.function([x], T.sin(T.exp(x)) + T.cos(x), mode=mode(linker, "fusion"))
+    assert sum(bool(n.op.destroy_map) for n in destroyers(g)) >= 2
+    np.testing.assert_allclose(g(np.ones(3)), np.sin(np.e) + np.cos(1) * np.ones(3))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from graphc.graph.basic import Constant
 from graphc.opt.engine import define_pass, register
-from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.elemwise import DimShuffle, Elemwise
 
 define_pass("inplace", "once")
 
@@ -28,6 +28,55 @@ def _candidate(var, out) -> bool:
     )
 
 
+def _size_key(var, axis: int, memo: dict):
+    """A key equal for two (variable, axis) pairs only when their runtime sizes are equal:
+    the static size, or the input axis the size comes from (through Elemwise, DimShuffle,
+    Dot22 and Gemv); else unique to ``(var, axis)``."""
+    k = (id(var), axis)
+    if k in memo:
+        return memo[k]
+    static = var.type.shape[axis]
+    if static is not None:
+        key = ("static", static)
+    else:
+        key = ("var", id(var), axis)
+        node = var.owner
+        if node is not None:
+            op = node.op
+            if isinstance(op, Elemwise):
+                keys = {_size_key(i, axis, memo) for i in node.inputs if i.type.shape[axis] != 1}
+                if len(keys) == 1:
+                    key = keys.pop()
+            elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
+                key = _size_key(node.inputs[0], op.new_order[axis], memo)
+            elif type(op).__name__ in ("Dot22", "Gemm", "Gemv"):
+                a, b = (
+                    (node.inputs[0], node.inputs[1])
+                    if type(op).__name__ == "Dot22"
+                    else (node.inputs[2], node.inputs[3])
+                )
+                if type(op).__name__ == "Gemv" or axis == 0:
+                    key = _size_key(a, 0, memo)
+                else:
+                    key = _size_key(b, 1, memo)
+    memo[k] = key
+    return key
+
+
+def _same_size_as_output(node, k: int, memo: dict) -> bool:
+    """Input ``k`` of an Elemwise surely has the output's runtime shape (numpy broadcasting
+    may grow an axis of unknown size that happens to be 1)."""
+    target = node.inputs[k]
+    for axis in range(target.type.ndim):
+        if target.type.shape[axis] is not None:
+            continue
+        mine = _size_key(target, axis, memo)
+        for j, other in enumerate(node.inputs):
+            if j != k and other.type.shape[axis] != 1 and _size_key(other, axis, memo) != mine:
+                return False
+    return True
+
+
 def _try(fgraph, ctx, node, new_node) -> bool:
     return ctx.replace(fgraph, list(zip(node.outputs, new_node.outputs)), ctx.current)
 
@@ -35,6 +84,7 @@ def _try(fgraph, ctx, node, new_node) -> bool:
 @register("inplace", *TAGS, is_global=True)
 def elemwise_inplace(fgraph, ctx):
     # Elemwise{op}(a, b) -> Elemwise{op, {0: k}}(a, b) for the first input k it may destroy
+    memo: dict = {}
     for node in fgraph.toposort():
         if node not in fgraph.apply_nodes or not isinstance(node.op, Elemwise):
             continue
@@ -42,7 +92,7 @@ def elemwise_inplace(fgraph, ctx):
             continue
         out = node.outputs[0]
         for k, var in enumerate(node.inputs):
-            if not _candidate(var, out):
+            if not _candidate(var, out) or not _same_size_as_output(node, k, memo):
                 continue
             try:
                 new = Elemwise(node.op.scalar_op, {0: k}).make_node(*node.inputs)
