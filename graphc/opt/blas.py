@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphc.opt.engine import register
-from graphc.opt.utils import fit, make_const, owner_is, scalar_const
+from graphc.opt.utils import fit, make_const, owner_is, scalar_const, size_key
 from graphc.scalar import basic as ps
 from graphc.tensor import blas
 from graphc.tensor.elemwise import DimShuffle
@@ -25,7 +25,7 @@ def _float_same(*vs) -> bool:
 @register("specialize", *TAGS, tracks=(blas.Dot,))
 def dot_to_blas(fgraph, node):
     # dot(X, Y) -> Dot22(X, Y);  dot(A, x) -> Gemv(zeros, 1, A, x, 0);  dot(x, A) -> Gemv(.., A.T)
-    from graphc.tensor.basic import Shape_i
+    from graphc.tensor.basic import shape_tuple
 
     if type(node.op) is not blas.Dot:
         return None
@@ -41,7 +41,7 @@ def dot_to_blas(fgraph, node):
         mat, vec = b.T, a
     else:
         return None
-    y = _zeros(Shape_i(0)(mat), out.type.dtype)
+    y = _zeros(shape_tuple(mat)[0], out.type.dtype)
     return [fit(out, blas.Gemv()(y, 1.0, mat, vec, 0.0))]
 
 
@@ -100,6 +100,9 @@ def gemm_from_add(fgraph, node):
         beta, z = _scaled(z_term)
         if z.type.broadcastable != out.type.broadcastable or not _float_same(z, core, out):
             continue
+        memo: dict = {}
+        if any(size_key(z, d, memo) != size_key(core, d, memo) for d in range(z.type.ndim)):
+            continue  # z might broadcast at run time; Gemm/Gemv need its exact shape
         dt = out.type.dtype
         one = make_const(1, dt)
         alpha = one if alpha is None else alpha

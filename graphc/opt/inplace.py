@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from graphc.graph.basic import Constant
 from graphc.opt.engine import define_pass, register
-from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.opt.utils import size_key as _size_key
+from graphc.tensor.elemwise import Elemwise
 
 define_pass("inplace", "once")
 
@@ -26,41 +27,6 @@ def _candidate(var, out) -> bool:
         and getattr(var.type, "dtype", None) == out.type.dtype
         and var.type.broadcastable == out.type.broadcastable
     )
-
-
-def _size_key(var, axis: int, memo: dict):
-    """A key equal for two (variable, axis) pairs only when their runtime sizes are equal:
-    the static size, or the input axis the size comes from (through Elemwise, DimShuffle,
-    Dot22 and Gemv); else unique to ``(var, axis)``."""
-    k = (id(var), axis)
-    if k in memo:
-        return memo[k]
-    static = var.type.shape[axis]
-    if static is not None:
-        key = ("static", static)
-    else:
-        key = ("var", id(var), axis)
-        node = var.owner
-        if node is not None:
-            op = node.op
-            if isinstance(op, Elemwise):
-                keys = {_size_key(i, axis, memo) for i in node.inputs if i.type.shape[axis] != 1}
-                if len(keys) == 1:
-                    key = keys.pop()
-            elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
-                key = _size_key(node.inputs[0], op.new_order[axis], memo)
-            elif type(op).__name__ in ("Dot22", "Gemm", "Gemv"):
-                a, b = (
-                    (node.inputs[0], node.inputs[1])
-                    if type(op).__name__ == "Dot22"
-                    else (node.inputs[2], node.inputs[3])
-                )
-                if type(op).__name__ == "Gemv" or axis == 0:
-                    key = _size_key(a, 0, memo)
-                else:
-                    key = _size_key(b, 1, memo)
-    memo[k] = key
-    return key
 
 
 def _same_size_as_output(node, k: int, memo: dict) -> bool:

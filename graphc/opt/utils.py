@@ -68,3 +68,38 @@ def make_const(value, dtype=None, ndim=None):
 def const_like(value, var):
     """A constant of ``var``'s dtype and ndim (all axes broadcastable) holding ``value``."""
     return make_const(value, var.type.dtype, var.type.ndim)
+
+
+def size_key(var, axis: int, memo: dict):
+    """A key equal for two (variable, axis) pairs only when their runtime sizes are equal:
+    the static size, or the input axis the size comes from (through Elemwise, DimShuffle,
+    Dot22 and Gemv); else unique to ``(var, axis)``."""
+    k = (id(var), axis)
+    if k in memo:
+        return memo[k]
+    static = var.type.shape[axis]
+    if static is not None:
+        key = ("static", static)
+    else:
+        key = ("var", id(var), axis)
+        node = var.owner
+        if node is not None:
+            op = node.op
+            if isinstance(op, Elemwise):
+                keys = {size_key(i, axis, memo) for i in node.inputs if i.type.shape[axis] != 1}
+                if len(keys) == 1:
+                    key = keys.pop()
+            elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
+                key = size_key(node.inputs[0], op.new_order[axis], memo)
+            elif type(op).__name__ in ("Dot22", "Gemm", "Gemv"):
+                a, b = (
+                    (node.inputs[0], node.inputs[1])
+                    if type(op).__name__ == "Dot22"
+                    else (node.inputs[2], node.inputs[3])
+                )
+                if type(op).__name__ == "Gemv" or axis == 0:
+                    key = size_key(a, 0, memo)
+                else:
+                    key = size_key(b, 1, memo)
+    memo[k] = key
+    return key
