@@ -106,12 +106,16 @@ def test_deterministic_compilation():
     x, y, z = T.dmatrix("x"), T.dvector("y"), T.dscalar("z")
     e = T.exp(x) * y + T.tanh(x).sum(axis=0) * z - T.dot(x, y).dimshuffle(0, "x") ** 2
     outs = [e, e.sum(), T.log(1 + T.exp(e)).max()]
-    seqs = set()
+    from graphc.printing import debugprint
+
+    seqs, prints = set(), set()
     for _ in range(10):
         f = graphc.function([x, y, z], outs, mode=Mode(linker="py"))
         seqs.add(tuple(str(n) for n in f.maker.fgraph.toposort()))
-    assert len(seqs) == 1
+        prints.add(debugprint(f, file="str", print_destroy_map=True))
+    assert len(seqs) == 1 and len(prints) == 1
     assert any("Composite" in s for s in next(iter(seqs)))
+    assert "d={" in next(iter(prints))  # in-place nodes are part of the printed graph
 
 
 def test_elemwise_only_visits_candidates():

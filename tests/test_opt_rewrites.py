@@ -152,3 +152,17 @@ def test_sum_of_scaled(a):
     f = agree([x], (x * T.constant(np.full((1, 1), 3.0))).sum(axis=1), [a], excluding=("fusion",))
     nodes = f.maker.fgraph.toposort()
     assert nodes[0].op.__class__.__name__ == "CAReduce" and nodes[0].inputs[0].name == "x"
+
+
+@FAST
+@given(floats)
+def test_neg_of_scaled_and_fill(a):
+    x, y = T.dvector("x"), T.dvector("y")
+    three = T.constant(np.full(1, 3.0))
+    e = T.exp(x)
+    out = T.neg(three * x) + T.second(x, e * y)
+    f = agree([x, y], out, [a, a + 1], excluding=("fusion",))
+    names = scalar_names(f)
+    assert "neg" not in names and "second" not in names  # -(3*x) -> (-3)*x; fill dropped
+    g = compile_([x], T.constant(np.full(1, -1.0)) * x, excluding=("fusion",))
+    assert scalar_names(g) == ["neg"]  # (-1)*x -> neg(x)

@@ -1,4 +1,9 @@
-"""Canonicalization: put expressions in one normal form so later rewrites match them."""
+"""Canonicalization: put expressions in one normal form so later rewrites match them.
+
+Not rewritten on purpose: ``x / x -> 1`` (wrong where x is 0, inf or nan) and ``x * 0 -> 0``
+(wrong for inf and nan). ``x - x -> 0`` is rewritten, as in Theano (it differs from numpy
+only where x is inf or nan).
+"""
 
 from __future__ import annotations
 
@@ -206,9 +211,10 @@ def useless_second(fgraph, node):
     return None
 
 
-def _same_shape(x, y) -> bool:
-    """``y`` is an Elemwise result that has ``x`` among its non-broadcast inputs."""
+def _same_shape(x, y, depth: int = 4) -> bool:
+    """``y``'s shape surely covers ``x``'s: ``y`` is an Elemwise result (its shape is the
+    broadcast of its inputs') with ``x`` among its inputs, recursively."""
     node = y.owner
-    if node is None or not isinstance(node.op, Elemwise):
+    if depth == 0 or node is None or not isinstance(node.op, Elemwise):
         return False
-    return any(i is x for i in node.inputs)
+    return any(i is x or _same_shape(x, i, depth - 1) for i in node.inputs)
