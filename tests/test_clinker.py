@@ -317,6 +317,13 @@ def test_zero_d(compiledir):
         for name, g, w in zip(names, got, pair.py(*args)):
             _compare(name, g, w, "float64")
             assert isinstance(g, np.ndarray)
+    vm = make_vm(pair.c.linked.program)  # numpy scalars from Python nodes are accepted
+    got = vm([np.float64(1.5), np.float64(-2.0)])
+    np.testing.assert_allclose(got[0], np.exp(1.5) * -2.0)
+    with pytest.raises(TypeError, match="input 0"):
+        vm([[1.0], np.float64(1.0)])
+    with pytest.raises(TypeError, match="dtype"):
+        vm([np.float32(1.0), np.float64(1.0)])
 
 
 def test_empty_max_raises(funcs):

@@ -107,13 +107,21 @@ _DRIVER = r"""
 typedef void (*gc_contig_fn)(npy_intp n, char **p);
 typedef void (*gc_strided_fn)(npy_intp n, char **p, const npy_intp *s);
 
-static int gc_check_input(PyObject *o, int k, int nd, int typenum, const char *name) {
-    if (!PyArray_Check(o)) {
+/* Input k as an owned reference to an ndarray of ``typenum`` and ``nd`` dimensions
+   (numpy scalars become 0-d arrays); NULL with TypeError otherwise. */
+static PyArrayObject *gc_input(PyObject *o, int k, int nd, int typenum, const char *name) {
+    PyArrayObject *a;
+    if (PyArray_Check(o)) {
+        Py_INCREF(o);
+        a = (PyArrayObject *)o;
+    } else if (PyArray_IsScalar(o, Generic)) {
+        a = (PyArrayObject *)PyArray_FromScalar(o, NULL);
+        if (a == NULL) return NULL;
+    } else {
         PyErr_Format(PyExc_TypeError, "%s: input %d is not an ndarray (got %.100s)",
                      name, k, Py_TYPE(o)->tp_name);
-        return -1;
+        return NULL;
     }
-    PyArrayObject *a = (PyArrayObject *)o;
     if (PyArray_NDIM(a) != nd || !PyArray_EquivTypenums(PyArray_TYPE(a), typenum)
         || !PyArray_ISNOTSWAPPED(a)) {
         PyArray_Descr *want = PyArray_DescrFromType(typenum);
@@ -122,9 +130,10 @@ static int gc_check_input(PyObject *o, int k, int nd, int typenum, const char *n
                      name, k, PyArray_NDIM(a), (PyObject *)PyArray_DESCR(a), nd,
                      want ? (PyObject *)want : Py_None);
         Py_XDECREF(want);
-        return -1;
+        Py_DECREF(a);
+        return NULL;
     }
-    return 0;
+    return a;
 }
 
 static void gc_shape_str(char *buf, size_t cap, PyArrayObject *a) {
@@ -519,21 +528,29 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     nop = nin + nout
     b = [
         f"    const char *name = {label};",
-        f"    PyArrayObject *in[{nin}], *tmp[{nin}];",
+        f"    PyArrayObject *in[{nin}], *tmp[{nin}], *own[{nin}];",
         f"    npy_intp shape[{ndx}], st[{nop * ndx}];",
         f"    char *data[{nop}];",
         f"    int es[{nop}];",
         "    int rc = -1;",
     ]
+    b.append(f"    for (int k = 0; k < {nin}; k++) tmp[k] = own[k] = NULL;")
     for k, d in enumerate(in_dt):
-        b.append(f"    if (gc_check_input(inputs[{k}], {k}, {nd}, {typenum(d)}, name) < 0) FAIL;")
-        b.append(f"    in[{k}] = (PyArrayObject *)inputs[{k}]; tmp[{k}] = NULL;")
-    b.append(f"    if (gc_broadcast(in, {nin}, {nd}, shape, name) < 0) FAIL;")
+        b.append(
+            f"    if (!(own[{k}] = in[{k}] = gc_input(inputs[{k}], {k}, {nd}, {typenum(d)}, name)))"
+            " goto done;"
+        )
+    for j in set(inplace.values()):
+        b.append(
+            f"    if ((PyObject *)in[{j}] != inputs[{j}]) {{ PyErr_Format(PyExc_TypeError, "
+            '"%s: the in-place input is not an ndarray", name); goto done; }'
+        )
+    b.append(f"    if (gc_broadcast(in, {nin}, {nd}, shape, name) < 0) goto done;")
     for k in range(nin):
         if k in inplace.values():
             b.append(
                 f"    if (!PyArray_ISALIGNED(in[{k}])) {{ PyErr_Format(PyExc_ValueError, "
-                '"%s: the in-place input is not aligned", name); FAIL; }'
+                '"%s: the in-place input is not aligned", name); goto done; }'
             )
             continue
         b.append(
@@ -588,7 +605,7 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     b.append("    rc = 0;")
     b.append("done:")
     for k in range(nin):
-        b.append(f"    Py_XDECREF(tmp[{k}]);")
+        b.append(f"    Py_XDECREF(tmp[{k}]); Py_XDECREF(own[{k}]);")
     b.append("    if (rc < 0) FAIL;")
     return CThunkCode(body="\n".join(b), support=(*SUPPORT, kern))
 
@@ -604,13 +621,14 @@ def gen_dimshuffle(node: Apply) -> CThunkCode | None:
     nd_out = len(order)
     b = [
         f"    const char *name = {c_string(str(op))};",
-        f"    if (gc_check_input(inputs[0], 0, {nd_in}, {typenum(dt)}, name) < 0) FAIL;",
-        "    PyArrayObject *x = (PyArrayObject *)inputs[0];",
+        f"    PyArrayObject *x = gc_input(inputs[0], 0, {nd_in}, {typenum(dt)}, name);",
+        "    if (x == NULL) FAIL;",
     ]
     for d in op.drop:
         b.append(
             f"    if (PyArray_DIM(x, {d}) != 1) {{ PyErr_Format(PyExc_ValueError, "
-            f'"%s: cannot drop axis {d} of size %ld", name, (long)PyArray_DIM(x, {d})); FAIL; }}'
+            f'"%s: cannot drop axis {d} of size %ld", name, (long)PyArray_DIM(x, {d}));'
+            " Py_DECREF(x); FAIL; }"
         )
     b.append(f"    npy_intp dims[{max(nd_out, 1)}], strides[{max(nd_out, 1)}];")
     for k, o in enumerate(order):
@@ -623,8 +641,7 @@ def gen_dimshuffle(node: Apply) -> CThunkCode | None:
         "    Py_INCREF(descr);\n"
         f"    PyObject *r = PyArray_NewFromDescr(&PyArray_Type, descr, {nd_out}, dims, strides,\n"
         "        PyArray_DATA(x), PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);\n"
-        "    if (r == NULL) FAIL;\n"
-        "    Py_INCREF(x);\n"
+        "    if (r == NULL) { Py_DECREF(x); FAIL; }\n"
         "    if (PyArray_SetBaseObject((PyArrayObject *)r, (PyObject *)x) < 0) {\n"
         "        Py_DECREF(r);\n"
         "        FAIL;\n"
@@ -802,8 +819,9 @@ def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate)
     nk, nr = len(keep), len(axes)
     b = [
         f"    const char *name = {label};",
-        f"    if (gc_check_input(inputs[0], 0, {nd}, {typenum(in_dt)}, name) < 0) FAIL;",
-        "    PyArrayObject *x = (PyArrayObject *)inputs[0], *tmp = NULL;",
+        f"    PyArrayObject *own = gc_input(inputs[0], 0, {nd}, {typenum(in_dt)}, name);",
+        "    if (own == NULL) FAIL;",
+        "    PyArrayObject *x = own, *tmp = NULL;",
         f"    npy_intp kd[{max(nk, 1)}], ks[{max(nk, 1)}], rd[{max(nr, 1)}], rs[{max(nr, 1)}];",
     ]
     for k, d in enumerate(keep):
@@ -813,11 +831,12 @@ def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate)
         if empty_error:
             b.append(
                 f"    if (rd[{k}] == 0) {{ PyErr_Format(PyExc_ValueError, {empty_error}, name);"
-                " FAIL; }"
+                " Py_DECREF(own); FAIL; }"
             )
     b.append(
         "    if (!PyArray_ISALIGNED(x)) {\n"
-        "        if (!(tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER))) FAIL;\n"
+        "        tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);\n"
+        "        if (tmp == NULL) { Py_DECREF(own); FAIL; }\n"
         "        x = tmp;\n"
         "    }"
     )
@@ -832,12 +851,13 @@ def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate)
         use_acc = f"!gc_reduce_acc(x, is_red, out, {k}_init, {k}_fin, {k}_c, {k}_s) &&\n        "
     b.append(
         f"    PyArrayObject *out = gc_prepare_output(o0, {nk}, kd, {typenum(out_dt)});\n"
-        "    if (out == NULL) { Py_XDECREF(tmp); FAIL; }\n"
+        "    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }\n"
         f"    static const int is_red[{max(nd, 1)}] = {{{red}}}; (void)is_red;\n"
         f"    if ({use_acc}1) gc_reduce({nk}, kd, ks, {nr}, rd, rs, {reorder}, PyArray_BYTES(x),"
         f" PyArray_BYTES(out), {np.dtype(out_dt).itemsize},\n"
         f"              {kern_name}_init, {kern_name}_step, {kern_name}_fin);\n"
-        "    Py_XDECREF(tmp);"
+        "    Py_XDECREF(tmp);\n"
+        "    Py_DECREF(own);"
     )
     return "\n".join(b)
 
