@@ -155,3 +155,23 @@ def test_inplace_respects_runtime_broadcasting(linker):
     g = graphc.function([x], T.sin(T.exp(x)) + T.cos(x), mode=mode(linker, "fusion"))
     assert sum(bool(n.op.destroy_map) for n in destroyers(g)) >= 2
     np.testing.assert_allclose(g(np.ones(3)), np.sin(np.e) + np.cos(1) * np.ones(3))
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_set_subtensor_in_place_only_on_intermediates(linker):
+    x = T.dmatrix("x")
+    e = T.exp(x)
+    out = T.inc_subtensor(e[0], x[1])
+    f = graphc.function([x], out * 2.0, mode=mode(linker))
+    assert any("Inplace" in str(n.op) for n in destroyers(f))
+    g = graphc.function([x], T.inc_subtensor(x[0], x[1]) * 2.0, mode=mode(linker))
+    assert not any("Subtensor" in str(n.op) for n in destroyers(g))  # x is an input
+    v = np.arange(6.0).reshape(2, 3)
+    v0 = v.copy()
+    want = np.exp(v)
+    want[0] += v[1]
+    np.testing.assert_allclose(f(v), want * 2)
+    w2 = v.copy()
+    w2[0] += v[1]
+    np.testing.assert_allclose(g(v), w2 * 2)
+    np.testing.assert_array_equal(v, v0)
