@@ -127,3 +127,15 @@ def test_elemwise_only_visits_candidates():
         isinstance(op, Elemwise) and op.scalar_op.name == "pow"
         for op in (n.op for n in _compile("fast_run").maker.fgraph.toposort())
     )
+
+
+def test_replace_all_validate_leaves_no_undo_log_attached():
+    import graphc.tensor as T
+    from graphc.graph.fg import FunctionGraph
+
+    x = T.dvector("x")
+    fg = FunctionGraph([x], [T.exp(x) + 0.0])
+    n = len(fg.features)
+    out = fg.outputs[0]
+    fg.replace_all_validate([(out, T.exp(fg.inputs[0]))], reason="test")
+    assert len(fg.features) == n

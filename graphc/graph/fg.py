@@ -203,6 +203,7 @@ class FunctionGraph:
         except Exception:
             self.revert(history)
             raise
+        self.commit(history)
 
     # ------------------------------------------------------------------ features
     def attach_feature(self, feature: Feature) -> None:

@@ -115,13 +115,10 @@ class Context:
         pairs = [(o, n) for o, n in pairs if n is not None and o is not n and o in fgraph.variables]
         if not pairs:
             return False
-        before = list(fgraph.features)
         try:
             fgraph.replace_all_validate(pairs, reason=rw.name)
         except (InconsistencyError, TypeError):
             return False
-        finally:
-            _drop_new_undo_logs(fgraph, before)
         for old, new in pairs:
             if new.name is None and old.name is not None and new.owner is not None:
                 new.name = old.name
@@ -130,16 +127,6 @@ class Context:
         self.stat(rw)[1] += 1
         self.report.applied.append(rw.name)
         return True
-
-
-def _drop_new_undo_logs(fgraph, before: list) -> None:
-    """Detach the undo log a successful ``replace_all_validate`` leaves attached (it only
-    commits on failure), so features do not pile up, one per replacement."""
-    if len(fgraph.features) != len(before):
-        old = set(map(id, before))
-        fgraph.features[:] = [
-            f for f in fgraph.features if id(f) in old or type(f).__name__ != "_UndoLog"
-        ]
 
 
 def _call(rw: Rewrite, *args):
