@@ -172,7 +172,8 @@ def _declare_io(node: Apply, body: str) -> str:
 def _extra_cflags() -> tuple[str, ...]:
     from graphc.linker.compiler import find_compiler
 
-    flags = ["-mprefer-vector-width=512"]
+    # -fwrapv: signed integer overflow wraps, as numpy's integer arithmetic does
+    flags = ["-mprefer-vector-width=512", "-fwrapv"]
     if find_compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
     return tuple(flags)
