@@ -2,7 +2,8 @@
 excluded so every node shows in the profile.
 
     python examples/profiling_example.py
-    GRAPHC_FLAGS=optimizer_excluding=fusion:inplace,profile=True python examples/profiling_example.py
+    GRAPHC_FLAGS=optimizer_excluding=fusion:inplace,profile=True \
+        python examples/profiling_example.py
 """
 
 import numpy as np

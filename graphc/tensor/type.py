@@ -223,5 +223,7 @@ for _p in _PREFIX:
         globals()[_p + _pl] = _plural(globals()[_p + _k])
 
 
-__all__ = ["scalars", "vectors", "matrices", "TensorType", "tensor", "scalar", "vector", "matrix", "row", "col",
-           "tensor3", "tensor4", "tensor5"] + [p + k for p in _PREFIX for k in (*_KINDS, "scalars", "vectors", "matrices")]  # fmt: skip
+_BASE_NAMES = ["scalars", "vectors", "matrices", "TensorType", "tensor", "scalar", "vector",
+               "matrix", "row", "col", "tensor3", "tensor4", "tensor5"]  # fmt: skip
+_TYPED_KINDS = (*_KINDS, "scalars", "vectors", "matrices")
+__all__ = _BASE_NAMES + [p + k for p in _PREFIX for k in _TYPED_KINDS]
