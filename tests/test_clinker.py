@@ -473,3 +473,18 @@ def test_large_blocks_and_broadcast_runs(funcs, dtype):
     for args in ([x, y, z], [x, np.broadcast_to(z, (3, 1500)), y], [x[:, ::-3], z, y[:, :500]]):
         with np.errstate(all="ignore"):
             assert _expect_same(funcs[dtype], args, dtype) is None
+
+
+def test_composite_with_special_constants(compiledir):
+    a = ps.ScalarType("float64")()
+    consts = [ps.as_scalar(np.float64(v)) for v in (np.inf, -np.inf, np.nan, -0.0, 1e-310)]
+    outs = [ps.add(a, c) for c in consts] + [ps.minimum(a, consts[0]), ps.mul(a, consts[3])]
+    x = T.dvector("x")
+    y = Elemwise(ps.Composite([a], outs))(x)
+    pair = Pair([x], list(y), [f"out{k}" for k in range(len(outs))])
+    assert all(i.is_c for i in pair.c.linked.impls)
+    v = np.array([1.0, -2.0, np.inf, -np.inf, np.nan, 0.0, -0.0])
+    with np.errstate(all="ignore"):
+        for name, g, w in zip(pair.names, pair.c(v), pair.py(v)):
+            _compare(name, g, w, "float64")
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w), err_msg=name)

@@ -410,7 +410,12 @@ def _c_literal(v: Variable) -> str:
     val = np.asarray(v.data)
     ct = ctype(str(val.dtype))
     if val.dtype.kind == "f":
-        return f"(({ct}){float(val)!r})"
+        f = float(val)
+        if f != f:
+            return f"(({ct})NAN)"
+        if f in (float("inf"), float("-inf")):
+            return f"(({ct}){'-' if f < 0 else ''}INFINITY)"
+        return f"(({ct}){f!r})"
     if val.dtype.kind == "b":
         return "1" if bool(val) else "0"
     return f"(({ct}){int(val)})"
