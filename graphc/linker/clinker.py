@@ -198,6 +198,10 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
                 stacklevel=5,
             )
             return impls
+        py_ops = sorted({str(order[k].op) for k, c in enumerate(codes) if c is None})
+        if py_ops:
+            n_py = len(order) - len(c_nodes)
+            state["note"] = f"{n_py} of {len(order)} nodes run in Python: {', '.join(py_ops)}"
         if not c_nodes:
             return impls
         wrapped = [
