@@ -3,6 +3,7 @@ evaluation skips untaken branches, profiling counts one call per node per call."
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -381,8 +382,29 @@ def test_c_linker_works_or_says_it_is_unavailable(linker):
         np.testing.assert_array_equal(f(np.arange(3.0), np.full(3, 2.0)), [1.0, 3.0, 5.0])
         assert f.maker.linker.name == linker
     else:
-        with pytest.raises(NotImplementedError, match=linker.replace("|", r"\|")):
-            function([x, y], x * y + 1, mode=mode)
+        with pytest.warns(RuntimeWarning, match="runs every node in Python"):
+            f = function([x, y], x * y + 1, mode=mode)
+        np.testing.assert_array_equal(f(np.arange(3.0), np.full(3, 2.0)), [1.0, 3.0, 5.0])
+
+
+def test_c_linker_without_a_compiler_falls_back_with_one_warning(monkeypatch, tmp_path):
+    from graphc.linker import clinker
+
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    monkeypatch.setenv("GRAPHC_COMPILEDIR", str(tmp_path))
+    clinker.reset_available()
+    try:
+        x, y = vec("x"), vec("y")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f = function([x, y], x * y + 1, mode=Mode(linker="c|py", optimizer=None))
+        relevant = [w for w in caught if "runs every node in Python" in str(w.message)]
+        assert len(relevant) == 1 and "/nonexistent/cc" in str(relevant[0].message)
+        assert not any(impl.is_c for impl in f.linked.impls)
+        np.testing.assert_array_equal(f(np.arange(3.0), np.full(3, 2.0)), [1.0, 3.0, 5.0])
+    finally:
+        monkeypatch.undo()
+        clinker.reset_available()
 
 
 def test_auto_linker_always_compiles():
