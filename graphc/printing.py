@@ -110,31 +110,39 @@ def _type_str(v: Variable, print_type: bool) -> str:
 
 def _dp(v, prefix, prefix_child, depth, idmap, expanded, lines, pos, print_type,
         print_destroy_map, print_view_map) -> None:  # fmt: skip
-    if depth == 0:
-        return
-    node = v.owner
-    id_str = f" [id {idmap.get(node if node is not None else v)}]" if idmap.kind else ""
-    if node is None:
-        lines.append(f"{prefix}{_leaf_name(v)}{id_str}{_type_str(v, print_type)}")
-        return
-    op = node.op
-    name = str(op) if len(node.outputs) == 1 else f"{op}.{v.index}"
-    extra = ""
-    if print_destroy_map and getattr(op, "destroy_map", None):
-        extra += f" d={dict(op.destroy_map)}"
-    if print_view_map and getattr(op, "view_map", None):
-        extra += f" v={dict(op.view_map)}"
-    if pos is not None and node in pos:
-        extra += f" {pos[node]}"
-    vname = f" '{v.name}'" if v.name else " ''"
-    lines.append(f"{prefix}{name}{id_str}{vname}{_type_str(v, print_type)}{extra}")
-    if node in expanded:
-        return
-    expanded.add(node)
-    for k, inp in enumerate(node.inputs):
-        last = k == len(node.inputs) - 1
-        _dp(inp, prefix_child + " |", prefix_child + ("  " if last else " |"), depth - 1,
-            idmap, expanded, lines, pos, print_type, print_destroy_map, print_view_map)  # fmt: skip
+    """Pre-order walk with an explicit stack (graphs can be deeper than Python's
+    recursion limit)."""
+    stack = [(v, prefix, prefix_child, depth)]
+    while stack:
+        v, prefix, prefix_child, depth = stack.pop()
+        if depth == 0:
+            continue
+        node = v.owner
+        id_str = f" [id {idmap.get(node if node is not None else v)}]" if idmap.kind else ""
+        if node is None:
+            lines.append(f"{prefix}{_leaf_name(v)}{id_str}{_type_str(v, print_type)}")
+            continue
+        op = node.op
+        name = str(op) if len(node.outputs) == 1 else f"{op}.{v.index}"
+        extra = ""
+        if print_destroy_map and getattr(op, "destroy_map", None):
+            extra += f" d={dict(op.destroy_map)}"
+        if print_view_map and getattr(op, "view_map", None):
+            extra += f" v={dict(op.view_map)}"
+        if pos is not None and node in pos:
+            extra += f" {pos[node]}"
+        vname = f" '{v.name}'" if v.name else " ''"
+        lines.append(f"{prefix}{name}{id_str}{vname}{_type_str(v, print_type)}{extra}")
+        if node in expanded:
+            continue
+        expanded.add(node)
+        children = []
+        for k, inp in enumerate(node.inputs):
+            last = k == len(node.inputs) - 1
+            children.append(
+                (inp, prefix_child + " |", prefix_child + ("  " if last else " |"), depth - 1)
+            )
+        stack.extend(reversed(children))
 
 
 def _leaf_name(v: Variable) -> str:

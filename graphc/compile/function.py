@@ -89,6 +89,12 @@ def function(
     return fn
 
 
+def replace_refs_back(flat, built):
+    from graphc.graph.flat import replace_refs
+
+    return replace_refs(flat, lambda r: built[r.index] if r.out < 0 else built[r.index][r.out])
+
+
 def _caller_location() -> str:
     import inspect
 
@@ -460,7 +466,14 @@ class Function:
         return fn
 
     def __reduce__(self):
-        return (_rebuild_function, (self.maker.original, self.maker.mode, self.trust_input))
+        """Pickled as the graph it was built from (flat, so deep graphs pickle) + mode;
+        re-linked on load, which the compile cache makes cheap."""
+        from graphc.graph.flat import collect_vars, flatten, replace_refs
+
+        original = self.maker.original
+        entries, refs = flatten(collect_vars(original))
+        flat_original = replace_refs(original, lambda v: refs[v])
+        return (_rebuild_function, (entries, flat_original, self.maker.mode, self.trust_input))
 
     @property
     def fgraph(self) -> FunctionGraph:
@@ -479,7 +492,11 @@ def _known_axes(t) -> bool:
     return any(s is not None for s in getattr(t, "shape", ()))
 
 
-def _rebuild_function(original, mode, trust_input):
+def _rebuild_function(entries, flat_original, mode, trust_input):
+    from graphc.graph.flat import unflatten
+
+    built = unflatten(entries)
+    original = replace_refs_back(flat_original, built)
     fn = function(
         original["inputs"],
         original["outputs"],

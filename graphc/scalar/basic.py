@@ -8,6 +8,7 @@ output dtype (numpy 2 promotion rules, float16 widened to float32), and a C expr
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -357,10 +358,13 @@ class Composite(ScalarOp):
         self.signature = _composite_signature(self.inputs, self.outputs, self.nodes)
         self.nin = len(self.inputs)  # type: ignore[misc]
         self.nout = len(self.outputs)  # type: ignore[misc]
+        self._name: str | None = None
 
     @property
     def name(self) -> str:
-        return "Composite{" + ", ".join(_expr_str(o, self.inputs) for o in self.outputs) + "}"
+        if self._name is None:
+            self._name = _composite_name(self.inputs, self.outputs, self.nodes, self.signature)
+        return self._name
 
     def output_dtypes(self, *in_dtypes):
         return tuple(o.type.dtype for o in self.outputs)
@@ -438,17 +442,27 @@ def _composite_signature(inputs, outputs, nodes) -> tuple:
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/"}
 
 
-def _expr_str(v: Variable, inputs: Sequence[Variable]) -> str:
-    if v in inputs:
-        return f"i{list(inputs).index(v)}"
-    if v.owner is None:
-        return str(v)
-    op = v.owner.op
-    args = [_expr_str(i, inputs) for i in v.owner.inputs]
-    sym = _INFIX.get(op.name)
-    if sym:
-        return "(" + f" {sym} ".join(args) + ")"
-    return f"{op.name}({', '.join(args)})"
+NAME_LIMIT = 240  # longer Composite names are cut and tagged with a digest
+
+
+def _composite_name(inputs, outputs, nodes, signature) -> str:
+    """``Composite{<expression>}``, built bottom-up (no recursion: fused chains can be
+    thousands of nodes deep); an over-long expression is cut and tagged with a digest of
+    the signature so different Composites never print alike."""
+    expr: dict[Variable, str] = {v: f"i{k}" for k, v in enumerate(inputs)}
+    for node in nodes:
+        args = [expr[i] if i in expr else str(i) for i in node.inputs]
+        sym = _INFIX.get(node.op.name)
+        text = "(" + f" {sym} ".join(args) + ")" if sym else f"{node.op.name}({', '.join(args)})"
+        if len(text) > 4 * NAME_LIMIT:
+            text = text[: 4 * NAME_LIMIT]
+        for o in node.outputs:
+            expr[o] = text
+    body = ", ".join(expr[o] if o in expr else str(o) for o in outputs)
+    if len(body) > NAME_LIMIT:
+        digest = hashlib.sha1(repr(signature).encode()).hexdigest()[:8]
+        body = f"{body[:NAME_LIMIT]}...#{digest}"
+    return "Composite{" + body + "}"
 
 
 def _joined_c_expr(symbol: str):
