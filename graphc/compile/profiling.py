@@ -28,6 +28,8 @@ from graphc.profile.vmstats import update_from_vm_stats
 # Profiles printed when the process exits (config.profile or PROFILE_MODE): the one
 # process-wide registry, read only by the exit hook.
 _AT_EXIT: list[ProfileStats] = []
+# Live profiled functions, for allocated(); weak, so it never keeps a function alive.
+_LIVE: weakref.WeakSet = weakref.WeakSet()
 _exit_hook_installed = False
 
 
@@ -291,6 +293,7 @@ def attach_profile(fn, profile) -> None:
     record.refresh = profiler.refresh
     stats.functions.append(record)
     fn.profile = stats
+    _LIVE.add(fn)
     fn._profiler = profiler
     profiler.trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
     profiler.memory = bool(config.profile_memory)
@@ -304,3 +307,21 @@ def attach_profile(fn, profile) -> None:
     if config.profile or getattr(mode, "profile", False):
         _register_at_exit(stats)
         profiler.keep_final_counters(fn)
+
+
+def allocated() -> tuple[int, int]:
+    """``(current, peak)`` bytes of array storage held by profiled functions' VMs.
+
+    ``current`` sums what every live profiled function holds between calls (intermediates
+    kept with gc off; nothing with gc on). ``peak`` adds, for the function whose calls
+    reached the highest live-intermediate peak (recorded with ``profile_memory``), that peak
+    to what the others hold: the most storage held at once, since calls run one at a time.
+    """
+    held = {}
+    peaks = {}
+    for fn in list(_LIVE):
+        held[fn] = int(fn.vm.held_bytes())
+        peaks[fn] = int(fn.vm.stats().get("peak_bytes", 0)) if fn._profiler.memory else 0
+    current = sum(held.values())
+    peak = max((current - held[f] + max(peaks[f], held[f]) for f in held), default=0)
+    return current, max(peak, current)

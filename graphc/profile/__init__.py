@@ -16,6 +16,7 @@ from graphc.profile.model import (
 from graphc.profile.stats import ProfileStats, load
 
 __all__ = [
+    "allocated",
     "CompilePhases",
     "FunctionProfile",
     "NodeRecord",
@@ -30,3 +31,11 @@ __all__ = [
     "load",
     "print_at_exit",
 ]
+
+
+def allocated() -> tuple[int, int]:
+    """``(current, peak)`` bytes of array storage held by running profiled functions (the
+    host analogue of Theano's GPU ``theano_allocated()``)."""
+    from graphc.compile.profiling import allocated as _allocated  # live data lives there
+
+    return _allocated()

@@ -307,6 +307,15 @@ cdef class CVM:
             self._trace_len = 0
             self._trace_dropped = 0
 
+    def held_bytes(self):
+        """Bytes of array storage the VM's slots hold now (constants excluded)."""
+        cdef int64_t total = 0
+        cdef int s
+        for s in range(self._n_storage):
+            if self._slots[s] != NULL and not self._is_const[s]:
+                total += _nbytes(self._slots[s])
+        return total
+
     def reset_stats(self):
         """Zero every counter (the profiling choices are kept)."""
         cdef int i

@@ -212,6 +212,11 @@ class PyVM:
     def _profiling(self) -> bool:
         return self._timing or self._memory or self._shapes or self._trace_capacity > 0
 
+    def held_bytes(self) -> int:
+        """Bytes of array storage the VM's slots hold now (constants excluded)."""
+        consts = {s for s, _ in self.program.constants}
+        return sum(value_nbytes(v) for s, v in enumerate(self._storage) if s not in consts)
+
     def reset_stats(self) -> None:
         """Zero every counter (the profiling choices are kept)."""
         n, n_out = self._n, self._out_offsets[-1]
