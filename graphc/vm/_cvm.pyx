@@ -308,12 +308,16 @@ cdef class CVM:
             self._trace_dropped = 0
 
     def held_bytes(self):
-        """Bytes of array storage the VM's slots hold now (constants excluded)."""
+        """Bytes of array storage the VM's slots own now: arrays that own their data
+        (views add nothing), constants excluded."""
         cdef int64_t total = 0
         cdef int s
+        cdef object v
         for s in range(self._n_storage):
             if self._slots[s] != NULL and not self._is_const[s]:
-                total += _nbytes(self._slots[s])
+                v = <object>self._slots[s]
+                if not (cnp.PyArray_Check(v) and cnp.PyArray_BASE(<cnp.ndarray>v) != NULL):
+                    total += _nbytes(self._slots[s])
         return total
 
     def reset_stats(self):

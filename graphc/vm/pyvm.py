@@ -213,9 +213,14 @@ class PyVM:
         return self._timing or self._memory or self._shapes or self._trace_capacity > 0
 
     def held_bytes(self) -> int:
-        """Bytes of array storage the VM's slots hold now (constants excluded)."""
+        """Bytes of array storage the VM's slots own now: arrays that own their data
+        (views add nothing), constants excluded."""
         consts = {s for s, _ in self.program.constants}
-        return sum(value_nbytes(v) for s, v in enumerate(self._storage) if s not in consts)
+        return sum(
+            value_nbytes(v)
+            for s, v in enumerate(self._storage)
+            if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
+        )
 
     def reset_stats(self) -> None:
         """Zero every counter (the profiling choices are kept)."""
