@@ -180,65 +180,180 @@ def fused(peers, quick) -> list[Result]:
     return out
 
 
+def _logreg_graph(lib, tensor, sigmoid, n_features, mode, rng, profile=None):
+    """The training step of examples/logistic_regression.py, for graphc or PyTensor (same
+    API, as graphc follows Theano's)."""
+    x, y = tensor.dmatrix("x"), tensor.dvector("y")
+    w = lib.shared(rng.standard_normal(n_features) * 0.01, name="w")
+    b = lib.shared(np.float64(0.0), name="b")
+    p_1 = sigmoid(tensor.dot(x, w) + b)
+    xent = -y * tensor.log(p_1) - (1 - y) * tensor.log(1 - p_1)
+    cost = xent.mean() + 0.01 * (w**2).sum()
+    gw, gb = lib.grad(cost, [w, b])
+    kw = {} if profile is None else {"profile": profile}
+    updates = [(w, w - 0.1 * gw), (b, b - 0.1 * gb)]
+    step = lib.function([x, y], [p_1 > 0.5, xent.mean()], updates=updates, mode=mode, **kw)
+    return step, w, b
+
+
+def _pytensor_mode():
+    import pytensor
+
+    return pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
+
+
 def logreg(peers, quick) -> list[Result]:
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-    from logistic_regression import build
+    from graphc.tensor import nnet
 
     rng = np.random.default_rng(1)
     dx = rng.standard_normal((400, 784))
     dy = (rng.random(400) > 0.5).astype("float64")
-    train, _, w, b = build(784, "FAST_RUN")
-    trainp, _, wp, bp = build(784, "FAST_RUN", profile=True)
-    w0 = w.get_value()
+    w0 = rng.standard_normal(784) * 0.01
+    models = {
+        "graphc": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
+        "graphc profiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
+    }
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+
+        models["pytensor"] = _logreg_graph(pytensor, pt, pt.sigmoid, 784, _pytensor_mode(), rng)
+    state = {"w": w0.copy(), "b": np.zeros(())}
+
+    def numpy_step():
+        wv, bv = state["w"], state["b"]
+        p = 1 / (1 + np.exp(-(dx @ wv + bv)))
+        xent = -dy * np.log(p) - (1 - dy) * np.log(1 - p)
+        gz = (p - dy) / len(dy)
+        wv -= 0.1 * (dx.T @ gz + 0.02 * wv)
+        bv -= 0.1 * gz.sum()
+        return p > 0.5, xent.mean()
+
+    cands = {name: (lambda f=f: f(dx, dy)) for name, (f, _, _) in models.items()}
+    cands["numpy"] = numpy_step
+    if "jax" in peers:
+        import jax
+        import jax.numpy as jnp
+
+        def loss(params, x, y):
+            p = jax.nn.sigmoid(x @ params[0] + params[1])
+            xent = -y * jnp.log(p) - (1 - y) * jnp.log(1 - p)
+            return xent.mean() + 0.01 * (params[0] ** 2).sum(), (p > 0.5, xent.mean())
+
+        @jax.jit
+        def jax_step(params, x, y):
+            grads, aux = jax.grad(loss, has_aux=True)(params, x, y)
+            return [q - 0.1 * g for q, g in zip(params, grads)], aux
+
+        jstate = {"p": [jnp.asarray(w0), jnp.asarray(0.0)]}
+        jx, jy = jnp.asarray(dx), jnp.asarray(dy)
+
+        def run_jax():
+            jstate["p"], aux = jax_step(jstate["p"], jx, jy)
+            aux[1].block_until_ready()
+
+        cands["jax"] = run_jax
 
     def reset():  # repeated SGD on one batch drives values into denormals
-        for s in (w, wp):
-            s.set_value(w0)
-        for s in (b, bp):
-            s.set_value(0.0)
+        for _, w, b in models.values():
+            w.set_value(w0)
+            b.set_value(np.float64(0.0))
+        state["w"][:] = w0
+        state["b"][...] = 0.0
         time.sleep(0.002)  # let idle BLAS threads settle
 
-    def numpy_step(wv=w0.copy(), bv=np.zeros(())):
-        p = 1 / (1 + np.exp(-(dx @ wv + bv)))
-        gz = (p - dy) / len(dy)
-        gw = dx.T @ gz + 0.02 * wv
-        wv -= 0.1 * gw
-        bv -= 0.1 * gz.sum()
-        return p > 0.5
-
-    cands = {"graphc": lambda: train(dx, dy), "graphc profiled": lambda: trainp(dx, dy),
-             "numpy": numpy_step}  # fmt: skip
     med, spr = interleaved(cands, 7 if quick else 21, 20, setup=reset)
     return [Result("logreg step 400x784", "us", med, spr)]
+
+
+def _mlp_graph(lib, tensor, softmax, xent, mode, rng):
+    x, y = tensor.dmatrix("x"), tensor.lvector("y")
+    w1 = lib.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
+    b1 = lib.shared(np.zeros(500), "b1")
+    w2 = lib.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
+    b2 = lib.shared(np.zeros(10), "b2")
+    h = tensor.tanh(tensor.dot(x, w1) + b1)
+    p = softmax(tensor.dot(h, w2) + b2)
+    cost = xent(p, y).mean()
+    params = [w1, b1, w2, b2]
+    grads = lib.grad(cost, params)
+    step = lib.function([x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)],
+                        mode=mode)  # fmt: skip
+    return step, params
 
 
 def mlp(peers, quick) -> list[Result]:
     from graphc.tensor import nnet
 
     rng = np.random.default_rng(2)
-    x = T.dmatrix("x")
-    y = T.lvector("y")
-    w1 = graphc.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
-    b1 = graphc.shared(np.zeros(500), "b1")
-    w2 = graphc.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
-    b2 = graphc.shared(np.zeros(10), "b2")
-    h = T.tanh(T.dot(x, w1) + b1)
-    p = nnet.softmax(T.dot(h, w2) + b2)
-    cost = nnet.categorical_crossentropy(p, y).mean()
-    params = [w1, b1, w2, b2]
-    grads = graphc.grad(cost, params)
-    train = graphc.function(
-        [x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)]
-    )
+    models = {"graphc": _mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
+                                   "FAST_RUN", rng)}  # fmt: skip
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.tensor.special import softmax as pt_softmax
+
+        def pt_xent(p, y):
+            return -pt.log(p[pt.arange(y.shape[0]), y])
+
+        models["pytensor"] = _mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1), pt_xent,
+                                        _pytensor_mode(), rng)  # fmt: skip
     xv = rng.standard_normal((128, 784))
     yv = rng.integers(0, 10, 128)
-    initial = [q.get_value() for q in params]
+    initial = [q.get_value() for q in models["graphc"][1]]
+    cands = {name: (lambda f=f: f(xv, yv)) for name, (f, _) in models.items()}
+    npp = [v.copy() for v in initial]
+
+    def numpy_step():
+        w1, b1, w2, b2 = npp
+        h = np.tanh(xv @ w1 + b1)
+        z = h @ w2 + b2
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        p = e / e.sum(axis=1, keepdims=True)
+        n = len(yv)
+        cost = -np.log(p[np.arange(n), yv]).mean()
+        gz = p.copy()
+        gz[np.arange(n), yv] -= 1
+        gz /= n
+        gh = (gz @ w2.T) * (1 - h * h)
+        for q, g in zip(npp, (xv.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
+            q -= 0.01 * g
+        return cost
+
+    cands["numpy"] = numpy_step
+    if "jax" in peers:
+        import jax
+        import jax.numpy as jnp
+
+        def loss(ps, x, y):
+            h = jnp.tanh(x @ ps[0] + ps[1])
+            logp = jax.nn.log_softmax(h @ ps[2] + ps[3])
+            return -jnp.take_along_axis(logp, y[:, None], axis=1).mean()
+
+        @jax.jit
+        def jax_step(ps, x, y):
+            c, g = jax.value_and_grad(loss)(ps, x, y)
+            return [q - 0.01 * gq for q, gq in zip(ps, g)], c
+
+        jstate = {"p": [jnp.asarray(v) for v in initial]}
+        jx, jy = jnp.asarray(xv), jnp.asarray(yv)
+
+        def run_jax():
+            jstate["p"], c = jax_step(jstate["p"], jx, jy)
+            c.block_until_ready()
+
+        cands["jax"] = run_jax
 
     def reset():
-        for q, v in zip(params, initial):
-            q.set_value(v)
+        for _, params in models.values():
+            for q, v in zip(params, initial):
+                q.set_value(v)
+        for q, v in zip(npp, initial):
+            q[...] = v
+        time.sleep(0.002)
 
-    med, spr = interleaved({"graphc": lambda: train(xv, yv)}, 5 if quick else 15, 5, setup=reset)
+    med, spr = interleaved(cands, 5 if quick else 15, 5, setup=reset)
     return [Result("MLP 784-500-10 step, batch 128", "ms", med, spr)]
 
 
