@@ -27,8 +27,21 @@ _avail_lock = threading.Lock()
 _avail: dict[tuple[str, str], tuple[bool, str]] = {}
 
 
+def _compiler():
+    """The compiler, probed once per binary and remembered in the compile cache (a new
+    process does not run ``cc --version`` and the libmvec link test again)."""
+    from graphc.linker.cache import CacheError, get_cache
+    from graphc.linker.compiler import find_compiler
+
+    try:
+        probe_dir = get_cache().dir / "compilers"
+    except (CacheError, OSError):
+        probe_dir = None
+    return find_compiler(probe_dir)
+
+
 def _probe() -> tuple[bool, str]:
-    from graphc.linker.compiler import CompilerUnavailable, find_compiler
+    from graphc.linker.compiler import CompilerUnavailable
 
     key = (os.environ.get("CC", ""), os.environ.get("PATH", ""))
     found = _avail.get(key)
@@ -36,7 +49,7 @@ def _probe() -> tuple[bool, str]:
         return found
     with _avail_lock:
         try:
-            find_compiler()
+            _compiler()
             found = (True, "")
         except CompilerUnavailable as exc:
             found = (False, str(exc))
@@ -170,11 +183,9 @@ def _declare_io(node: Apply, body: str) -> str:
 
 
 def _extra_cflags() -> tuple[str, ...]:
-    from graphc.linker.compiler import find_compiler
-
     # -fwrapv: signed integer overflow wraps, as numpy's integer arithmetic does
     flags = ["-mprefer-vector-width=512", "-fwrapv"]
-    if find_compiler().has_mvec:
+    if _compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
     return tuple(flags)
 
