@@ -304,9 +304,10 @@ class Function:
         )  # fmt: skip
         self.profile = None
         self._calls = 0
-        from graphc.compile.profiling import attach_profile
+        if _profiling_requested(maker.profile, maker.mode):  # else skip importing it
+            from graphc.compile.profiling import attach_profile
 
-        attach_profile(self, maker.profile)
+            attach_profile(self, maker.profile)
 
     def _default_value(self, k: int, inp: In):
         """``In(value=...)`` converted once to the input's type (None: no default)."""
@@ -484,6 +485,17 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _profiling_requested(profile, mode) -> bool:
+    """The same rule as graphc.compile.profiling.wants_profile, without importing it."""
+    if getattr(mode, "profile_stats", None) is not None:
+        return True
+    if profile is None:
+        return bool(config.profile or getattr(mode, "profile", False))
+    return profile is not False
+
+
 _ndarray = np.ndarray
 _F8 = np.dtype("float64")
 

@@ -64,11 +64,9 @@ def _print_all() -> None:
 
 
 def wants_profile(profile, mode) -> bool:
-    if getattr(mode, "profile_stats", None) is not None:
-        return True
-    if profile is None:
-        return bool(config.profile or getattr(mode, "profile", False))
-    return profile is not False
+    from graphc.compile.function import _profiling_requested
+
+    return _profiling_requested(profile, mode)
 
 
 class FunctionProfiler:
