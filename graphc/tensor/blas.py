@@ -9,7 +9,6 @@ use ``numpy.dot``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas as _blas
 
 from graphc.graph.basic import Apply, Op, Variable
 from graphc.tensor.elemwise import DimShuffle, broadcast_static_shapes
@@ -37,7 +36,9 @@ def _fortran(m: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _fn(kind: str, dtype: str):
-    return getattr(_blas, ("d" if dtype == "float64" else "s") + kind)
+    from scipy.linalg import blas  # imported on first use: it costs ~0.1 s at import
+
+    return getattr(blas, ("d" if dtype == "float64" else "s") + kind)
 
 
 def _mm(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
