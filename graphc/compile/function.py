@@ -286,10 +286,10 @@ class Function:
         self.input_names = [i.name for i in maker.inputs]
         self.defaults = [self._default_value(k, i) for k, i in enumerate(maker.inputs)]
         self.n_in = len(maker.inputs)
-        # per input (position, dtype, ndim) for the call's fast check: an exact ndarray
-        # passes as is; ndim -1 (static sizes to check) always goes through the type's filter
+        # per input (position, dtype, ndim, static shape or None) for the call's fast check:
+        # an exact ndarray of the right dtype, ndim and static sizes passes as is
         self._checks = tuple(
-            (k, np.dtype(t.dtype), -1 if _known_axes(t) else t.ndim)
+            (k, np.dtype(t.dtype), t.ndim, t.shape if _known_axes(t) else None)
             for k, t in enumerate(self.input_types)
         )
         self.shared = maker.shared
@@ -366,33 +366,10 @@ class Function:
                 f"{self.name}: bad argument {k} ({label}, expected {self.input_types[k]}): {e}"
             ) from None
 
-    def _convert_args(self, args, kwargs) -> list:
-        """The values for the input slots: bound, defaulted and checked."""
-        values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
-        if self.trust_input:
-            return values
-        for k, dt, ndim in self._checks:
-            v = values[k]
-            if type(v) is not _ndarray or v.ndim != ndim or (v.dtype is not dt and v.dtype != dt):
-                values[k] = self._filter(k, v)
-        return values
-
     def __call__(self, *args, **kwargs):
         if self.profile is not None:
             return self._profiled_call(args, kwargs)
-        # _convert_args, inlined: this is the per-call path
-        values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
-        if not self.trust_input:
-            for k, dt, ndim in self._checks:
-                v = values[k]
-                if (
-                    type(v) is not _ndarray
-                    or v.ndim != ndim
-                    or (v.dtype is not dt and v.dtype != dt)
-                ):
-                    values[k] = self._filter(k, v)
-        if self.shared:
-            values += [s._value for s in self.shared]
+        values = self._prepare(args, kwargs)
         try:
             outs = self.vm(values)
         except Exception as e:
@@ -401,19 +378,46 @@ class Function:
             return outs[0]
         return self._finish(outs)
 
+    def _prepare(self, args, kwargs) -> list:
+        """The VM's arguments: inputs bound and checked (exact ndarrays pass on a fast
+        path), then the shared values."""
+        values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
+        if not self.trust_input:
+            for k, dt, ndim, static in self._checks:
+                v = values[k]
+                if (
+                    type(v) is not _ndarray
+                    or v.ndim != ndim
+                    or (v.dtype is not dt and v.dtype != dt)
+                    or (static is not None and v.shape != static and not _fits(v.shape, static))
+                ):
+                    values[k] = self._filter(k, v)
+        if self.shared:
+            values += [s._value for s in self.shared]
+        return values
+
     def _profiled_call(self, args, kwargs):
-        t0 = time.perf_counter_ns()
-        values = self._convert_args(args, kwargs)
-        for s in self.shared:
-            values.append(s._value)
-        t1 = time.perf_counter_ns()
+        pc = time.perf_counter_ns
+        t0 = pc()
+        values = self._prepare(args, kwargs)
+        t1 = pc()
         try:
             outs = self.vm(values)
         except Exception as e:
             raise self._node_error(e, values) from e
-        t2 = time.perf_counter_ns()
-        result = self._finish(outs)
-        self._profiler.record_call(time.perf_counter_ns() - t0, t2 - t1)
+        t2 = pc()
+        result = outs[0] if self._single else self._finish(outs)
+        prof = self._profiler
+        if prof.ignore_first:
+            prof.skip_call()
+        else:  # count the call (inlined: this runs on every profiled call)
+            prof.calls += 1
+            prof.call_ns += pc() - t0
+            prof.vm_ns += t2 - t1
+            prof.n_seen += 1
+            n = prof.n_seen + 1
+            if (n & (n - 1) == 0) != prof.shapes_on:
+                prof.sample_shapes(n & (n - 1) == 0)
         return result
 
     def _finish(self, outs):
@@ -498,6 +502,11 @@ def _profiling_requested(profile, mode) -> bool:
 
 _ndarray = np.ndarray
 _F8 = np.dtype("float64")
+
+
+def _fits(shape: tuple, static: tuple) -> bool:
+    """Whether a run-time shape has the static sizes (None = any) of an input's type."""
+    return all(b is None or a == b for a, b in zip(shape, static))
 
 
 def _known_axes(t) -> bool:

@@ -93,29 +93,22 @@ class FunctionProfiler:
         if fn is not None:
             fn.vm.reset_stats()
 
-    def record_call(self, call_ns: int, vm_ns: int) -> None:
-        if self.ignore_first and self.calls == 0 and self.call_ns == 0:
-            self.ignore_first = False
-            fn = self.fn_ref()
-            if fn is not None:
-                fn.vm.reset_stats()
-            return
-        self.calls += 1
-        self.call_ns += call_ns
-        self.vm_ns += vm_ns
+    def skip_call(self) -> None:
+        """Leave the first call out (``profiling__ignore_first_call``)."""
+        self.ignore_first = False
         self.n_seen += 1
-        self._sample_shapes_next(self.n_seen + 1)
+        fn = self.fn_ref()
+        if fn is not None:
+            fn.vm.reset_stats()
 
-    def _sample_shapes_next(self, n: int) -> None:
+    def sample_shapes(self, want: bool) -> None:
         """Record run-time shapes on calls 1, 2, 4, 8, ... only: a shape change is still
         seen, but steady-state calls pay nothing for it (it costs ~4 us per node)."""
-        want = n & (n - 1) == 0
-        if want != self.shapes_on:
-            fn = self.fn_ref()
-            if fn is not None:
-                self.shapes_on = want
-                fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
-                                    trace_capacity=self.trace_capacity)  # fmt: skip
+        fn = self.fn_ref()
+        if fn is not None:
+            self.shapes_on = want
+            fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
+                                trace_capacity=self.trace_capacity)  # fmt: skip
 
     def keep_final_counters(self, fn) -> None:
         """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function

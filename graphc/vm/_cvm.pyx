@@ -597,7 +597,7 @@ cdef class CVM:
 
         One clock read per node: a node's duration runs from the previous node's end (or
         the start of the loop) to its own end, so it includes the VM's per-node work
-        (gathering inputs, gc) but not the memory/shape bookkeeping.
+        (gathering inputs, gc, a few ns of memory bookkeeping) but not shape recording.
         """
         cdef int i, k, n = self._n
         cdef CNode *nd
@@ -623,8 +623,8 @@ cdef class CVM:
                 self._record_values(i)
             for k in range(nd.n_clear):
                 self._clear_counted(nd.clear[k])
-            if timing:
-                t0 = _now() if values else t1
+            if timing:  # shape recording is Python work: keep it out of the next node's time
+                t0 = _now() if self._shapes else t1
         return 0
 
     cdef int _run_lazy(self, bint profiling) except -1:
