@@ -16,6 +16,7 @@ from cpython.exc cimport PyErr_Occurred
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MAX, int64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
@@ -26,7 +27,7 @@ cimport numpy as cnp
 import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
-from graphc.vm.pyvm import MAX_SHAPE_SIGNATURES, RING, value_signature
+from graphc.vm.pyvm import MAX_SHAPE_SIGNATURES, RING, public_signatures
 
 cnp.import_array()
 
@@ -126,6 +127,18 @@ cdef inline void _clear(PyObject **slots, int s) noexcept:
     cdef PyObject *tmp = slots[s]
     slots[s] = NULL
     Py_XDECREF(tmp)
+
+
+cdef object _signature(PyObject *o):
+    """``(dtype, shape, strides)`` of a value (the C twin of pyvm._one_signature)."""
+    if o == NULL:
+        return None
+    v = <object>o
+    if cnp.PyArray_Check(v):
+        return ((<cnp.ndarray>v).dtype, v.shape, v.strides)
+    if isinstance(v, _generic):
+        return (v.dtype, (), ())
+    return None
 
 
 cdef int64_t _nbytes(PyObject *o):
@@ -448,7 +461,7 @@ cdef class CVM:
             "n_below_resolution": below,
             "out_bytes_min": bmin,
             "out_bytes_max": bmax,
-            "shapes": [list(s) for s in self._shape_sigs],
+            "shapes": public_signatures(self._shape_sigs),
             "trace": trace,
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
@@ -498,10 +511,17 @@ cdef class CVM:
         if self._shapes:
             sigs = <list>self._shape_sigs[i]
             if len(sigs) < MAX_SHAPE_SIGNATURES:
-                sig = value_signature(
-                    [self._value(nd.ins[k]) for k in range(nd.n_in)],
-                    [self._value(nd.out_start + k) for k in range(nd.n_out)],
-                )
+                ins = PyTuple_New(nd.n_in)
+                for k in range(nd.n_in):
+                    item = _signature(self._slots[nd.ins[k]])
+                    Py_INCREF(item)
+                    PyTuple_SET_ITEM(ins, k, item)
+                outs = PyTuple_New(nd.n_out)
+                for k in range(nd.n_out):
+                    item = _signature(self._slots[nd.out_start + k])
+                    Py_INCREF(item)
+                    PyTuple_SET_ITEM(outs, k, item)
+                sig = (ins, outs)
                 if sig not in sigs:
                     sigs.append(sig)
         return 0

@@ -15,7 +15,10 @@ import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
 
-__all__ = ["PyVM", "value_nbytes", "value_signature", "RING", "MAX_SHAPE_SIGNATURES"]
+__all__ = [
+    "PyVM", "value_nbytes", "value_signature", "public_signatures", "RING",
+    "MAX_SHAPE_SIGNATURES",
+]  # fmt: skip
 
 RING = 32  # per-node ring of recent per-call durations (ns_samples)
 MAX_SHAPE_SIGNATURES = 4  # distinct (inputs, outputs) signatures kept per node
@@ -33,11 +36,25 @@ def value_nbytes(value: Any) -> int:
 
 
 def _one_signature(value: Any) -> tuple | None:
+    # the dtype object, not dtype.str (which builds a string on every access): this runs
+    # per node on sampled calls; public_signatures() turns it into dtype.str
     if isinstance(value, np.ndarray):
-        return (value.dtype.str, value.shape, value.strides)
+        return (value.dtype, value.shape, value.strides)
     if isinstance(value, np.generic):
-        return (value.dtype.str, (), ())
+        return (value.dtype, (), ())
     return None
+
+
+def public_signatures(per_node: list) -> list:
+    """Recorded signatures as ``stats()`` reports them: ``(dtype.str, shape, strides)``."""
+
+    def one(sig):
+        return None if sig is None else (sig[0].str, sig[1], sig[2])
+
+    return [
+        [(tuple(one(a) for a in ins), tuple(one(b) for b in outs)) for ins, outs in sigs]
+        for sigs in per_node
+    ]
 
 
 def value_signature(inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple:
@@ -256,7 +273,7 @@ class PyVM:
             "out_bytes_max": [
                 self._bytes_max[offs[i] : offs[i + 1]].copy() for i in range(self._n)
             ],
-            "shapes": [list(s) for s in self._shape_sigs],
+            "shapes": public_signatures(self._shape_sigs),
             "trace": self._trace[: self._trace_len].copy(),
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
