@@ -68,8 +68,10 @@ def _peers() -> dict[str, object]:
     except ImportError:
         pass
     try:
-        import jax  # noqa: F401
+        import jax
 
+        # without this JAX silently computes "float64" workloads in float32
+        jax.config.update("jax_enable_x64", True)
         found["jax"] = jax
     except ImportError:
         pass
