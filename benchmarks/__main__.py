@@ -159,8 +159,11 @@ def fused(peers, quick) -> list[Result]:
         for label, (fn,) in exprs.items():
             f = graphc.function([x, y, z], fn(x, y, z, T))
             fnf = graphc.function([x, y, z], fn(x, y, z, T), mode=graphc.Mode().excluding("fusion"))
+            with graphc.config.change_flags(openmp=True):
+                fomp = graphc.function([x, y, z], fn(x, y, z, T))
             cands = {
                 "graphc": lambda f=f: f(xv, yv, zv),
+                "graphc openmp": lambda f=fomp: f(xv, yv, zv),
                 "graphc no fusion": lambda f=fnf: f(xv, yv, zv),
                 "numpy": lambda fn=fn: fn(xv, yv, zv, np),
             }

@@ -74,6 +74,14 @@ FLAGS: tuple[Flag, ...] = (
     Flag("vm", "cvm", _choice("cvm", "py"), "VM implementation: Cython (cvm) or Python (py)"),
     Flag("compiledir", "", str, "compile cache directory ('' = per-user cache dir)"),
     Flag("cxx", "", str, "C compiler command ('' = $CC or cc)"),
+    Flag(
+        "openmp",
+        False,
+        _bool,
+        "split long element-wise loops across threads (generated C built with -fopenmp); "
+        "off by default: a process that used OpenMP must not fork and use it again",
+    ),
+    Flag("openmp_elemwise_minsize", 200_000, int, "elements before an elemwise loop is split"),
     Flag("profile", False, _bool, "profile every function; print summaries at exit"),
     Flag("profile_memory", False, _bool, "add the memory section to profiles"),
     Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),

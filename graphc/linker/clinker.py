@@ -16,6 +16,7 @@ import time
 import warnings
 from collections.abc import Sequence
 
+from graphc.flags import config
 from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.linker.base import Linked, NodeImpl, link, py_impl
@@ -187,6 +188,8 @@ def _extra_cflags() -> tuple[str, ...]:
     flags = ["-mprefer-vector-width=512", "-fwrapv"]
     if _compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
+    if config.openmp:
+        flags += ["-fopenmp", f"-DGC_PAR_MIN={int(config.openmp_elemwise_minsize)}"]
     return tuple(flags)
 
 

@@ -104,6 +104,12 @@ _DRIVER = r"""
 #define GC_MAXOP 64
 #define GC_BLK 512
 #define GC_MAXBC 8
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifndef GC_PAR_MIN
+#define GC_PAR_MIN 200000 /* elements before a run is split across threads */
+#endif
 typedef void (*gc_contig_fn)(npy_intp n, char **p);
 typedef void (*gc_strided_fn)(npy_intp n, char **p, const npy_intp *s);
 
@@ -277,6 +283,21 @@ static void gc_ew_loop(int nop, int nin, int nd, const npy_intp *shape, char **d
         contig = 0;
     }
     if (nbc > GC_MAXBC) contig = 0;
+#ifdef _OPENMP
+    /* one long contiguous run: split it across threads (config.openmp) */
+    if (m == 1 && contig && nbc == 0 && n >= GC_PAR_MIN) {
+#pragma omp parallel
+        {
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+            npy_intp lo = (n * t / nt) & ~(npy_intp)63, hi = (n * (t + 1) / nt) & ~(npy_intp)63;
+            if (t == nt - 1) hi = n;
+            char *qt[GC_MAXOP];
+            for (int op = 0; op < nop; op++) qt[op] = data[op] + lo * es[op];
+            if (hi > lo) fc(hi - lo, qt);
+        }
+        return;
+    }
+#endif
     npy_uint64 bufmem[GC_MAXBC][GC_BLK];
     for (int op = 0; op < nop; op++) ptr[op] = data[op];
     for (int d = 0; d < m; d++) idx[d] = 0;
