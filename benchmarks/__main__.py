@@ -375,15 +375,60 @@ print(t1 - t0, t2 - t1)
 """
 
 
+_COMPILE_PYTENSOR = """
+import time, sys, pytensor, pytensor.tensor as T
+n = int(sys.argv[1])
+x = T.dvector("x")
+y = x
+for i in range(n):
+    y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
+mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
+t0 = time.perf_counter(); f = pytensor.function([x], y, mode=mode); t1 = time.perf_counter()
+g = pytensor.function([x], y, mode=mode); t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+_COMPILE_JAX = """
+import time, sys, numpy as np, jax, jax.numpy as T
+jax.config.update("jax_enable_x64", True)
+n = int(sys.argv[1])
+def fn(x):
+    y = x
+    for i in range(n):
+        y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
+    return y
+xv = np.ones(8)
+t0 = time.perf_counter(); jax.jit(fn).lower(xv).compile(); t1 = time.perf_counter()
+jax.jit(lambda x: fn(x)).lower(xv).compile(); t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def _compile_runs(snippet: str, n: int, env: dict) -> tuple[float, float, float]:
+    """Cold (empty cache, new process), warm (filled cache, new process), hot (same
+    process, second compile) seconds."""
+    cmd = [sys.executable, "-c", snippet, str(n)]
+    cold, hot = map(float, subprocess.check_output(cmd, env=env, text=True).split())
+    warm, _ = map(float, subprocess.check_output(cmd, env=env, text=True).split())
+    return cold, warm, hot
+
+
 def compile_time(peers, quick) -> list[Result]:
     out = []
     for n in (10, 100) if quick else (10, 100, 1000):
+        times = {}
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, GRAPHC_COMPILEDIR=cache)
-            cmd = [sys.executable, "-c", _COMPILE_SNIPPET, str(n)]
-            cold, hot = map(float, subprocess.check_output(cmd, env=env, text=True).split())
-            warm, _ = map(float, subprocess.check_output(cmd, env=env, text=True).split())
-        times = {"graphc cold": cold, "graphc warm": warm, "graphc hot": hot}
+            cold, warm, hot = _compile_runs(_COMPILE_SNIPPET, n, env)
+            times.update({"graphc cold": cold, "graphc warm": warm, "graphc hot": hot})
+        if "pytensor" in peers:
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={cache}")
+                cold, warm, hot = _compile_runs(_COMPILE_PYTENSOR, n, env)
+                times.update({"pytensor cold": cold, "pytensor warm": warm, "pytensor hot": hot})
+        if "jax" in peers:
+            cold, _, hot = _compile_runs(_COMPILE_JAX, n, dict(os.environ))
+            times.update({"jax first": cold, "jax again": hot})
         out.append(Result(f"compile {n} nodes", "s", times))
     return out
 
