@@ -404,12 +404,24 @@ print(t1 - t0, t2 - t1)
 """
 
 
+def _last_error_line(e: subprocess.CalledProcessError) -> str:
+    lines = [ln for ln in (e.stderr or "").splitlines() if "Error" in ln]
+    return lines[-1].strip() if lines else f"exit status {e.returncode}"
+
+
 def _compile_runs(snippet: str, n: int, env: dict) -> tuple[float, float, float]:
     """Cold (empty cache, new process), warm (filled cache, new process), hot (same
     process, second compile) seconds."""
     cmd = [sys.executable, "-c", snippet, str(n)]
-    cold, hot = map(float, subprocess.check_output(cmd, env=env, text=True).split())
-    warm, _ = map(float, subprocess.check_output(cmd, env=env, text=True).split())
+
+    def run() -> list[float]:
+        done = subprocess.run(cmd, env=env, text=True, capture_output=True)
+        if done.returncode:
+            raise subprocess.CalledProcessError(done.returncode, cmd, done.stdout, done.stderr)
+        return [float(v) for v in done.stdout.split()[-2:]]
+
+    cold, hot = run()
+    warm, _ = run()
     return cold, warm, hot
 
 
@@ -421,15 +433,23 @@ def compile_time(peers, quick) -> list[Result]:
             env = dict(os.environ, GRAPHC_COMPILEDIR=cache)
             cold, warm, hot = _compile_runs(_COMPILE_SNIPPET, n, env)
             times.update({"graphc cold": cold, "graphc warm": warm, "graphc hot": hot})
+        notes = []
         if "pytensor" in peers:
             with tempfile.TemporaryDirectory() as cache:
                 env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={cache}")
-                cold, warm, hot = _compile_runs(_COMPILE_PYTENSOR, n, env)
-                times.update({"pytensor cold": cold, "pytensor warm": warm, "pytensor hot": hot})
+                try:
+                    cold, warm, hot = _compile_runs(_COMPILE_PYTENSOR, n, env)
+                    times.update({"pytensor cold": cold, "pytensor warm": warm,
+                                  "pytensor hot": hot})  # fmt: skip
+                except subprocess.CalledProcessError as e:  # a peer's failure is a result
+                    notes.append(f"pytensor failed: {_last_error_line(e)}")
         if "jax" in peers:
-            cold, _, hot = _compile_runs(_COMPILE_JAX, n, dict(os.environ))
-            times.update({"jax first": cold, "jax again": hot})
-        out.append(Result(f"compile {n} nodes", "s", times))
+            try:
+                cold, _, hot = _compile_runs(_COMPILE_JAX, n, dict(os.environ))
+                times.update({"jax first": cold, "jax again": hot})
+            except subprocess.CalledProcessError as e:
+                notes.append(f"jax failed: {_last_error_line(e)}")
+        out.append(Result(f"compile {n} nodes", "s", times, note="; ".join(notes)))
     return out
 
 
@@ -467,7 +487,7 @@ def render(results: list[Result]) -> str:
         cells = ", ".join(
             f"{k} {v * _SCALE[r.unit]:.3g} {r.unit} ({v / base:.2f}x)" for k, v in r.times.items()
         )
-        lines.append(f"- {r.workload}: {cells}")
+        lines.append(f"- {r.workload}: {cells}" + (f" [{r.note}]" if r.note else ""))
     return "\n".join(lines)
 
 
