@@ -51,19 +51,19 @@ def _is_const_input(var) -> bool:
     return isinstance(var, Constant) and scalar_const(var) is not None
 
 
-def _inputs_of(region: list, members: set) -> list:
-    seen, out = set(), []
-    for n in region:
-        for i in n.inputs:
-            if i.owner not in members and i not in seen and not _is_const_input(i):
-                seen.add(i)
-                out.append(i)
-    return out
-
-
 def _grow(fgraph, node) -> list:
+    """The fusable region feeding ``node``, grown upwards breadth-first. Its external
+    (non-constant) inputs are tracked as nodes join, so growing is linear in its size."""
     bc = node.outputs[0].type.broadcastable
     region, members = [node], {node}
+    const: dict = {}
+
+    def external(v) -> bool:
+        if v not in const:
+            const[v] = _is_const_input(v)
+        return not const[v]
+
+    ext = {i for i in node.inputs if external(i)}
     k = 0
     while k < len(region):
         for i in region[k].inputs:
@@ -74,11 +74,14 @@ def _grow(fgraph, node) -> list:
                 continue
             if not all(c != "output" and c in members for c, _ in fgraph.clients[i]):
                 continue
+            grown = (ext - {p.outputs[0]}) | {
+                j for j in p.inputs if j.owner not in members and external(j)
+            }
+            if len(grown) > MAX_INPUTS:
+                continue
             members.add(p)
             region.append(p)
-            if len(_inputs_of(region, members)) > MAX_INPUTS:
-                members.discard(p)
-                region.pop()
+            ext = grown
         k += 1
     return region
 
