@@ -223,6 +223,9 @@ def logreg(peers, quick) -> list[Result]:
         import pytensor.tensor as pt
 
         models["pytensor"] = _logreg_graph(pytensor, pt, pt.sigmoid, 784, _pytensor_mode(), rng)
+        models["pytensor profiled"] = _logreg_graph(
+            pytensor, pt, pt.sigmoid, 784, _pytensor_mode(), rng, True
+        )
     state = {"w": w0.copy(), "b": np.zeros(())}
 
     def numpy_step():
@@ -464,7 +467,49 @@ def profiling_overhead(peers, quick) -> list[Result]:
     xv = np.ones(8)
     cands = {"unprofiled": lambda: f(xv), "timing": lambda: fp(xv), "timing+memory": lambda: fm(xv)}
     med, spr = interleaved(cands, 5 if quick else 15, 200)
-    return [Result("200-node chain, profiled / unprofiled", "us", med, spr)]
+    out = [Result("200-node chain, profiled / unprofiled", "us", med, spr)]
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+
+        px = pt.dvector("x")
+        pmode = pytensor.compile.mode.Mode("cvm", "fast_run").excluding("fusion", "inplace")
+        pf = pytensor.function([px], _chain(px, 200), mode=pmode)
+        pp = pytensor.function([px], _chain(px, 200), mode=pmode, profile=True)
+        pcands = {"unprofiled": lambda: pf(xv), "timing": lambda: pp(xv)}
+        med, spr = interleaved(pcands, 5 if quick else 15, 200)
+        out.append(Result("PyTensor 200-node chain, profile=True / unprofiled", "us", med, spr))
+    return out
+
+
+def peak_memory(peers, quick) -> list[Result]:
+    """Peak bytes allocated during one MLP step (tracemalloc sees numpy's allocator, which
+    graphc's C code and PyTensor use too; JAX's XLA buffers are not visible to it)."""
+    import tracemalloc
+
+    from graphc.tensor import nnet
+
+    rng = np.random.default_rng(2)
+    xv = rng.standard_normal((128, 784))
+    yv = rng.integers(0, 10, 128)
+    models = {"graphc": _mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
+                                   "FAST_RUN", rng)[0]}  # fmt: skip
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+        from pytensor.tensor.special import softmax as pt_softmax
+
+        models["pytensor"] = _mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1),
+                                        lambda p, y: -pt.log(p[pt.arange(y.shape[0]), y]),
+                                        _pytensor_mode(), rng)[0]  # fmt: skip
+    peaks = {}
+    for name, step in models.items():
+        step(xv, yv)  # first call: compile caches, BLAS buffers
+        tracemalloc.start()
+        step(xv, yv)
+        peaks[name] = float(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    return [Result("MLP step peak memory (tracemalloc)", "MB", peaks)]
 
 
 WORKLOADS = {
@@ -475,9 +520,10 @@ WORKLOADS = {
     "mlp": mlp,
     "compile": compile_time,
     "profiling": profiling_overhead,
+    "memory": peak_memory,
 }
 
-_SCALE = {"us": 1e6, "ms": 1e3, "ns": 1e9, "s": 1.0}
+_SCALE = {"us": 1e6, "ms": 1e3, "ns": 1e9, "s": 1.0, "MB": 1e-6}
 
 
 def render(results: list[Result]) -> str:
