@@ -258,14 +258,18 @@ class Subtensor(Op):
         return [_basic_shape(self.idx_list, shapes[0], node.inputs[1:], node.outputs[0])]
 
     def grad(self, inputs, gouts):
-        x, *rest = inputs
-        (g,) = gouts
-        if x.dtype not in ps.FLOAT_DTYPES:
-            return [None] * len(inputs)
-        from graphc.tensor.basic import zeros_like
+        return _take_grad(inputs, gouts, IncSubtensor(self.idx_list))
 
-        gx = IncSubtensor(self.idx_list)(zeros_like(x), g, *rest)
-        return [gx] + [None] * len(rest)
+
+def _take_grad(inputs, gouts, inc: Op) -> list:
+    """Gradients of ``x[idx]`` (inputs ``x, *idx``): ``g`` added by ``inc`` into zeros like x."""
+    x, *rest = inputs
+    (g,) = gouts
+    if x.dtype not in ps.FLOAT_DTYPES:
+        return [None] * len(inputs)
+    from graphc.tensor.basic import zeros_like
+
+    return [inc(zeros_like(x), g, *rest)] + [None] * len(rest)
 
 
 def _basic_shape(idx_list, xshape, parts, out):
@@ -331,19 +335,39 @@ class IncSubtensor(Op):
         return [shapes[0]]
 
     def grad(self, inputs, gouts):
-        x, y, *rest = inputs
-        (g,) = gouts
-        gx = gy = None
-        if x.dtype in ps.FLOAT_DTYPES:
-            if self.set_instead_of_inc:
-                gx = IncSubtensor(self.idx_list, set_instead_of_inc=True)(
-                    g, _constant(np.zeros((), dtype=g.dtype)), *rest
-                )
-            else:
-                gx = g
-        if y.dtype in ps.FLOAT_DTYPES:
-            gy = tm.cast(_sum_to(Subtensor(self.idx_list)(g, *rest), y), y.dtype)
-        return [gx, gy] + [None] * len(rest)
+        zeroed = IncSubtensor(self.idx_list, set_instead_of_inc=True)
+        return _inc_grad(self, inputs, gouts, zeroed, Subtensor(self.idx_list))
+
+
+def _inc_grad(op, inputs, gouts, zeroed: Op, take: Op) -> list:
+    """Gradients of ``x`` with ``x[idx]`` set to / incremented by ``y`` (inputs ``x, y, *idx``).
+
+    ``zeroed`` is the set Op that zeroes ``g[idx]``; ``take`` the Op that reads ``g[idx]``.
+    """
+    x, y, *rest = inputs
+    (g,) = gouts
+    gx = gy = None
+    if x.dtype in ps.FLOAT_DTYPES:
+        if op.set_instead_of_inc:
+            gx = zeroed(g, _constant(np.zeros((), dtype=g.dtype)), *rest)
+        else:
+            gx = g
+    if y.dtype in ps.FLOAT_DTYPES:
+        gy = tm.cast(_sum_to(take(g, *rest), y), y.dtype)
+    return [gx, gy] + [None] * len(rest)
+
+
+def _advanced_inc(op, x, y, idx) -> np.ndarray:
+    """``x`` (or a copy) with ``x[idx]`` set to ``y``, or incremented by it with ``np.add.at``."""
+    out = x if op.inplace else x.copy()
+    try:
+        if op.set_instead_of_inc:
+            out[idx] = y
+        else:
+            np.add.at(out, idx, y)
+    except (IndexError, ValueError) as e:
+        raise type(e)(f"{op}: {e} (array of shape {x.shape}, value {np.shape(y)})") from e
+    return out
 
 
 def _check_y(op, x, y, sub_shape) -> None:
@@ -404,13 +428,7 @@ class AdvancedSubtensor1(Op):
         return [(shapes[1][0], *shapes[0][1:])]
 
     def grad(self, inputs, gouts):
-        x, ilist = inputs
-        (g,) = gouts
-        if x.dtype not in ps.FLOAT_DTYPES:
-            return [None, None]
-        from graphc.tensor.basic import zeros_like
-
-        return [AdvancedIncSubtensor1()(zeros_like(x), g, ilist), None]
+        return _take_grad(inputs, gouts, AdvancedIncSubtensor1())
 
 
 class AdvancedIncSubtensor1(Op):
@@ -442,32 +460,14 @@ class AdvancedIncSubtensor1(Op):
 
     def perform(self, node, inputs, output_storage):
         x, y, ilist = inputs
-        out = x if self.inplace else x.copy()
-        try:
-            if self.set_instead_of_inc:
-                out[ilist] = y
-            else:
-                np.add.at(out, ilist, y)
-        except (IndexError, ValueError) as e:
-            raise type(e)(f"{self}: {e} (array of shape {x.shape}, value {np.shape(y)})") from e
-        output_storage[0][0] = out
+        output_storage[0][0] = _advanced_inc(self, x, y, ilist)
 
     def infer_shape(self, fgraph, node, shapes):
         return [shapes[0]]
 
     def grad(self, inputs, gouts):
-        x, y, ilist = inputs
-        (g,) = gouts
-        gx = gy = None
-        if x.dtype in ps.FLOAT_DTYPES:
-            if self.set_instead_of_inc:
-                zero = _constant(np.zeros((), dtype=g.dtype))
-                gx = AdvancedIncSubtensor1(set_instead_of_inc=True)(g, zero, ilist)
-            else:
-                gx = g
-        if y.dtype in ps.FLOAT_DTYPES:
-            gy = tm.cast(_sum_to(AdvancedSubtensor1()(g, ilist), y), y.dtype)
-        return [gx, gy, None]
+        zeroed = AdvancedIncSubtensor1(set_instead_of_inc=True)
+        return _inc_grad(self, inputs, gouts, zeroed, AdvancedSubtensor1())
 
 
 def _adv_parts(op, idx_list, x, inputs):
@@ -594,14 +594,7 @@ class AdvancedSubtensor(Op):
         ]
 
     def grad(self, inputs, gouts):
-        x, *rest = inputs
-        (g,) = gouts
-        if x.dtype not in ps.FLOAT_DTYPES:
-            return [None] * len(inputs)
-        from graphc.tensor.basic import zeros_like
-
-        gx = AdvancedIncSubtensor(self.idx_list)(zeros_like(x), g, *rest)
-        return [gx] + [None] * len(rest)
+        return _take_grad(inputs, gouts, AdvancedIncSubtensor(self.idx_list))
 
 
 class AdvancedIncSubtensor(Op):
@@ -631,33 +624,14 @@ class AdvancedIncSubtensor(Op):
 
     def perform(self, node, inputs, output_storage):
         x, y, *rest = inputs
-        out = x if self.inplace else x.copy()
-        idx = _np_index(self.idx_list, rest)
-        try:
-            if self.set_instead_of_inc:
-                out[idx] = y
-            else:
-                np.add.at(out, idx, y)
-        except (IndexError, ValueError) as e:
-            raise type(e)(f"{self}: {e} (array of shape {x.shape}, value {np.shape(y)})") from e
-        output_storage[0][0] = out
+        output_storage[0][0] = _advanced_inc(self, x, y, _np_index(self.idx_list, rest))
 
     def infer_shape(self, fgraph, node, shapes):
         return [shapes[0]]
 
     def grad(self, inputs, gouts):
-        x, y, *rest = inputs
-        (g,) = gouts
-        gx = gy = None
-        if x.dtype in ps.FLOAT_DTYPES:
-            if self.set_instead_of_inc:
-                zero = _constant(np.zeros((), dtype=g.dtype))
-                gx = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)(g, zero, *rest)
-            else:
-                gx = g
-        if y.dtype in ps.FLOAT_DTYPES:
-            gy = tm.cast(_sum_to(AdvancedSubtensor(self.idx_list)(g, *rest), y), y.dtype)
-        return [gx, gy] + [None] * len(rest)
+        zeroed = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
+        return _inc_grad(self, inputs, gouts, zeroed, AdvancedSubtensor(self.idx_list))
 
 
 # ------------------------------------------------------------------ building indices
