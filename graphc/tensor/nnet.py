@@ -81,8 +81,8 @@ def _np_log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
         return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
-class Softmax(Op):
-    """``exp(x) / sum(exp(x), axis)``, computed with the maximum subtracted first."""
+class _AlongAxis(Op):
+    """A same-shape float Op over one ``axis`` (Softmax, LogSoftmax)."""
 
     __props__ = ("axis",)
 
@@ -98,6 +98,13 @@ class Softmax(Op):
             raise TypeError(f"{self}: input must be float32 or float64, got {x} of type {x.type}")
         _axis(str(self), x, self.axis)
         return Apply(self, [x], [x.type()])
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(shapes[0])]
+
+
+class Softmax(_AlongAxis):
+    """``exp(x) / sum(exp(x), axis)``, computed with the maximum subtracted first."""
 
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
@@ -108,9 +115,6 @@ class Softmax(Op):
         e = np.exp(x - np.max(x, axis=ax, keepdims=True))
         output_storage[0][0] = np.asarray(e / np.sum(e, axis=ax, keepdims=True), dtype=x.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
-        return [tuple(shapes[0])]
-
     def grad(self, inputs, gouts):
         (x,) = inputs
         (g,) = gouts
@@ -119,31 +123,13 @@ class Softmax(Op):
         return [(g - tm.sum(g * sm, axis=ax, keepdims=True)) * sm]
 
 
-class LogSoftmax(Op):
+class LogSoftmax(_AlongAxis):
     """``x - logsumexp(x, axis)``, computed stably."""
-
-    __props__ = ("axis",)
-
-    def __init__(self, axis: int = -1):
-        self.axis = int(axis)
-
-    def __str__(self) -> str:
-        return f"{type(self).__name__}{{axis={self.axis}}}"
-
-    def make_node(self, x) -> Apply:
-        x = as_tensor_variable(x)
-        if x.dtype not in _FLOATS:
-            raise TypeError(f"{self}: input must be float32 or float64, got {x} of type {x.type}")
-        _axis(str(self), x, self.axis)
-        return Apply(self, [x], [x.type()])
 
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
         out = _np_log_softmax(x, self.axis % x.ndim)
         output_storage[0][0] = np.asarray(out, dtype=x.dtype)
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [tuple(shapes[0])]
 
     def grad(self, inputs, gouts):
         (x,) = inputs
