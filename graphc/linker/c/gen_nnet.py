@@ -211,6 +211,19 @@ def _idx_type_check(pos: int, dt: str, name: str) -> str:
     }}"""
 
 
+def _matrix_and_labels(name: str, mat: str, dt: str, ypos: int, ydt: str, ity: str) -> str:
+    """C checking the (rows, cols) matrix ``mat`` and the class index input ``i{ypos}``;
+    declares ``rows``, ``cols`` and the index vector's ``yv``, ``ys`` and ``yp``."""
+    return (
+        _check(mat, dt, 2, name)
+        + _idx_type_check(ypos, ydt, name)
+        + f"""
+    PyArrayObject *yv = i{ypos};
+    const npy_intp rows = PyArray_DIM({mat}, 0), cols = PyArray_DIM({mat}, 1);"""
+        + _idx_check(name, "rows", "cols", ity)
+    )
+
+
 @register_c(nnet.CrossentropySoftmax1Hot)
 def gen_xent_sm_1hot(node):
     x, y = node.inputs
@@ -222,12 +235,7 @@ def gen_xent_sm_1hot(node):
     exp = "expf" if dt == "float32" else "exp"
     name = str(node.op)
     body = (
-        _check("i0", dt, 2, name)
-        + _idx_type_check(1, y.dtype, name)
-        + """
-    PyArrayObject *yv = i1;
-    const npy_intp rows = PyArray_DIM(i0, 0), cols = PyArray_DIM(i0, 1);"""
-        + _idx_check(name, "rows", "cols", ity)
+        _matrix_and_labels(name, "i0", dt, 1, y.dtype, ity)
         + f"""
     if (cols == 0 && rows > 0) {{
         PyErr_SetString(PyExc_IndexError, "{name}: no classes");
@@ -264,12 +272,7 @@ def gen_xent_sm_1hot_dx(node):
     name = str(node.op)
     body = (
         _check("i0", dt, 1, name)
-        + _check("i1", dt, 2, name)
-        + _idx_type_check(2, y.dtype, name)
-        + """
-    PyArrayObject *yv = i2;
-    const npy_intp rows = PyArray_DIM(i1, 0), cols = PyArray_DIM(i1, 1);"""
-        + _idx_check(name, "rows", "cols", ity)
+        + _matrix_and_labels(name, "i1", dt, 2, y.dtype, ity)
         + f"""
     if (PyArray_DIM(i0, 0) != rows) {{
         PyErr_Format(PyExc_ValueError, "{name}: %zd rows but dnll has %zd entries",
@@ -309,12 +312,7 @@ def gen_xent_1hot(node):
     log = "logf" if dt == "float32" else "log"
     name = str(node.op)
     body = (
-        _check("i0", dt, 2, name)
-        + _idx_type_check(1, y.dtype, name)
-        + """
-    PyArrayObject *yv = i1;
-    const npy_intp rows = PyArray_DIM(i0, 0), cols = PyArray_DIM(i0, 1);"""
-        + _idx_check(name, "rows", "cols", ity)
+        _matrix_and_labels(name, "i0", dt, 1, y.dtype, ity)
         + f"""
     npy_intp nr = rows;
     PyArrayObject *out = graphc_out_array(o0, 1, &nr, {tn});
