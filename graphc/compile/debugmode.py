@@ -507,34 +507,28 @@ class DebugVM:
         if op.lazy:
             return result
 
+        def rerun(impl: str, fn, ins: list, previous, what: str, usual: str) -> None:
+            """Run ``impl`` again with ``what``; it must succeed, as with ``usual``, and agree."""
+            try:
+                outs = run(impl, fn, ins, previous, f" with {what}")
+            except DebugModeError:
+                raise
+            except Exception as e:
+                raise BadThunkOutput(
+                    f"node {node}: {impl} raised {type(e).__name__}: {e} with {what}, "
+                    f"but succeeded with {usual}"
+                ) from e
+            self._compare(node, impl, outs, ref, f" with {what}", rtol, atol)
+
         if self.mode.check_preallocated_output:
             for label, make in self._output_variants(ref):
                 for impl, fn in impls:
                     prev = make()
-                    try:
-                        outs = run(impl, fn, fresh_args(), prev, f" with {label} output buffers")
-                    except DebugModeError:
-                        raise
-                    except Exception as e:
-                        raise BadThunkOutput(
-                            f"node {node}: {impl} raised {type(e).__name__}: {e} with {label} "
-                            "output buffers, but succeeded with fresh ones"
-                        ) from e
-                    self._compare(node, impl, outs, ref, f" with {label} output buffers",
-                                  rtol, atol)  # fmt: skip
+                    rerun(impl, fn, fresh_args(), prev, f"{label} output buffers", "fresh ones")
         if self.mode.check_strides:
             for label, make in self._input_variants(args):
                 for impl, fn in impls:
-                    try:
-                        outs = run(impl, fn, make(), None, f" with {label} inputs")
-                    except DebugModeError:
-                        raise
-                    except Exception as e:
-                        raise BadThunkOutput(
-                            f"node {node}: {impl} raised {type(e).__name__}: {e} with {label} "
-                            "inputs, but succeeded with contiguous ones"
-                        ) from e
-                    self._compare(node, impl, outs, ref, f" with {label} inputs", rtol, atol)
+                    rerun(impl, fn, make(), None, f"{label} inputs", "contiguous ones")
         return result
 
     def _output_variants(self, ref: list):
