@@ -653,23 +653,15 @@ cdef class CVM:
 
     cdef int _run_plain(self) except -1:
         """The plain loop: no clock, no counters, no Python objects for C nodes."""
-        cdef int i, k, n = self._n, status
+        cdef int i, k, n = self._n
         cdef CNode *nodes = self._nodes
         cdef CNode *nd
         cdef PyObject **slots = self._slots
-        cdef PyObject **inbuf = self._inbuf
         for i in range(n):
             nd = &nodes[i]
             self._cur = i
             if nd.kind == KIND_C:
-                for k in range(nd.n_in):
-                    inbuf[k] = slots[nd.ins[k]]
-                status = nd.fn(nd.params, inbuf, slots + nd.out_start)
-                if status != 0:
-                    return self._c_failed(i, status)
-                for k in range(nd.n_out):
-                    if slots[nd.out_start + k] == NULL:
-                        return self._c_failed(i, 0)
+                self._run_c(i, nd)
             else:
                 self._run_py(i, nd)
             for k in range(nd.n_clear):
