@@ -345,21 +345,17 @@ def gen_dot(node):
         graphc_shape_error(PyExc_ValueError, "{name}: shapes not aligned: ", 2, ab);
         FAIL;
     }}"""
-    if na == 2 and nb == 2:
+    if na == 2:
+        # matrix @ matrix is a gemm into (rows, cols), matrix @ vector a gemv into (rows,)
+        if nb == 2:
+            kind, dims = "gemm", "PyArray_DIM(i0, 0), PyArray_DIM(i1, 1)"
+        else:
+            kind, dims = "gemv", "PyArray_DIM(i0, 0)"
         compute = f"""
-    npy_intp dims[2] = {{PyArray_DIM(i0, 0), PyArray_DIM(i1, 1)}};
-    PyArrayObject *out = graphc_out_array(o0, 2, dims, {tn});
+    npy_intp dims[{nb}] = {{{dims}}};
+    PyArrayObject *out = graphc_out_array(o0, {nb}, dims, {tn});
     if (out == NULL) FAIL;
-    if (graphc_{p}gemm_into(out, 1, i0, i1, 0) < 0) {{
-        Py_DECREF(out);
-        FAIL;
-    }}"""
-    elif na == 2:
-        compute = f"""
-    npy_intp dims[1] = {{PyArray_DIM(i0, 0)}};
-    PyArrayObject *out = graphc_out_array(o0, 1, dims, {tn});
-    if (out == NULL) FAIL;
-    if (graphc_{p}gemv_into(out, 1, i0, i1, 0) < 0) {{
+    if (graphc_{p}{kind}_into(out, 1, i0, i1, 0) < 0) {{
         Py_DECREF(out);
         FAIL;
     }}"""
