@@ -8,7 +8,7 @@ float32 and float64 only; other dtypes run the Ops' Python code.
 
 from __future__ import annotations
 
-from graphc.linker.c.gen_shape import COMMON
+from graphc.linker.c.gen_shape import COMMON, check_operand
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import blas
 
@@ -311,14 +311,6 @@ def _code(node, dtype: str, body: str, key) -> CThunkCode:
     return CThunkCode(body=body, support=_support(dtype), init=_INIT, key=key)
 
 
-def _check(var: str, dtype: str, ndim: int, opname: str) -> str:
-    return f"""
-    if (PyArray_TYPE({var}) != {_TYPENUM[dtype]} || PyArray_NDIM({var}) != {ndim}) {{
-        PyErr_SetString(PyExc_TypeError, "{opname}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }}"""
-
-
 def _coef(var: str, name: str, ct: str) -> str:
     return f"""
     double {name}_d;
@@ -338,7 +330,7 @@ def gen_dot(node):
     p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
     name = str(node.op)
     na, nb = a.ndim, b.ndim
-    checks = _check("i0", dt, na, name) + _check("i1", dt, nb, name)
+    checks = check_operand("i0", dt, na, name) + check_operand("i1", dt, nb, name)
     mismatch = f"""
     if (PyArray_DIM(i0, {na - 1}) != PyArray_DIM(i1, 0)) {{
         PyArrayObject *ab[2] = {{i0, i1}};
@@ -397,13 +389,21 @@ def _gemx(node, kind: str):
     name = str(node.op)
     if kind == "gemm":
         nd = 2
-        checks = _check("i0", dt, 2, name) + _check("i2", dt, 2, name) + _check("i3", dt, 2, name)
+        checks = (
+            check_operand("i0", dt, 2, name)
+            + check_operand("i2", dt, 2, name)
+            + check_operand("i3", dt, 2, name)
+        )
         bad = ("PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0) || PyArray_DIM(i0, 0) != "
                "PyArray_DIM(i2, 0) || PyArray_DIM(i0, 1) != PyArray_DIM(i3, 1)")  # fmt: skip
         labels = ("Z", "X", "Y")
     else:
         nd = 1
-        checks = _check("i0", dt, 1, name) + _check("i2", dt, 2, name) + _check("i3", dt, 1, name)
+        checks = (
+            check_operand("i0", dt, 1, name)
+            + check_operand("i2", dt, 2, name)
+            + check_operand("i3", dt, 1, name)
+        )
         bad = "PyArray_DIM(i2, 0) != PyArray_DIM(i0, 0) || PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0)"
         labels = ("y", "A", "x")
     fmt = f"{name}: shape mismatch {labels[0]} %R, {labels[1]} %R, {labels[2]} %R"

@@ -7,7 +7,7 @@ last-axis case then runs over contiguous rows.
 
 from __future__ import annotations
 
-from graphc.linker.c.gen_shape import COMMON
+from graphc.linker.c.gen_shape import COMMON, check_operand
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import nnet
 
@@ -145,14 +145,6 @@ def _sfx(dtype: str) -> str:
     return "f32" if dtype == "float32" else "f64"
 
 
-def _check(var: str, dtype: str, ndim: int, opname: str) -> str:
-    return f"""
-    if (PyArray_TYPE({var}) != {_TYPENUM[dtype]} || PyArray_NDIM({var}) != {ndim}) {{
-        PyErr_SetString(PyExc_TypeError, "{opname}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }}"""
-
-
 # ------------------------------------------------------------------ softmax
 
 
@@ -167,7 +159,7 @@ def gen_softmax(node):
     log = int(isinstance(node.op, nnet.LogSoftmax))
     name = str(node.op)
     body = (
-        _check("i0", dt, nd, name)
+        check_operand("i0", dt, nd, name)
         + f"""
     if (graphc_softmax_{_sfx(dt)}(i0, {axis}, {log}, o0) < 0) FAIL;
 """
@@ -215,7 +207,7 @@ def _matrix_and_labels(name: str, mat: str, dt: str, ypos: int, ydt: str, ity: s
     """C checking the (rows, cols) matrix ``mat`` and the class index input ``i{ypos}``;
     declares ``rows``, ``cols`` and the index vector's ``yv``, ``ys`` and ``yp``."""
     return (
-        _check(mat, dt, 2, name)
+        check_operand(mat, dt, 2, name)
         + _idx_type_check(ypos, ydt, name)
         + f"""
     PyArrayObject *yv = i{ypos};
@@ -271,7 +263,7 @@ def gen_xent_sm_1hot_dx(node):
     ct, tn = _CTYPE[dt], _TYPENUM[dt]
     name = str(node.op)
     body = (
-        _check("i0", dt, 1, name)
+        check_operand("i0", dt, 1, name)
         + _matrix_and_labels(name, "i1", dt, 2, y.dtype, ity)
         + f"""
     if (PyArray_DIM(i0, 0) != rows) {{

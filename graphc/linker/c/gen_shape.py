@@ -148,6 +148,15 @@ def _check_type(var: str, dtype: str, ndim: int) -> str:
     }}"""
 
 
+def check_operand(var: str, dtype: str, ndim: int, opname: str) -> str:
+    """C statements raising ``opname``'s TypeError unless ``var`` has this dtype and ndim."""
+    return f"""
+    if (PyArray_TYPE({var}) != {typenum(dtype)} || PyArray_NDIM({var}) != {ndim}) {{
+        PyErr_SetString(PyExc_TypeError, "{opname}: operand of an unexpected dtype or ndim");
+        FAIL;
+    }}"""
+
+
 # ------------------------------------------------------------------ Shape, Shape_i
 
 
