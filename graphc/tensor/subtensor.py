@@ -287,11 +287,10 @@ def _basic_shape(idx_list, xshape, parts, out):
     )
 
 
-class IncSubtensor(Op):
-    """``x`` with ``x[idx]`` incremented by (or, with ``set_instead_of_inc``, set to) ``y``.
+class _SetOrIncSubtensor(Op):
+    """``x`` with ``x[idx]`` set to or incremented by ``y``, for an ``idx_list`` index.
 
-    With ``inplace`` the output is ``x``'s buffer (``destroy_map = {0: [0]}``); otherwise
-    ``x`` is copied first.
+    Subclasses give the static shape of the indexed region, perform and grad.
     """
 
     __props__ = ("idx_list", "inplace", "set_instead_of_inc")
@@ -305,15 +304,32 @@ class IncSubtensor(Op):
 
     def __str__(self) -> str:
         mode = ("Inplace" if self.inplace else "") + ("Set" if self.set_instead_of_inc else "Inc")
-        return f"IncSubtensor{{{mode};" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
+        idx = ", ".join(_entry_str(e) for e in self.idx_list)
+        return f"{type(self).__name__}{{{mode};{idx}}}"
+
+    def _region_shape(self, x, inputs) -> tuple:
+        raise NotImplementedError
 
     def make_node(self, x, y, *inputs) -> Apply:
         x, y = as_tensor_variable(x), as_tensor_variable(y)
         inputs = [as_tensor_variable(i) for i in inputs]
         _check_inputs(self, self.idx_list, inputs)
-        sub = _basic_static_shape(self, self.idx_list, x)
-        _check_y(self, x, y, sub)
+        _check_y(self, x, y, self._region_shape(x, inputs))
         return Apply(self, [x, y, *inputs], [x.type()])
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [shapes[0]]
+
+
+class IncSubtensor(_SetOrIncSubtensor):
+    """``x`` with ``x[idx]`` incremented by (or, with ``set_instead_of_inc``, set to) ``y``.
+
+    With ``inplace`` the output is ``x``'s buffer (``destroy_map = {0: [0]}``); otherwise
+    ``x`` is copied first.
+    """
+
+    def _region_shape(self, x, inputs) -> tuple:
+        return _basic_static_shape(self, self.idx_list, x)
 
     def perform(self, node, inputs, output_storage):
         x, y, *rest = inputs
@@ -330,9 +346,6 @@ class IncSubtensor(Op):
                 f"value shape {np.shape(y)})"
             ) from e
         output_storage[0][0] = out
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [shapes[0]]
 
     def grad(self, inputs, gouts):
         zeroed = IncSubtensor(self.idx_list, set_instead_of_inc=True)
@@ -597,37 +610,15 @@ class AdvancedSubtensor(Op):
         return _take_grad(inputs, gouts, AdvancedIncSubtensor(self.idx_list))
 
 
-class AdvancedIncSubtensor(Op):
+class AdvancedIncSubtensor(_SetOrIncSubtensor):
     """General advanced ``set_subtensor`` / ``inc_subtensor`` (``numpy.add.at`` for inc)."""
 
-    __props__ = ("idx_list", "inplace", "set_instead_of_inc")
-
-    def __init__(self, idx_list, inplace: bool = False, set_instead_of_inc: bool = False):
-        self.idx_list = tuple(idx_list)
-        self.inplace = bool(inplace)
-        self.set_instead_of_inc = bool(set_instead_of_inc)
-        if self.inplace:
-            self.destroy_map = {0: [0]}
-
-    def __str__(self) -> str:
-        mode = ("Inplace" if self.inplace else "") + ("Set" if self.set_instead_of_inc else "Inc")
-        idx = ", ".join(_entry_str(e) for e in self.idx_list)
-        return f"AdvancedIncSubtensor{{{mode};{idx}}}"
-
-    def make_node(self, x, y, *inputs) -> Apply:
-        x, y = as_tensor_variable(x), as_tensor_variable(y)
-        inputs = [as_tensor_variable(i) for i in inputs]
-        _check_inputs(self, self.idx_list, inputs)
-        sub = _adv_static_shape(self, self.idx_list, x, inputs)
-        _check_y(self, x, y, sub)
-        return Apply(self, [x, y, *inputs], [x.type()])
+    def _region_shape(self, x, inputs) -> tuple:
+        return _adv_static_shape(self, self.idx_list, x, inputs)
 
     def perform(self, node, inputs, output_storage):
         x, y, *rest = inputs
         output_storage[0][0] = _advanced_inc(self, x, y, _np_index(self.idx_list, rest))
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [shapes[0]]
 
     def grad(self, inputs, gouts):
         zeroed = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
