@@ -191,7 +191,8 @@ class CAReduce(Op):
 
 
 def _restore_axes(v, ndim: int, axes: tuple[int, ...]):
-    """Re-insert the reduced ``axes`` as broadcastable ones."""
+    """``v`` with broadcastable axes at positions ``axes`` of the ``ndim``-d result (the
+    reduced axes put back, or indexing's new axes)."""
     order: list = []
     k = 0
     for i in range(ndim):

@@ -23,6 +23,7 @@ from graphc.scalar import basic as ps
 from graphc.tensor import math as tm
 from graphc.tensor.basic import _constant, _i64
 from graphc.tensor.elemwise import DimShuffle
+from graphc.tensor.math import _restore_axes
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -761,16 +762,7 @@ def _basic(x, items):
                 inputs.append(it[2])
     out = Subtensor(idx_list)(x, *inputs)
     if new_axes:
-        nd = out.ndim + len(new_axes)
-        order: list = []
-        k = 0
-        for i in range(nd):
-            if i in new_axes:
-                order.append("x")
-            else:
-                order.append(k)
-                k += 1
-        out = DimShuffle(out.ndim, order)(out)
+        out = _restore_axes(out, out.ndim + len(new_axes), tuple(new_axes))
     return out
 
 
