@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from graph_checks import check_infer_shape, check_static, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphc.tensor as gt
-from graphc.graph.basic import Constant, graph_inputs
-from graphc.tensor.basic import shape_tuple
 from graphc.tensor.subtensor import (
     AdvancedIncSubtensor,
     AdvancedIncSubtensor1,
@@ -25,27 +24,6 @@ from graphc.tensor.type import TensorType
 
 SETTINGS = settings(max_examples=25, deadline=None)
 DTYPES = ["float64", "float32", "int32", "int64"]
-
-
-def run(out, inputs: dict):
-    free = [v for v in graph_inputs([out]) if not isinstance(v, Constant)]
-    return out.eval({v: inputs[v] for v in free})
-
-
-def check_static(var, value):
-    assert value.ndim == var.ndim
-    for s, v in zip(var.type.shape, value.shape):
-        assert s is None or s == v, (var.type, value.shape)
-
-
-def check_infer_shape(out, inputs: dict):
-    """The node's infer_shape, evaluated on the same inputs, equals the actual shape."""
-    node = out.owner
-    shapes = [shape_tuple(i) for i in node.inputs]
-    (sym,) = node.op.infer_shape(None, node, shapes)
-    actual = run(out, inputs).shape
-    got = tuple(int(run(s, inputs)) for s in sym)
-    assert got == actual, (node.op, got, actual)
 
 
 def tensor_of(shape, dtype="float64", name="x", static=False):
