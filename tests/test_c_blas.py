@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from array_layouts import layout
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,25 +33,6 @@ def mat(dt):
 
 def vec(dt):
     return TensorType(dt, (None,))()
-
-
-def layout(a: np.ndarray, kind: str) -> np.ndarray:
-    """``a``'s values in the memory layout ``kind`` (same shape and dtype)."""
-    if kind == "C":
-        return np.ascontiguousarray(a)
-    if kind == "F":
-        return np.asfortranarray(a)
-    if kind == "strided":  # every other element of a bigger buffer along every axis
-        big = np.zeros(tuple(2 * s + 1 for s in a.shape), a.dtype)
-        view = big[tuple(slice(1, None, 2) for _ in a.shape)]
-        view[...] = a
-        return view
-    if kind == "transposed":
-        return np.ascontiguousarray(a.T).T
-    if kind == "reversed":
-        big = np.ascontiguousarray(a[tuple(slice(None, None, -1) for _ in a.shape)])
-        return big[tuple(slice(None, None, -1) for _ in a.shape)]
-    raise ValueError(kind)
 
 
 class Funcs:

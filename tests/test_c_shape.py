@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from array_layouts import layout
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,20 +24,6 @@ C = graphc.Mode(linker="c|py", optimizer=None)
 PY = graphc.Mode(linker="py", optimizer=None)
 DTYPES = ("float32", "float64", "int64", "uint8", "bool")
 LAYOUTS = ("C", "F", "strided", "reversed")
-
-
-def layout(a: np.ndarray, kind: str) -> np.ndarray:
-    if kind == "C":
-        return np.ascontiguousarray(a)
-    if kind == "F":
-        return np.asfortranarray(a)
-    if kind == "strided":
-        big = np.zeros(tuple(2 * s + 1 for s in a.shape), a.dtype)
-        view = big[tuple(slice(1, None, 2) for _ in a.shape)]
-        view[...] = a
-        return view
-    rev = tuple(slice(None, None, -1) for _ in a.shape)
-    return np.ascontiguousarray(a[rev])[rev]
 
 
 def values(rng, shape, dt):
