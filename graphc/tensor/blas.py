@@ -213,8 +213,8 @@ def _as_coef(op, v, name: str):
     return v
 
 
-class Gemv(Op):
-    """``y <- beta * y + alpha * dot(A, x)``; with ``inplace`` the result overwrites y."""
+class _ScaledUpdate(Op):
+    """``z <- beta * z + alpha * dot(a, b)`` (Gemv, Gemm); with ``inplace`` it overwrites z."""
 
     __props__ = ("inplace",)
 
@@ -223,7 +223,23 @@ class Gemv(Op):
         self.destroy_map = {0: [0]} if self.inplace else {}
 
     def __str__(self) -> str:
-        return f"Gemv{{{'inplace' if self.inplace else 'no_inplace'}}}"
+        return f"{type(self).__name__}{{{'inplace' if self.inplace else 'no_inplace'}}}"
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(shapes[0])]
+
+    def _numpy_update(self, z, alpha, a, b, beta, dt: str) -> np.ndarray:
+        """The update with numpy (for dtypes BLAS lacks and empty operands)."""
+        prod = alpha * np.dot(a, b)
+        res = np.asarray(prod if beta == 0 else beta * z + prod, dtype=dt)
+        if self.inplace:
+            z[...] = res
+            res = z
+        return res
+
+
+class Gemv(_ScaledUpdate):
+    """``y <- beta * y + alpha * dot(A, x)``; with ``inplace`` the result overwrites y."""
 
     def make_node(self, y, alpha, A, x, beta) -> Apply:
         y, A, x = (as_tensor_variable(v) for v in (y, A, x))
@@ -249,13 +265,7 @@ class Gemv(Op):
         if A.shape[0] != y.shape[0] or A.shape[1] != x.shape[0]:
             raise ValueError(f"{self}: shape mismatch y {y.shape}, A {A.shape}, x {x.shape}")
         if dt not in _FLOATS or 0 in A.shape:
-            prod = alpha * np.dot(A, x)
-            res = prod if beta == 0 else beta * y + prod
-            res = np.asarray(res, dtype=dt)
-            if self.inplace:
-                y[...] = res
-                res = y
-            output_storage[0][0] = res
+            output_storage[0][0] = self._numpy_update(y, alpha, A, x, beta, dt)
             return
         af, trans = _fortran(A)
         xc = np.ascontiguousarray(x)
@@ -265,9 +275,6 @@ class Gemv(Op):
             y[...] = res
             res = y
         output_storage[0][0] = res
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [tuple(shapes[0])]
 
     def flops(self, node, input_shapes, output_shapes) -> float:
         m, n = input_shapes[2]
@@ -287,17 +294,8 @@ class Gemv(Op):
         ]
 
 
-class Gemm(Op):
+class Gemm(_ScaledUpdate):
     """``Z <- beta * Z + alpha * dot(X, Y)``; with ``inplace`` the result overwrites Z."""
-
-    __props__ = ("inplace",)
-
-    def __init__(self, inplace: bool = False):
-        self.inplace = bool(inplace)
-        self.destroy_map = {0: [0]} if self.inplace else {}
-
-    def __str__(self) -> str:
-        return f"Gemm{{{'inplace' if self.inplace else 'no_inplace'}}}"
 
     def make_node(self, Z, alpha, X, Y, beta) -> Apply:  # noqa: N803 - BLAS names
         Z, X, Y = (as_tensor_variable(v) for v in (Z, X, Y))
@@ -323,12 +321,7 @@ class Gemm(Op):
         if X.shape[1] != Y.shape[0] or Z.shape != (X.shape[0], Y.shape[1]):
             raise ValueError(f"{self}: shape mismatch Z {Z.shape}, X {X.shape}, Y {Y.shape}")
         if dt not in _FLOATS or 0 in Z.shape or X.shape[1] == 0:
-            prod = alpha * np.dot(X, Y)
-            res = np.asarray(prod if beta == 0 else beta * Z + prod, dtype=dt)
-            if self.inplace:
-                Z[...] = res
-                res = Z
-            output_storage[0][0] = res
+            output_storage[0][0] = self._numpy_update(Z, alpha, X, Y, beta, dt)
             return
         # Z^T <- beta Z^T + alpha Y^T X^T in Fortran order: Z's own buffer when C-ordered.
         o1, t1 = _fortran(Y.T)
@@ -341,9 +334,6 @@ class Gemm(Op):
             Z[...] = res
             res = Z
         output_storage[0][0] = res
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [tuple(shapes[0])]
 
     def flops(self, node, input_shapes, output_shapes) -> float:
         (m, k), (_, n) = input_shapes[2], input_shapes[3]
