@@ -89,7 +89,25 @@ def _float(x: Val) -> bool:
     return x.val.dtype.kind == "f"
 
 
-def apply_step(pool: list[Val], op: str, a: int, b: int) -> Val | None:
+def _static_broadcast(x: Val, y: Val) -> bool:
+    """Whether x and y broadcast only along axes declared size 1 in their types: what
+    differentiation needs (gradients sum over statically broadcastable axes, as Theano's;
+    run-time broadcasting of an axis of unknown size computes forward only)."""
+    nd = max(x.val.ndim, y.val.ndim)
+    for v in (x, y):
+        shape = (1,) * (nd - v.val.ndim) + v.val.shape
+        static = (1,) * (nd - v.val.ndim) + tuple(v.var.type.shape)
+        other = y if v is x else x
+        oshape = (1,) * (nd - other.val.ndim) + other.val.shape
+        for n, s, o in zip(shape, static, oshape):
+            if n == 1 and o != 1 and s != 1:
+                return False
+    return True
+
+
+def apply_step(
+    pool: list[Val], op: str, a: int, b: int, static_broadcast: bool = False
+) -> Val | None:
     """The pool entry for ``op`` on operands chosen by ``a``/``b``, or None if it does not
     apply (keeps every random recipe valid)."""
     x = pool[-1 - a % len(pool)]  # a=0: the newest value, so chains grow deep
@@ -107,6 +125,8 @@ def apply_step(pool: list[Val], op: str, a: int, b: int) -> Val | None:
                 try:
                     np.broadcast_shapes(x.val.shape, y.val.shape)
                 except ValueError:
+                    continue
+                if static_broadcast and not _static_broadcast(x, y):
                     continue
                 cands.append(y)
             y = cands[b % len(cands)]
@@ -235,8 +255,9 @@ def input_values(rec: Recipe) -> list[np.ndarray]:
     return vals
 
 
-def build(rec: Recipe, variables=None, ops_ok=ALL_OPS):
-    """(input variables, output Vals) of ``rec``; ``variables`` overrides the inputs."""
+def build(rec: Recipe, variables=None, ops_ok=ALL_OPS, static_broadcast=False):
+    """(input variables, output Vals) of ``rec``; ``variables`` overrides the inputs;
+    ``static_broadcast`` pairs operands only where broadcasting is declared (gradients)."""
     vals = input_values(rec)
     if variables is None:
         variables = [
@@ -247,7 +268,7 @@ def build(rec: Recipe, variables=None, ops_ok=ALL_OPS):
     for op, a, b in rec.steps:
         if op not in ops_ok:
             continue
-        new = apply_step(pool, op, a, b)
+        new = apply_step(pool, op, a, b, static_broadcast)
         if new is not None:
             pool.append(new)
     n_in = len(variables)
@@ -342,12 +363,12 @@ def test_fuzz_c_modes_match_numpy(fuzz_examples):
 def _grad_check(rec: Recipe) -> None:
     rec = Recipe(rec.seed, [("float64", s, "c") for _, s, _ in rec.inputs], rec.steps, 1)
     vals = input_values(rec)
-    _, outs = build(rec, ops_ok=SMOOTH_OPS)
+    _, outs = build(rec, ops_ok=SMOOTH_OPS, static_broadcast=True)
     if not outs or outs[0].val.dtype.kind != "f" or outs[0].mag > 1e4:
         return
 
     def fn(*variables):
-        _, o = build(rec, list(variables), ops_ok=SMOOTH_OPS)
+        _, o = build(rec, list(variables), ops_ok=SMOOTH_OPS, static_broadcast=True)
         return o[0].var
 
     try:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import graphc
 import graphc.tensor as T
 from graphc.gradient import (
     DisconnectedInputError,
@@ -351,3 +352,17 @@ def test_jacobian_list_and_hessian():
     assert J[1].type.shape[0] == 2 and J[1].ndim == 3
     H = hessian(T.sum(x**3) + T.prod(x), x)
     np.testing.assert_allclose(H.eval({x: xv}), np.diag(6 * xv) + np.array([[0, 1], [1, 0]]))
+
+
+def test_broadcasting_contract_forward_and_gradient():
+    """Forward: run-time broadcasting of an axis of unknown size follows numpy. Gradients
+    sum over axes declared broadcastable (static size 1), as Theano's do: declare the size-1
+    axis (a row, ``shape=(1, None)``...) to differentiate through the broadcast."""
+    x = T.dvector("x")
+    v = T.tensor("float64", shape=(None,), name="v")
+    f = graphc.function([x, v], x + v)
+    np.testing.assert_allclose(f(np.arange(3.0), np.ones(1)), [1.0, 2.0, 3.0])
+    b = T.tensor("float64", shape=(1,), name="b")
+    g = graphc.function([x, b], graphc.grad((x * b).sum(), b))
+    np.testing.assert_allclose(g(np.arange(4.0), np.ones(1)), [6.0])
+    assert g(np.arange(4.0), np.ones(1)).shape == (1,)
