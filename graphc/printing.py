@@ -5,12 +5,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from graphc.graph.basic import Apply, Constant, Variable, io_toposort
 from graphc.graph.fg import FunctionGraph
 
-__all__ = ["debugprint", "dprint", "pprint", "render_dot", "to_dot"]
+__all__ = ["debugprint", "dprint", "pprint", "register_pprint", "render_dot", "to_dot"]
 
 
 # ------------------------------------------------------------------ debugprint
@@ -158,111 +159,121 @@ dprint = debugprint
 
 # ------------------------------------------------------------------ pprint
 
-_BINARY = {
-    "add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
-    "pow": "**", "eq": "==", "neq": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">=",
-    "and": "&", "or": "|", "xor": "^",
-}  # fmt: skip
-_UNARY = {"neg": "-", "invert": "~"}
-_REDUCE = {"add": "sum", "mul": "prod", "maximum": "max", "minimum": "min", "and": "all",
-           "or": "any"}  # fmt: skip
+PprintRule = Callable[[Any, Apply, Variable, list[str]], str]
+PPRINT_RULES: dict[type, PprintRule] = {}
+"""Per-Op-class rules ``rule(op, node, var, arg_texts) -> text``; the layer that defines an
+Op registers its rule (``graphc.tensor`` registers the tensor Ops')."""
+
+
+def register_pprint(*op_classes: type) -> Callable[[PprintRule], PprintRule]:
+    """Decorator: use the decorated function to print nodes of ``op_classes``."""
+
+    def deco(rule: PprintRule) -> PprintRule:
+        for cls in op_classes:
+            PPRINT_RULES[cls] = rule
+        return rule
+
+    return deco
+
+
+def _rule_for(op) -> PprintRule | None:
+    for cls in type(op).__mro__:
+        rule = PPRINT_RULES.get(cls)
+        if rule is not None:
+            return rule
+    return None
 
 
 def pprint(obj) -> str:
     """A compact math-like rendering: ``(x + (y * 2.0))``, ``exp(x)``, ``sum(x, axis=[1])``.
 
-    Accepts a Variable, a list of Variables or a FunctionGraph (one line per output).
+    Accepts a Variable, a list of Variables or a FunctionGraph (one line per output). A
+    sub-expression used more than once is printed once, under a name (``%0``), in a
+    ``where`` block after the expressions, so a DAG prints in size linear in its nodes.
     """
     if isinstance(obj, FunctionGraph) or hasattr(getattr(obj, "maker", None), "fgraph"):
         fg = obj if isinstance(obj, FunctionGraph) else obj.maker.fgraph
-        return "\n".join(_pp(o, {}) for o in fg.outputs)
-    if isinstance(obj, list | tuple):
-        return "\n".join(_pp(o, {}) for o in obj)
-    if not isinstance(obj, Variable):
+        roots = list(fg.outputs)
+    elif isinstance(obj, list | tuple):
+        roots = list(obj)
+    elif isinstance(obj, Variable):
+        roots = [obj]
+    else:
         raise TypeError(f"pprint: expected a Variable, got {type(obj).__name__}")
-    return _pp(obj, {})
+    return _Pprinter(roots).render()
 
 
-def _pp(v: Variable, memo: dict) -> str:
-    if v in memo:
-        return memo[v]
-    memo[v] = s = _pp_uncached(v, memo)
-    return s
+class _Pprinter:
+    """Renders nodes in topological order (no recursion, so any depth prints)."""
+
+    def __init__(self, roots: list[Variable]):
+        self.roots = roots
+        self.nodes = io_toposort([], roots)
+        self.uses: dict[Variable, int] = {}
+        for node in self.nodes:
+            for v in node.inputs:
+                self.uses[v] = self.uses.get(v, 0) + 1
+        self.text: dict[Variable, str] = {}
+        self.bindings: list[str] = []
+
+    def render(self) -> str:
+        for node in self.nodes:
+            args = [self._get(v) for v in node.inputs]
+            rule = _rule_for(node.op)
+            for out in node.outputs:
+                expr = rule(node.op, node, out, args) if rule else _default_rule(node, out, args)
+                self.text[out] = self._maybe_bind(out, expr)
+        lines = [self._get(r) for r in self.roots]
+        if self.bindings:
+            lines.append("where " + "\n      ".join(self.bindings))
+        return "\n".join(lines)
+
+    def _get(self, v: Variable) -> str:
+        s = self.text.get(v)
+        if s is None:
+            s = self.text[v] = _leaf_text(v)
+        return s
+
+    def _maybe_bind(self, v: Variable, expr: str) -> str:
+        if self.uses.get(v, 0) < 2 or _is_simple(expr):
+            return expr
+        name = f"%{len(self.bindings)}"
+        self.bindings.append(f"{name} = {expr}")
+        return name
 
 
-def _pp_uncached(v: Variable, memo: dict) -> str:
-    node = v.owner
-    if node is None:
-        if v.name is not None:
-            return v.name
-        if isinstance(v, Constant):
-            import numpy as np
+def _is_simple(expr: str) -> bool:
+    return len(expr) <= 12 and " " not in expr
 
-            data = np.asarray(v.data)
-            if data.ndim == 0 or (data.size == 1 and data.ndim <= 1):
-                return str(data.reshape(-1)[0].item()) if data.ndim else str(data.item())
-            return str(data.tolist()) if data.size <= 8 else str(v)
-        return f"<{v.type}>"
-    op = node.op
-    args = [_pp(i, memo) for i in node.inputs]
-    cls = type(op).__name__
-    if cls == "Elemwise":
-        sop = op.scalar_op
-        name = sop.name
-        if name in _BINARY and len(args) >= 2:
-            return "(" + f" {_BINARY[name]} ".join(args) + ")"
-        if name in _UNARY:
-            return f"{_UNARY[name]}{args[0]}"
-        if name.startswith("convert_to_"):
-            return f"cast({args[0]}, {name[len('convert_to_') :]!r})"
-        if name == "round_half_to_even":
-            name = "round"
-        return f"{name}({', '.join(args)})"
-    if cls == "CAReduce":
-        fn = _REDUCE.get(op.scalar_op.name, op.scalar_op.name)
-        return f"{fn}({args[0]}, axis={list(op.axis)})"
-    if cls == "DimShuffle":
-        inp = node.inputs[0]
-        n_lead = len(op.new_order) - inp.ndim
-        if n_lead >= 0 and list(op.new_order) == ["x"] * n_lead + list(range(inp.ndim)):
-            return args[0]  # leading broadcast axes only: implicit in the math form
-        if op.is_transpose and inp.ndim == 2 and op.new_order == (1, 0):
-            return f"{_atom(args[0])}.T"
-        order = ", ".join(repr(o) if o == "x" else str(o) for o in op.new_order)
-        return f"{_atom(args[0])}.dimshuffle({order})"
-    if cls in ("Subtensor", "AdvancedSubtensor"):
-        from graphc.tensor.subtensor import format_index
 
-        return f"{_atom(args[0])}[{format_index(op.idx_list, args[1:])}]"
-    if cls == "AdvancedSubtensor1":
-        return f"{_atom(args[0])}[{args[1]}]"
-    if cls in ("IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1"):
-        fn = "set_subtensor" if op.set_instead_of_inc else "inc_subtensor"
-        if cls == "AdvancedIncSubtensor1":
-            idx = args[2]
-        else:
-            from graphc.tensor.subtensor import format_index
+def _leaf_text(v: Variable) -> str:
+    if v.owner is not None:
+        raise AssertionError(f"{v} printed before its node")
+    if v.name is not None:
+        return v.name
+    if isinstance(v, Constant):
+        import numpy as np
 
-            idx = format_index(op.idx_list, args[2:])
-        return f"{fn}({_atom(args[0])}[{idx}], {args[1]})"
-    if cls == "Shape":
-        return f"{_atom(args[0])}.shape"
-    if cls == "Shape_i":
-        return f"{_atom(args[0])}.shape[{op.i}]"
-    if cls == "Reshape":
-        return f"reshape({args[0]}, {args[1]})"
-    if cls == "MakeVector":
-        return "[" + ", ".join(args) + "]"
-    if cls in ("Dot", "Dot22"):
-        return f"({args[0]} @ {args[1]})"
-    head = str(op)
+        data = np.asarray(v.data)
+        if data.ndim == 0 or (data.size == 1 and data.ndim <= 1):
+            return str(data.reshape(-1)[0].item()) if data.ndim else str(data.item())
+        return str(data.tolist()) if data.size <= 8 else str(v)
+    return f"<{v.type}>"
+
+
+def _default_rule(node: Apply, v: Variable, args: list[str]) -> str:
+    head = str(node.op)
     if len(node.outputs) > 1:
         head = f"{head}.{v.index}"
     return f"{head}({', '.join(args)})"
 
 
-def _atom(s: str) -> str:
+def atom(s: str) -> str:
     """``s`` wrapped in parentheses when it has a top-level space or a leading sign."""
+    if s[:1] in "-~":
+        return f"({s})"
+    if " " not in s:
+        return s
     depth = 0
     for ch in s:
         if ch in "([{":
@@ -271,7 +282,7 @@ def _atom(s: str) -> str:
             depth -= 1
         elif ch == " " and depth == 0:
             return f"({s})"
-    return f"({s})" if s[:1] in "-~" else s
+    return s
 
 
 # ------------------------------------------------------------------ DOT

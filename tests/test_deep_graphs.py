@@ -48,3 +48,33 @@ def test_deep_chain_gradient_printing_and_pickling():
     assert text.count("\n") >= DEPTH
     f2 = pickle.loads(pickle.dumps(f))
     np.testing.assert_allclose(f2(xv), f(xv))
+
+
+def test_symbolic_variable_of_a_5000_op_chain_pickles_and_pprints():
+    x = T.dvector("x")
+    y = x
+    for _ in range(5000):
+        y = y + 1.0
+    y2 = pickle.loads(pickle.dumps(y))
+    assert y2 is not y and y2.owner is not None
+    f = graphc.function([_free_input(y2)], y2)
+    np.testing.assert_allclose(f(np.zeros(3)), np.full(3, 5000.0))
+    text = graphc.printing.pprint(y)
+    assert text.count("+") == 5000 and text.startswith("(" * 5000 + "x + 1.0)")
+
+
+def _free_input(v):
+    while v.owner is not None:
+        v = v.owner.inputs[0]
+    return v
+
+
+def test_pickled_variable_keeps_shared_inputs_and_sharing():
+    x = T.dvector("x")
+    s = T.exp(x)
+    y = s * s + x
+    y2 = pickle.loads(pickle.dumps(y))
+    add = y2.owner
+    mul = add.inputs[0].owner
+    assert mul.inputs[0] is mul.inputs[1]  # the shared subterm stays one node
+    assert add.inputs[1] is _free_input(mul.inputs[0])  # and x is one Variable

@@ -163,3 +163,38 @@ def test_render_dot_with_graphviz(tmp_path):
     path = render_dot(to_dot(z), str(tmp_path / "g.svg"))
     assert (tmp_path / "g.svg").read_text().lstrip().startswith("<")
     assert path.endswith("g.svg")
+
+
+def test_pprint_names_a_repeated_subterm_once():
+    x = gt.vector("x")
+    s = x + 1
+    assert pprint(s * s) == "(%0 * %0)\nwhere %0 = (x + 1)"
+    assert pprint(x * x) == "(x * x)"  # a name is short enough to repeat
+
+
+def test_pprint_of_a_dag_grows_linearly_with_depth():
+    x = gt.vector("x")
+    y = x
+    sizes = []
+    for _ in range(30):  # a tree expansion would be 2**30 times the first layer
+        y = y * gt.nnet.sigmoid(y)
+        sizes.append(len(pprint(y)))
+    assert sizes[-1] < 30 * 2 * sizes[0]
+    assert pprint(y).splitlines()[0] == "(%28 * sigmoid(%28))"
+
+
+def test_pprint_rules_are_registered_by_op_class():
+    class Twice(gt.Elemwise.__mro__[1]):  # a new Op class, printed by its own rule
+        __props__ = ()
+
+        def make_node(self, x):
+            return Apply(self, [x], [x.type()])
+
+    x = gt.vector("x")
+    node = Twice().make_node(x)
+    assert pprint(node.outputs[0]) == "Twice(x)"  # the default rule
+    printing.register_pprint(Twice)(lambda op, node, v, args: f"2*{args[0]}")
+    try:
+        assert pprint(node.outputs[0]) == "2*x"
+    finally:
+        del printing.PPRINT_RULES[Twice]

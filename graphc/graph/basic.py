@@ -108,6 +108,48 @@ class Variable:
         for k, v in state.items():
             setattr(self, k, v)
 
+    def __reduce_ex__(self, protocol):
+        # An owned Variable pickles as its flat graph: following owner -> inputs -> owner
+        # would recurse once per level and fail on graphs deeper than the recursion limit.
+        if self.owner is None:
+            return super().__reduce_ex__(protocol)
+        return (_rebuild_owned, _flat_graph(self))
+
+
+def _flat_graph(root: Variable) -> tuple[list, list, tuple[int, int]]:
+    """``root``'s graph as free Variables plus nodes whose inputs refer to earlier entries:
+    ``(-1, k)`` is free Variable ``k``, ``(n, j)`` is output ``j`` of node ``n``."""
+    free: list[Variable] = []
+    refs: dict[Variable, tuple[int, int]] = {}
+    nodes: list[tuple] = []
+    for n, node in enumerate(io_toposort([], [root])):
+        in_refs = []
+        for v in node.inputs:
+            if v not in refs:  # only free Variables are unseen here (topological order)
+                refs[v] = (-1, len(free))
+                free.append(v)
+            in_refs.append(refs[v])
+        outs = [(type(o), o.type, o.name, o.tag) for o in node.outputs]
+        nodes.append((node.op, in_refs, outs, node.tag))
+        for j, o in enumerate(node.outputs):
+            refs[o] = (n, j)
+    return free, nodes, refs[root]
+
+
+def _rebuild_owned(free: list, nodes: list, root: tuple[int, int]) -> Variable:
+    built: list[list[Variable]] = []
+    for op, in_refs, outs, tag in nodes:
+        inputs = [free[j] if n < 0 else built[n][j] for n, j in in_refs]
+        outputs = []
+        for cls, typ, name, vtag in outs:
+            o = cls(typ, None, None, name)
+            o.tag = vtag
+            outputs.append(o)
+        node = Apply(op, inputs, outputs)
+        node.tag = tag
+        built.append(outputs)
+    return built[root[0]][root[1]]
+
 
 class Constant(Variable):
     """A Variable with a fixed value; equal constants share a ``signature``."""

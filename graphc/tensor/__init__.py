@@ -2,6 +2,7 @@
 
 from graphc.tensor import (
     nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
+    pprint_rules,  # noqa: E402,F401  (fills graphc.printing's rules)
     subtensor,
 )
 from graphc.tensor.basic import *  # noqa: F403
