@@ -106,6 +106,14 @@ class ScalarOp(Op):
         """The numpy implementation over arrays (broadcasting as numpy does)."""
         return self.ufunc(*args)
 
+    def evaluate(self, out_dtype: str, *args):
+        """``impl`` computed in the declared output dtype, as the C code does: a float-only
+        Op casts integer and bool operands to its float output first (numpy alone would
+        compute ``exp`` of int8 in float16 and overflow)."""
+        if self.float_only and out_dtype in FLOAT_DTYPES:
+            args = tuple(_as_float(a, out_dtype) for a in args)
+        return self.impl(*args)
+
     def c_expr(self, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
         """A C expression computing the output from input element expressions, or None."""
         if self.c_template is None:
@@ -122,11 +130,16 @@ class ScalarOp(Op):
         return Apply(self, inputs, [ScalarType(d)() for d in dts])
 
     def perform(self, node, inputs, output_storage):
-        out = self.impl(*inputs)
+        out = self.evaluate(node.outputs[0].type.dtype, *inputs)
         if not isinstance(out, tuple):
             out = (out,)
         for cell, val, var in zip(output_storage, out, node.outputs):
             cell[0] = np.asarray(val, dtype=var.type.dtype)[()]
+
+
+def _as_float(a, dtype: str):
+    a = np.asarray(a)
+    return a.astype(dtype) if a.dtype.kind in "biu" else a
 
 
 @functools.lru_cache(maxsize=4096)
@@ -373,9 +386,9 @@ class Composite(ScalarOp):
         values: dict[Variable, object] = dict(zip(self.inputs, args))
         for node in self.nodes:
             ins = [values[i] if i in values else i.data for i in node.inputs]
-            with np.errstate(all="ignore"):
-                out = node.op.impl(*ins)
             dt = node.outputs[0].type.dtype
+            with np.errstate(all="ignore"):
+                out = node.op.evaluate(dt, *ins)
             values[node.outputs[0]] = np.asarray(out).astype(dt, copy=False)
         outs = tuple(values[o] if o in values else o.data for o in self.outputs)
         return outs if len(outs) > 1 else outs[0]

@@ -64,6 +64,12 @@ def _mv(a: np.ndarray, x: np.ndarray, dtype: str) -> np.ndarray:
 
 def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     """numpy ``dot`` of vectors / matrices as a new array of ``dtype``."""
+    ka, kb = a.shape[-1], b.shape[0 if b.ndim == 1 else -2]
+    if ka != kb:
+        raise ValueError(
+            f"dot: shapes {a.shape} and {b.shape} not aligned: {ka} (dim {a.ndim - 1}) != "
+            f"{kb} (dim {max(b.ndim - 2, 0)})"
+        )
     if a.ndim == 2 and b.ndim == 2:
         return _mm(a, b, dtype)
     if a.ndim == 2:
@@ -71,6 +77,11 @@ def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     if b.ndim == 2:
         return _mv(b.T, a, dtype)
     return np.asarray(np.dot(a.astype(dtype, copy=False), b.astype(dtype, copy=False)), dtype)
+
+
+def _unaliased(dest: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """``src``, copied when it shares memory with ``dest`` (which is about to be written)."""
+    return src.copy() if np.shares_memory(dest, src) else src
 
 
 def _scalar(v, dtype: str):
@@ -264,6 +275,8 @@ class Gemv(_ScaledUpdate):
         alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
         if A.shape[0] != y.shape[0] or A.shape[1] != x.shape[0]:
             raise ValueError(f"{self}: shape mismatch y {y.shape}, A {A.shape}, x {x.shape}")
+        if self.inplace:  # y is overwritten while A and x are read: they must not alias it
+            A, x = _unaliased(y, A), _unaliased(y, x)  # noqa: N806
         if dt not in _FLOATS or 0 in A.shape:
             output_storage[0][0] = self._numpy_update(y, alpha, A, x, beta, dt)
             return
@@ -320,6 +333,8 @@ class Gemm(_ScaledUpdate):
         alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
         if X.shape[1] != Y.shape[0] or Z.shape != (X.shape[0], Y.shape[1]):
             raise ValueError(f"{self}: shape mismatch Z {Z.shape}, X {X.shape}, Y {Y.shape}")
+        if self.inplace:  # Z is overwritten while X and Y are read: they must not alias it
+            X, Y = _unaliased(Z, X), _unaliased(Z, Y)  # noqa: N806
         if dt not in _FLOATS or 0 in Z.shape or X.shape[1] == 0:
             output_storage[0][0] = self._numpy_update(Z, alpha, X, Y, beta, dt)
             return

@@ -133,7 +133,7 @@ class Elemwise(Op):
                     op.ufunc(*inputs, out=target, casting="unsafe")
                     output_storage[o][0] = target
                     return
-            results = op.impl(*inputs)
+            results = op.evaluate(node.outputs[0].type.dtype, *inputs)
         if not isinstance(results, tuple):
             results = (results,)
         for k, (cell, res, var) in enumerate(zip(output_storage, results, node.outputs)):

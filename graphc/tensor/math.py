@@ -184,10 +184,20 @@ class CAReduce(Op):
             return [cast(second(x, g_b), x.dtype)]
         out = _restore_axes(self(x), x.ndim, self.axis)
         if name == "mul":
-            return [cast(g_b * out / x, x.dtype)]
+            return [cast(g_b * self._prod_of_others(x), x.dtype)]
         if name in ("maximum", "minimum"):
             return [cast(g_b * cast(eq(x, out), x.dtype), x.dtype)]
         return [None]
+
+    def _prod_of_others(self, x):
+        """Per element, the product of the other elements of its reduction group: ``prod /
+        x`` where the group has no zero, else exact (0/0 would give NaN at the zero)."""
+        is_zero = eq(x, 0)
+        keep = _restore_axes  # the reduced axes put back, to broadcast against x
+        n_zeros = keep(sum(is_zero, axis=self.axis, dtype="int64"), x.ndim, self.axis)
+        prod_nonzero = keep(self(switch(is_zero, 1, x)), x.ndim, self.axis)
+        with_one_zero = switch(is_zero, prod_nonzero, 0)
+        return switch(eq(n_zeros, 0), prod_nonzero / x, switch(eq(n_zeros, 1), with_one_zero, 0))
 
 
 def _restore_axes(v, ndim: int, axes: tuple[int, ...]):
@@ -300,8 +310,9 @@ def _count(x, axes):
 def mean(x, axis=None, keepdims=False):
     x = as_tensor_variable(x)
     axes = normalize_axis("mean", x, axis)
-    s = sum(x, axis=axes, keepdims=keepdims)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
+    # integers accumulate in float64, as numpy's mean does: an int64 sum can wrap
+    s = sum(x, axis=axes, keepdims=keepdims, dtype=None if x.dtype == out_dt else out_dt)
     return cast(s / cast(_count(x, axes), out_dt), out_dt)
 
 

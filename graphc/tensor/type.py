@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,7 +44,7 @@ class TensorType(Type):
 
     def filter(self, value, strict: bool = False, allow_downcast: bool | None = None):
         """Return ``value`` as an ndarray of this type, or raise TypeError / ValueError."""
-        if isinstance(value, np.ndarray) and value.dtype == self.dtype:
+        if type(value) is np.ndarray and value.dtype == self.dtype:
             arr = value
         else:
             if strict:
@@ -65,8 +66,13 @@ class TensorType(Type):
         return arr
 
     def _convert(self, value, allow_downcast: bool | None) -> np.ndarray:
+        if isinstance(value, np.ma.MaskedArray):
+            raise TypeError(
+                f"masked arrays are not supported (expected {self.dtype}); pass "
+                "value.filled(fill_value) or value.data to say what masked entries hold"
+            )
         if isinstance(value, np.ndarray | np.generic):
-            src = np.asarray(value)
+            src = np.asarray(value)  # subclasses (np.matrix, memmap) become plain ndarrays
             if src.dtype.kind not in "biuf":
                 raise TypeError(f"cannot convert an array of dtype {src.dtype} to {self.dtype}")
             if allow_downcast or np.can_cast(src.dtype, self.dtype, "safe"):
@@ -76,13 +82,17 @@ class TensorType(Type):
                 "(pass allow_input_downcast=True to allow the downcast)"
             )
         if isinstance(value, bool | int | float) and not isinstance(value, complex):
-            arr = np.asarray(value)
-            converted = np.asarray(value, dtype=self.dtype) if _fits(value, self.dtype) else None
-            if converted is not None and (allow_downcast is not False or converted == value):
-                return converted
+            if _fits(value, self.dtype) and (
+                allow_downcast is not False or _exact(value, self.dtype)
+            ):
+                return np.asarray(value, dtype=self.dtype)
             if allow_downcast:
-                return arr.astype(self.dtype)
-            raise TypeError(f"cannot convert Python value {value!r} to {self.dtype} exactly")
+                with np.errstate(all="ignore"):
+                    return np.asarray(value).astype(self.dtype)
+            raise TypeError(
+                f"Python value {value!r} does not fit {self.dtype} (it would become "
+                f"{_cast_text(value, self.dtype)}); pass allow_input_downcast=True to allow it"
+            )
         try:
             arr = np.asarray(value)
         except Exception as e:  # noqa: BLE001 - anything numpy cannot read
@@ -126,24 +136,45 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r:.60}"
 
 
-def _fits(value, dtype: str) -> bool:
+def _cast(value, dtype: str):
+    with np.errstate(all="ignore"):
+        return np.asarray(value, dtype=dtype)
+
+
+def _exact(value, dtype: str) -> bool:
+    """The cast loses nothing (compared in Python, not in ``dtype``)."""
     try:
-        with np.errstate(all="ignore"):
-            conv = np.asarray(value, dtype=dtype)
-        return bool(conv == value) or (isinstance(value, float) and np.dtype(dtype).kind == "f")
+        return _cast(value, dtype).item() == value
     except (OverflowError, ValueError):
         return False
+
+
+def _fits(value, dtype: str) -> bool:
+    """A Python number fits ``dtype``: exactly, or for a float into a float dtype rounded
+    but neither overflowing to inf nor flushed to zero."""
+    if isinstance(value, float) and np.dtype(dtype).kind == "f":
+        back = _cast(value, dtype).item()
+        return math.isfinite(back) == math.isfinite(value) and (back == 0) == (value == 0)
+    return _exact(value, dtype)
+
+
+def _cast_text(value, dtype: str) -> str:
+    try:
+        return repr(_cast(value, dtype).item())
+    except (OverflowError, ValueError):
+        return "out of range"
 
 
 def _all_fit(arr: np.ndarray, dtype: str) -> bool:
-    """Python-sourced arrays (lists of ints) fit when every value survives the cast."""
-    if arr.dtype.kind == "f" and np.dtype(dtype).kind == "f":
-        return True
+    """Python-sourced arrays (lists of numbers) fit when every value fits as above."""
     try:
-        with np.errstate(all="ignore"):
-            return bool(np.all(arr.astype(dtype) == arr))
+        conv = _cast(arr, dtype)
     except (OverflowError, ValueError):
         return False
+    if arr.dtype.kind == "f" and np.dtype(dtype).kind == "f":
+        same_finite = np.isfinite(conv) == np.isfinite(arr)
+        return bool(np.all(same_finite & ((conv == 0) == (arr == 0))))
+    return bool(np.all(conv.astype(arr.dtype) == arr))
 
 
 # ------------------------------------------------------------------ constructors
