@@ -11,16 +11,20 @@ is raised (the message shows the compiler output and where the source was kept).
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import warnings
 from collections.abc import Sequence
+
+import numpy as np
 
 from graphc.flags import config
 from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.linker.base import Linked, NodeImpl, link, py_impl
 from graphc.linker.c.registry import CThunkCode, c_code_for
+from graphc.tensor.type import TensorType
 
 __all__ = ["available", "has_c_code", "link_cpy", "generate_module", "reset_available"]
 
@@ -83,6 +87,65 @@ _PRELUDE = """\
 #include <stdint.h>
 #include <string.h>
 #define FAIL return -1
+
+/* Every thunk runs behind graphc_checked: each array input must be an ndarray of the
+   node's declared ndim and dtype (numpy scalars are converted), else TypeError. Generated
+   bodies may then read their inputs without further checks, whatever a caller with
+   trust_input=True hands them. */
+typedef struct { int nd; int typenum; } graphc_in_spec; /* nd < 0: not an array input */
+typedef int (*graphc_run_fn)(void *, PyObject *const *, PyObject **);
+
+static int graphc_checked_slow(graphc_run_fn run, const graphc_in_spec *spec, int n,
+                               const char *name, void *params, PyObject *const *inputs,
+                               PyObject **outputs) {
+    PyObject **tmp = PyMem_Calloc(n > 0 ? n : 1, sizeof(PyObject *));
+    int rc = -1, j;
+    if (tmp == NULL) { PyErr_NoMemory(); return -1; }
+    for (j = 0; j < n; j++) {
+        PyObject *o = inputs[j];
+        if (spec[j].nd >= 0 && !PyArray_Check(o) && PyArray_IsScalar(o, Generic))
+            o = PyArray_FromScalar(o, NULL);
+        else
+            Py_INCREF(o);
+        if (o == NULL) goto done;
+        tmp[j] = o;
+        if (spec[j].nd < 0) continue;
+        if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != spec[j].nd
+            || !PyArray_EquivTypenums(PyArray_TYPE((PyArrayObject *)o), spec[j].typenum)) {
+            PyArray_Descr *want = PyArray_DescrFromType(spec[j].typenum);
+            if (PyArray_Check(o))
+                PyErr_Format(PyExc_TypeError,
+                             "%s: input %d must be a %d-d array of dtype %S, got a %d-d array "
+                             "of dtype %S", name, j, spec[j].nd, (PyObject *)want,
+                             PyArray_NDIM((PyArrayObject *)o),
+                             (PyObject *)PyArray_DESCR((PyArrayObject *)o));
+            else
+                PyErr_Format(PyExc_TypeError,
+                             "%s: input %d must be a %d-d array of dtype %S, got %.100s", name,
+                             j, spec[j].nd, (PyObject *)want, Py_TYPE(inputs[j])->tp_name);
+            Py_XDECREF(want);
+            goto done;
+        }
+    }
+    rc = run(params, tmp, outputs);
+done:
+    for (j = 0; j < n; j++) Py_XDECREF(tmp[j]);
+    PyMem_Free(tmp);
+    return rc;
+}
+
+static inline int graphc_checked(graphc_run_fn run, const graphc_in_spec *spec, int n,
+                                 const char *name, void *params, PyObject *const *inputs,
+                                 PyObject **outputs) {
+    for (int j = 0; j < n; j++) {
+        PyObject *o = inputs[j];
+        if (spec[j].nd < 0) continue;
+        if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != spec[j].nd
+            || PyArray_TYPE((PyArrayObject *)o) != spec[j].typenum)
+            return graphc_checked_slow(run, spec, n, name, params, inputs, outputs);
+    }
+    return run(params, inputs, outputs);
+}
 """
 
 
@@ -104,19 +167,21 @@ def generate_module(codes: Sequence[CThunkCode]) -> tuple[str, list[int]]:
             if s not in seen_init:
                 seen_init.add(s)
                 init.append(s)
-        dkey = ("key", code.key) if code.key is not None else ("body", code.body)
+        full = (code.body, code.inputs, code.name)
+        dkey = ("key", code.key, code.inputs) if code.key is not None else ("body", full)
         k = by_key.get(dkey)
         if k is None:
-            k = by_key.get(("body", code.body))
+            k = by_key.get(("body", full))
             if k is None:
                 k = len(bodies)
-                bodies.append(code.body)
-                by_key[("body", code.body)] = k
+                bodies.append(full)
+                by_key[("body", full)] = k
             by_key[dkey] = k
         index.append(k)
+    _check_helpers_unique(support)
     parts = [_PRELUDE, *support]
-    for k, body in enumerate(bodies):
-        parts.append(_thunk(k, body))
+    for k, (body, spec, name) in enumerate(bodies):
+        parts.append(_thunk(k, body, spec, name))
     caps = "\n".join(
         f'    if (!(c = PyCapsule_New((void *)&thunk_{k}, "graphc.thunk", NULL))) goto fail;\n'
         f"    PyTuple_SET_ITEM(t, {k}, c);"
@@ -164,13 +229,48 @@ PyMODINIT_FUNC GRAPHC_INIT(void) {{
     return "\n".join(parts), index
 
 
-def _thunk(k: int, body: str) -> str:
+_C_DEFINITION = re.compile(r"^static\b[^;{=]*?\b(\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
+
+
+def _check_helpers_unique(support: Sequence[str]) -> None:
+    """Two different support blocks defining one C function would not compile (or worse,
+    link the wrong one): say which generator's helper must move to a shared block."""
+    owner: dict[str, int] = {}
+    for k, text in enumerate(support):
+        for name in _C_DEFINITION.findall(text):
+            if owner.setdefault(name, k) != k:
+                raise ValueError(
+                    f"C helper {name!r} is defined in two different support blocks; "
+                    "move it to a block of its own so it is emitted once"
+                )
+
+
+def _thunk(k: int, body: str, spec: tuple[tuple[int, int], ...], name: str) -> str:
+    sig = "(void *params, PyObject *const *inputs, PyObject **outputs)"
+    entries = ", ".join(f"{{{nd}, {num}}}" for nd, num in spec) or "{-1, 0}"
     return (
-        f"static int thunk_{k}(void *params, PyObject *const *inputs, PyObject **outputs) {{\n"
+        f"static int thunk_{k}_run{sig} {{\n"
         f"    (void)params; (void)inputs; (void)outputs;\n"
         f"{body}\n"
         f"    return 0;\n"
         f"}}\n"
+        f"static const graphc_in_spec thunk_{k}_in[] = {{{entries}}};\n"
+        f"static int thunk_{k}{sig} {{\n"
+        f"    return graphc_checked(thunk_{k}_run, thunk_{k}_in, {len(spec)}, {_c_string(name)},\n"
+        f"                          params, inputs, outputs);\n"
+        f"}}\n"
+    )
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def _input_spec(node: Apply) -> tuple[tuple[int, int], ...]:
+    """Per input, (ndim, numpy type number) for arrays, (-1, 0) for other values."""
+    return tuple(
+        (v.type.ndim, np.dtype(v.type.dtype).num) if isinstance(v.type, TensorType) else (-1, 0)
+        for v in node.inputs
     )
 
 
@@ -221,6 +321,8 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
         wrapped = [
             CThunkCode(
                 body=_declare_io(order[k], codes[k].body),
+                inputs=_input_spec(order[k]),
+                name=str(order[k].op)[:200],
                 support=codes[k].support,
                 init=codes[k].init,
                 libraries=codes[k].libraries,

@@ -503,12 +503,30 @@ def _libm(fn: str, out_dtype: str) -> str:
     return fn + "f" if out_dtype == "float32" else fn
 
 
+_FLIPPED = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
 def _cmp_c_expr(symbol: str):
     def c_expr(self, names, in_dtypes, out_dtype):
+        kinds = [np.dtype(d).kind for d in in_dtypes]
+        if sorted(kinds) == ["i", "u"] and upcast(*in_dtypes) in FLOAT_DTYPES:
+            # signed vs unsigned 64-bit: numpy compares exactly, a double would round
+            if kinds[0] == "u":
+                return _mixed_sign_cmp(_FLIPPED[symbol], names[1], names[0])
+            return _mixed_sign_cmp(symbol, names[0], names[1])
         ct = ctype(upcast(*in_dtypes))  # compare in the common type, not in bool
         return f"((({ct}){names[0]}) {symbol} (({ct}){names[1]}))"
 
     return c_expr
+
+
+def _mixed_sign_cmp(symbol: str, signed: str, unsigned: str) -> str:
+    """``signed <symbol> unsigned`` exactly: a negative value is below every unsigned one."""
+    s, u = f"((npy_int64){signed})", f"((npy_uint64){unsigned})"
+    exact = f"((npy_uint64){s} {symbol} {u})"
+    if symbol in ("==", ">", ">="):
+        return f"({s} >= 0 && {exact})"
+    return f"({s} < 0 || {exact})"  # !=, <, <=
 
 
 for _op, _sym in ((eq, "=="), (neq, "!="), (lt, "<"), (gt, ">"), (le, "<="), (ge, ">=")):

@@ -15,8 +15,9 @@ _CTYPE = {"float32": "npy_float32", "float64": "npy_float64"}
 _TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
-# REAL, EXP and LOG are replaced per dtype; names get the dtype as a suffix.
-_KERNELS = r"""
+# Helpers shared by every dtype: emitted once per module (support code is deduplicated by
+# text, so a helper must never sit in a per-dtype block, or two dtypes redefine it).
+_SHARED = r"""
 #ifdef GRAPHC_HAVE_MVEC
 /* libmvec's SIMD variants, so the `omp simd` loops below vectorize exp/log */
 __attribute__((simd("notinbranch"))) double exp(double);
@@ -27,7 +28,10 @@ static PyArrayObject *graphc_carray(PyArrayObject *a) {
     return (PyArrayObject *)PyArray_FROM_OF((PyObject *)a,
                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
 }
+"""
 
+# REAL, EXP and LOG are replaced per dtype; names get the dtype as a suffix.
+_KERNELS = r"""
 /* softmax (take_log 0) or log-softmax (take_log 1) of the contiguous row x[0..n) into y. */
 static void graphc_softmax_row_SFX(const REAL *x, REAL *y, npy_intp n, int take_log) {
     REAL m = x[0];
@@ -138,7 +142,7 @@ def _kernels(dtype: str) -> str:
 
 
 def _support(dtype: str) -> tuple[str, ...]:
-    return (COMMON, _kernels(dtype))
+    return (COMMON, _SHARED, _kernels(dtype))
 
 
 def _sfx(dtype: str) -> str:

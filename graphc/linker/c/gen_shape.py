@@ -115,26 +115,40 @@ static int graphc_as_double(PyArrayObject *a, double *out) {
     }
 }
 
-/* The value of a 0-d integer array as npy_intp. */
+/* The value of a 0-d integer array as npy_intp, by kind and size (so equivalent type
+   numbers such as long/longlong both work). An unsigned value above NPY_MAX_INTP
+   saturates to NPY_MAX_INTP: out of bounds as an index, "to the end" as a slice bound,
+   as in numpy, never wrapped to a negative position. */
 static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
     if (PyArray_SIZE(a) != 1) {
         PyErr_SetString(PyExc_ValueError, "expected an integer scalar");
         return -1;
     }
     const char *p = PyArray_DATA(a);
-    switch (PyArray_TYPE(a)) {
-    case NPY_INT64: *out = (npy_intp)*(const npy_int64 *)p; return 0;
-    case NPY_INT32: *out = *(const npy_int32 *)p; return 0;
-    case NPY_INT16: *out = *(const npy_int16 *)p; return 0;
-    case NPY_INT8: *out = *(const npy_int8 *)p; return 0;
-    case NPY_UINT64: *out = (npy_intp)*(const npy_uint64 *)p; return 0;
-    case NPY_UINT32: *out = (npy_intp)*(const npy_uint32 *)p; return 0;
-    case NPY_UINT16: *out = *(const npy_uint16 *)p; return 0;
-    case NPY_UINT8: *out = *(const npy_uint8 *)p; return 0;
-    default:
-        PyErr_SetString(PyExc_TypeError, "expected an integer array");
-        return -1;
+    const char kind = PyArray_DESCR(a)->kind;
+    const int size = (int)PyArray_ITEMSIZE(a);
+    if (kind == 'i') {
+        switch (size) {
+        case 8: *out = (npy_intp)*(const npy_int64 *)p; return 0;
+        case 4: *out = *(const npy_int32 *)p; return 0;
+        case 2: *out = *(const npy_int16 *)p; return 0;
+        case 1: *out = *(const npy_int8 *)p; return 0;
+        }
+    } else if (kind == 'u') {
+        npy_uint64 u = 0;
+        switch (size) {
+        case 8: u = *(const npy_uint64 *)p; break;
+        case 4: u = *(const npy_uint32 *)p; break;
+        case 2: u = *(const npy_uint16 *)p; break;
+        case 1: u = *(const npy_uint8 *)p; break;
+        default: goto bad;
+        }
+        *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u;
+        return 0;
     }
+bad:
+    PyErr_SetString(PyExc_TypeError, "expected an integer array");
+    return -1;
 }
 """
 

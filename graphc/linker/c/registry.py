@@ -38,6 +38,8 @@ class CThunkCode:
     init: tuple[str, ...] = ()  # statements run once in the module init; FAIL on error
     libraries: tuple[str, ...] = ()  # extra libraries to link (besides m, mvec)
     key: object = None  # equal keys share one thunk function (same Op, same input types)
+    inputs: tuple[tuple[int, int], ...] = ()  # per input (ndim, type number), set by the linker
+    name: str = ""  # the node's Op, for the linker's input-check errors
 
 
 _GENERATORS: dict[type, Callable[[Apply], CThunkCode | None]] = {}
