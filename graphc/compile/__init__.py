@@ -8,3 +8,11 @@ __all__ = [
     "FAST_COMPILE", "FAST_RUN", "PROFILE_MODE", "Function", "FunctionMaker", "In", "Mode",
     "Out", "SharedVariable", "UnusedInputError", "function", "get_mode", "shared",
 ]  # fmt: skip
+
+
+def __getattr__(name):  # graphc.compile.ProfileStats, as theano.compile.ProfileStats
+    if name == "ProfileStats":  # imported on use: the profiler stays out of `import graphc`
+        from graphc.profile.stats import ProfileStats
+
+        return ProfileStats
+    raise AttributeError(f"module 'graphc.compile' has no attribute {name!r}")

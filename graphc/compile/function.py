@@ -401,16 +401,26 @@ class Function:
         t0 = pc()
         values = self._prepare(args, kwargs)
         t1 = pc()
+        prof = self._profiler
         try:
             outs = self.vm(values)
         except Exception as e:
+            # a call that raises still counts: its nodes that ran were timed, so the
+            # call's time must be in the totals too (thunks <= VM <= call always holds)
+            t2 = pc()
+            self._count_call(prof, t0, t1, t2)
             raise self._node_error(e, values) from e
         t2 = pc()
         result = outs[0] if self._single else self._finish(outs)
-        prof = self._profiler
+        self._count_call(prof, t0, t1, t2)
+        return result
+
+    @staticmethod
+    def _count_call(prof, t0: int, t1: int, t2: int) -> None:
+        pc = time.perf_counter_ns
         if prof.ignore_first:
             prof.skip_call()
-        else:  # count the call (inlined: this runs on every profiled call)
+        else:
             prof.calls += 1
             prof.call_ns += pc() - t0
             prof.vm_ns += t2 - t1
@@ -418,7 +428,6 @@ class Function:
             n = prof.n_seen + 1
             if (n & (n - 1) == 0) != prof.shapes_on:
                 prof.sample_shapes(n & (n - 1) == 0)
-        return result
 
     def _finish(self, outs):
         n = self.n_out

@@ -242,7 +242,7 @@ def build_record(fn) -> FunctionProfile:
         optimizer=str(maker.mode.optimizer),
         rewrites_excluded=list(excluding),
         rewrites_included=list(including),
-        vm_kind=type(fn.vm).__name__,
+        vm_kind=fn.vm.kind,  # "cvm" or "py", as in the JSON schema
         allow_gc=maker.allow_gc,
         timing_supported=True,
         memory_recorded=bool(config.profile_memory),
@@ -250,7 +250,7 @@ def build_record(fn) -> FunctionProfile:
         inputs=inputs,
         constants=consts,
         output_slots=list(prog.outputs),
-        optimizer_profile=opt_prof,
+        optimizer_profile=opt_prof if config.profile_optimizer else None,
     )
 
 
@@ -295,9 +295,10 @@ def attach_profile(fn, profile) -> None:
         shapes=True,
         trace_capacity=profiler.trace_capacity,
     )
-    if config.profile or getattr(mode, "profile", False):
+    # the profile is the user's data: it keeps the final counters when fn is freed
+    profiler.keep_final_counters(fn)
+    if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
         _register_at_exit(stats)
-        profiler.keep_final_counters(fn)
 
 
 def allocated() -> tuple[int, int]:

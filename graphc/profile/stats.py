@@ -13,12 +13,34 @@ from graphc.profile.model import FunctionProfile
 from graphc.profile.text import render_summary
 
 
-@dataclass
+@dataclass(init=False)
 class ProfileStats:
-    """Profiles of one or more compiled functions; ``name`` overrides the Message line."""
+    """Profiles of one or more compiled functions; ``name`` overrides the Message line.
+
+    ``ProfileStats([fp, ...], name)`` holds the given profiles; Theano's spelling
+    ``ProfileStats(atexit_print=True, flag_time_thunks=None, gpu_checks=True, **kwargs)``
+    works too: ``atexit_print=False`` keeps a shared profile from printing at exit, and
+    other keywords are stored as attributes (``message=`` sets the name).
+    """
 
     functions: list[FunctionProfile] = field(default_factory=list)
     name: str | None = None
+    atexit_print: bool = True
+
+    def __init__(self, *args, functions=None, name=None, atexit_print=True,
+                 flag_time_thunks=None, gpu_checks=True, **kwargs):  # fmt: skip
+        if args and isinstance(args[0], bool):  # Theano: (atexit_print, flag_time_thunks, ...)
+            atexit_print = args[0]
+        elif args:
+            functions = args[0]
+            name = args[1] if len(args) > 1 else name
+        self.functions = list(functions or [])
+        self.name = kwargs.pop("message", name)
+        self.atexit_print = bool(atexit_print)
+        self.flag_time_thunks = flag_time_thunks
+        self.gpu_checks = gpu_checks
+        for key, value in kwargs.items():
+            setattr(self, key, value)
 
     def refresh(self) -> None:
         """Pull the latest counters from the functions that own live profiles."""
@@ -59,6 +81,10 @@ class ProfileStats:
             optimizer=optimizer,
         )
         (file or sys.stdout).write(text)
+
+    def print_summary(self, file: TextIO | None = None, **options) -> None:
+        """Theano's name for :meth:`summary`."""
+        self.summary(file, **options)
 
     def to_json(self) -> str:
         """The JSON document (schema_version 1, see docs/profile-schema.md)."""

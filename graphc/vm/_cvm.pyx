@@ -496,16 +496,26 @@ cdef class CVM:
         cdef CNode *nd = &self._nodes[i]
         cdef int k, s
         cdef int64_t b
+        cdef int src
         if self._memory:
             for k in range(nd.n_out):
                 s = nd.out_start + k
-                b = _nbytes(self._slots[s])
+                src = self._aliased_input(nd, self._slots[s])
+                if src >= 0:
+                    # in place or a view of an input: no new bytes; the buffer's count
+                    # moves with it, so freeing the input slot does not forget it
+                    b = 0
+                    self._live -= self._slot_bytes[s]
+                    self._slot_bytes[s] = self._slot_bytes[src]
+                    self._slot_bytes[src] = 0
+                else:
+                    b = _nbytes(self._slots[s])
+                    self._live += b - self._slot_bytes[s]
+                    self._slot_bytes[s] = b
                 if b < self._bytes_min[nd.out_off + k]:
                     self._bytes_min[nd.out_off + k] = b
                 if b > self._bytes_max[nd.out_off + k]:
                     self._bytes_max[nd.out_off + k] = b
-                self._live += b - self._slot_bytes[s]
-                self._slot_bytes[s] = b
             if self._live > self._peak:
                 self._peak = self._live
         if self._shapes:
@@ -525,6 +535,26 @@ cdef class CVM:
                 if sig not in sigs:
                     sigs.append(sig)
         return 0
+
+    cdef int _aliased_input(self, CNode *nd, PyObject *out) noexcept:
+        """The input slot whose buffer ``out`` is (in place) or views, else -1."""
+        cdef int j
+        cdef PyObject *inp
+        cdef PyObject *base = NULL
+        if out == NULL:
+            return -1
+        if cnp.PyArray_Check(<object>out):
+            base = <PyObject *>cnp.PyArray_BASE(<cnp.ndarray>out)
+        for j in range(nd.n_in):
+            inp = self._slots[nd.ins[j]]
+            if inp == NULL:
+                continue
+            if inp == out or (base != NULL and base == inp):
+                return nd.ins[j]
+            if base != NULL and cnp.PyArray_Check(<object>inp) and \
+                    base == <PyObject *>cnp.PyArray_BASE(<cnp.ndarray>inp):
+                return nd.ins[j]
+        return -1
 
     cdef inline object _value(self, int s):
         cdef PyObject *p = self._slots[s]

@@ -35,6 +35,19 @@ def value_nbytes(value: Any) -> int:
     return 0
 
 
+def aliased_input(value: Any, inputs: Sequence[Any]) -> int | None:
+    """The position of the input whose buffer ``value`` is (in place) or views, if any."""
+    base = value.base if isinstance(value, np.ndarray) else None
+    for k, inp in enumerate(inputs):
+        if inp is None:
+            continue
+        if inp is value or (base is not None and base is inp):
+            return k
+        if base is not None and isinstance(inp, np.ndarray) and base is inp.base:
+            return k
+    return None
+
+
 def _one_signature(value: Any) -> tuple | None:
     # the dtype object, not dtype.str (which builds a string on every access): this runs
     # per node on sampled calls; public_signatures() turns it into dtype.str
@@ -303,7 +316,7 @@ class PyVM:
             if self._memory:
                 base = self._out_offsets[i]
                 for k, v in enumerate(outs):
-                    b = value_nbytes(v)
+                    b = 0 if aliased_input(v, ins) is not None else value_nbytes(v)
                     self._bytes_min[base + k] = min(int(self._bytes_min[base + k]), b)
                     self._bytes_max[base + k] = max(int(self._bytes_max[base + k]), b)
             if self._shapes and len(self._shape_sigs[i]) < MAX_SHAPE_SIGNATURES:
@@ -386,11 +399,19 @@ class PyVM:
         return [storage[s] for s in node.inputs], [storage[s] for s in node.outputs]
 
     def _track_live(self, i: int) -> None:
-        """Add node ``i``'s fresh outputs to the live total and update the peak."""
-        for s in self.program.nodes[i].outputs:
-            b = value_nbytes(self._storage[s])
-            self._live += b - self._slot_bytes.get(s, 0)
-            self._slot_bytes[s] = b
+        """Add node ``i``'s fresh outputs to the live total and update the peak; an output
+        that is an input's buffer (in place) or a view of it takes over that input's count
+        instead of adding bytes."""
+        node, storage = self.program.nodes[i], self._storage
+        ins = [storage[s] for s in node.inputs]
+        for s in node.outputs:
+            k = aliased_input(storage[s], ins)
+            self._live -= self._slot_bytes.get(s, 0)
+            if k is not None:  # the count moves from the input's slot: live is unchanged
+                self._slot_bytes[s] = self._slot_bytes.pop(node.inputs[k], 0)
+            else:
+                self._slot_bytes[s] = value_nbytes(storage[s])
+                self._live += self._slot_bytes[s]
         self._peak_bytes = max(self._peak_bytes, self._live)
 
     def _clear_slot(self, s: int) -> None:

@@ -1,0 +1,148 @@
+"""Profile numbers that hold in awkward situations, each checked against an independent
+measurement: calls that raise, outputs that are views or written in place (tracemalloc),
+functions freed before their profile is read, and Theano's ProfileStats spellings."""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc.tensor as T
+from graphc.profile import allocated
+
+VMS = ["cvm", "py"]
+
+
+def _mode(vm, linker="c|py"):
+    return graphc.Mode(linker=linker, optimizer="fast_run", vm=vm)
+
+
+@pytest.mark.parametrize("vm", VMS)
+def test_calls_that_raise_are_counted_and_thunks_le_vm_le_call(vm):
+    x, i = T.dvector("x"), T.lscalar("i")
+    f = graphc.function([x, i], T.exp(x).sum() + x[i], mode=_mode(vm), profile=True)
+    t0 = time.perf_counter_ns()
+    for _ in range(10):
+        with pytest.raises(IndexError):
+            f(np.ones(100), 500)
+    f(np.ones(100), 5)
+    wall = time.perf_counter_ns() - t0
+    fp = f.profile.functions[0]
+    f.profile.refresh()
+    assert fp.calls == 11
+    assert fp.thunk_ns() <= fp.vm_ns <= fp.call_ns <= wall
+    out = io.StringIO()
+    f.profile.summary(file=out)
+    text = out.getvalue()
+    assert "Time in 11 calls" in text
+    pct = float(text.split("Time in thunks:")[1].split("(")[1].split("%")[0])
+    assert 0 < pct <= 100
+
+
+@pytest.mark.parametrize("vm", VMS)
+def test_view_outputs_allocate_nothing_in_the_vm_peak_and_allocated(vm):
+    gc.collect()
+    x = T.dmatrix("x")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x], [x.T[:, :500], x[::2]], mode=_mode(vm), profile=True)
+    xv = np.ones((1000, 1000))
+    f(xv)
+    st = f.vm.stats()
+    assert st["peak_bytes"] == 0
+    assert all(int(b) == 0 for outs in st["out_bytes_max"] for b in outs)
+    current, peak = allocated()
+    assert peak == current  # nothing beyond what functions hold between calls
+
+
+@pytest.mark.parametrize("vm", VMS)
+def test_vm_peak_equals_tracemalloc_with_in_place_nodes(vm):
+    x = T.dvector("x")
+    y = T.exp(x) + T.log(x) * x  # unfused: log * x and exp + that run in place
+    mode = _mode(vm).excluding("fusion")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x], y, mode=mode, profile=True)
+    assert any(n.op.destroy_map for n in f.maker.fgraph.toposort())
+    xv = np.ones(20000)
+    f(xv)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = f(xv)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del out
+    vm_peak = f.vm.stats()["peak_bytes"]
+    assert vm_peak == 2 * xv.nbytes  # exp(x) and log(x); the rest reuse them
+    assert vm_peak <= peak < vm_peak + 4096  # tracemalloc adds a few small objects
+
+
+def test_profile_keeps_its_numbers_after_the_function_is_freed():
+    x = T.dvector("x")
+
+    def make():
+        f = graphc.function([x], T.exp(x).sum(), profile=True)
+        for _ in range(3):
+            f(np.ones(10))
+        return f.profile
+
+    p = make()
+    gc.collect()
+    doc = json.loads(p.to_json())
+    nodes = doc["functions"][0]["nodes"]
+    assert nodes and all(n["calls"] == 3 for n in nodes)
+    assert sum(n["ns_total"] for n in nodes) > 0
+    out = io.StringIO()
+    p.summary(file=out)
+    assert "Time in thunks: 0.000000e+00s" not in out.getvalue()
+
+
+def test_theano_profile_stats_spellings():
+    from graphc.compile import ProfileStats
+
+    assert ProfileStats is graphc.profile.ProfileStats
+    s = ProfileStats(False, gpu_checks=False)
+    assert s.atexit_print is False and s.functions == []
+    x = T.dvector("x")
+    f = graphc.function([x], x * 2, profile=s)
+    f(np.ones(3))
+    out = io.StringIO()
+    s.print_summary(file=out)
+    assert "Time in 1 calls" in out.getvalue()
+    assert ProfileStats(message="train").name == "train"
+
+
+def test_optimizer_section_only_when_asked():
+    x = T.dvector("x")
+    f = graphc.function([x], T.exp(x) * 2, profile=True)
+    f(np.ones(3))
+    out = io.StringIO()
+    f.profile.summary(file=out)
+    assert "Optimizer Profile" not in out.getvalue()
+    with graphc.config.change_flags(profile_optimizer=True):
+        g = graphc.function([x], T.exp(x) * 2, profile=True)
+    g(np.ones(3))
+    out = io.StringIO()
+    g.profile.summary(file=out)
+    assert "Optimizer Profile" in out.getvalue()
+
+
+@pytest.mark.parametrize("vm, other", [("cvm", "py"), ("py", "cvm")])
+def test_vm_kind_is_one_spelling_and_names_the_other_vm(vm, other):
+    x = T.dvector("x")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x], T.exp(x) * 2, mode=_mode(vm), profile=True)
+    f(np.ones(3))
+    fp = f.profile.functions[0]
+    assert fp.vm_kind == vm
+    out = io.StringIO()
+    f.profile.summary(file=out, memory=True)
+    assert f"Max peak memory with vm={other}" in out.getvalue()
