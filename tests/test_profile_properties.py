@@ -168,7 +168,7 @@ def test_zero_everything():
     ProfileStats([fp]).summary(file=out, memory=True, optimizer=True)
     text = out.getvalue()
     _check_text(text)
-    assert "  Time in Function.vm.__call__: 0.000000e+00s (0.000%)" in text
+    assert "  Time in Function.fn.__call__: 0.000000e+00s (0.000%)" in text
     out = io.StringIO()
     ProfileStats().summary(file=out)
     _check_text(out.getvalue())

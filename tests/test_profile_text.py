@@ -27,16 +27,18 @@ def test_global_section_golden():
         "  Settings: mode=FAST_RUN, linker=c|py, vm=cvm, allow_gc=True, "
         "optimizer=fast_run, excluding=fusion:inplace, including=-",
         "  Time in 10 calls to Function.__call__: 8.000000e-03s",
-        "  Time in Function.vm.__call__: 6.000000e-03s (75.000%)",
+        "  Time in Function.fn.__call__: 6.000000e-03s (75.000%)",
         "  Time in thunks: 5.000000e-03s (62.500%)",
-        "  Total compilation time: 2.500000e+00s",
+        "  Total compile time: 2.500000e+00s",
         "    Number of Apply nodes: 4",
-        "    graphc rewrite time: 1.000000e+00s",
+        "    graphc Optimizer time: 1.000000e+00s",
         "       graphc validate time: 1.000000e-03s",
         "    graphc Linker time (includes C code generation/compiling): 1.400000e+00s",
         "       C code generation time 2.000000e-01s",
         "       C compile time 1.000000e+00s",
         "       Import time 3.000000e-03s",
+        "    Python imports on first use: 0.000000e+00s",
+        "    Other compile time: 1.000000e-01s",
     ]
 
 

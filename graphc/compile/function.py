@@ -21,6 +21,7 @@ from graphc.compile.sharedvalue import SharedVariable
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable, ancestors, clone_replace, graph_inputs
 from graphc.graph.fg import FunctionGraph
+from graphc.import_clock import import_clock
 from graphc.tensor.variable import as_tensor_variable
 
 
@@ -183,9 +184,11 @@ class FunctionMaker:
             len(self.outputs) + k: len(in_vars) + self.shared.index(s)
             for k, (s, _) in enumerate(self.updates)
         }
-        self.rewrite_report = rewrite_graph(fgraph, mode.optimizer, including, excluding,
-                                            requiring)  # fmt: skip
-        self.phases["rewrite"] = time.perf_counter_ns() - t0
+        with import_clock() as imports:
+            self.rewrite_report = rewrite_graph(fgraph, mode.optimizer, including, excluding,
+                                                requiring)  # fmt: skip
+        self.phases["python_imports"] = imports.ns
+        self.phases["rewrite"] = time.perf_counter_ns() - t0 - imports.ns
         self.phases["validate"] = getattr(self.rewrite_report, "validate_ns", 0)
         self.fgraph = fgraph
         self.linker = resolve_linker(mode.linker)
@@ -237,15 +240,17 @@ class FunctionMaker:
         from graphc.linker.base import link_py
 
         t0 = time.perf_counter_ns()
-        if self.linker.use_c:
-            # without a working compiler link_cpy runs every node in Python, with one
-            # warning that says why
-            from graphc.linker.clinker import link_cpy
+        with import_clock() as imports:
+            if self.linker.use_c:
+                # without a working compiler link_cpy runs every node in Python, with one
+                # warning that says why
+                from graphc.linker.clinker import link_cpy
 
-            linked = link_cpy(self.fgraph, self.fgraph.outputs)
-        else:
-            linked = link_py(self.fgraph, self.fgraph.outputs)
-        self.phases["linker"] = time.perf_counter_ns() - t0
+                linked = link_cpy(self.fgraph, self.fgraph.outputs)
+            else:
+                linked = link_py(self.fgraph, self.fgraph.outputs)
+        self.phases["python_imports"] = self.phases.get("python_imports", 0) + imports.ns
+        self.phases["linker"] = time.perf_counter_ns() - t0 - imports.ns
         return linked
 
     def create(self) -> Function:

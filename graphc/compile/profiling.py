@@ -219,6 +219,7 @@ def build_record(fn) -> FunctionProfile:
         codegen_ns=phases.get("codegen", 0),
         compile_ns=phases.get("compile", 0),
         import_ns=phases.get("import", 0),
+        python_import_ns=maker.phases.get("python_imports", 0),
         n_apply=len(linked.schedule),
     )
     inputs = []

@@ -60,7 +60,12 @@ class CompilePhases:
     codegen_ns: int = 0
     compile_ns: int = 0
     import_ns: int = 0
+    python_import_ns: int = 0  # first-time Python imports, outside the phases above
     n_apply: int = 0
+
+    def other_ns(self) -> int:
+        """The compile time outside every phase (building the graph, the Function...)."""
+        return max(self.total_ns - self.rewrite_ns - self.linker_ns - self.python_import_ns, 0)
 
 
 @dataclass

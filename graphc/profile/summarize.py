@@ -29,6 +29,8 @@ class GlobalSummary:
     codegen_ns: int
     compile_ns: int
     import_ns: int
+    python_import_ns: int
+    other_compile_ns: int
     settings: tuple[str, ...]
     timing_supported: bool
 
@@ -115,6 +117,8 @@ def global_summary(fps: Sequence[FunctionProfile], message: str | None = None) -
         codegen_ns=sum(f.compile.codegen_ns for f in fps),
         compile_ns=sum(f.compile.compile_ns for f in fps),
         import_ns=sum(f.compile.import_ns for f in fps),
+        python_import_ns=sum(f.compile.python_import_ns for f in fps),
+        other_compile_ns=sum(f.compile.other_ns() for f in fps),
         settings=settings,
         timing_supported=all(f.timing_supported for f in fps),
     )

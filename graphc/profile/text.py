@@ -32,20 +32,22 @@ def render_global(g: GlobalSummary) -> list[str]:
     lines = ["Function profiling", "==================", f"  Message: {g.message}"]
     lines += [f"  Settings: {s}" for s in g.settings]
     lines.append(f"  Time in {g.calls} calls to Function.__call__: {seconds(g.call_ns)}")
-    lines.append(f"  Time in Function.vm.__call__: {seconds(g.vm_ns)} ({g.vm_pct:.3f}%)")
+    lines.append(f"  Time in Function.fn.__call__: {seconds(g.vm_ns)} ({g.vm_pct:.3f}%)")
     if g.timing_supported:
         lines.append(f"  Time in thunks: {seconds(g.thunk_ns)} ({g.thunk_pct:.3f}%)")
     else:
         lines.append("  Time in thunks: not measured (the linker cannot time nodes)")
     lines += [
-        f"  Total compilation time: {seconds(g.total_compile_ns)}",
+        f"  Total compile time: {seconds(g.total_compile_ns)}",
         f"    Number of Apply nodes: {g.n_apply}",
-        f"    graphc rewrite time: {seconds(g.rewrite_ns)}",
+        f"    graphc Optimizer time: {seconds(g.rewrite_ns)}",
         f"       graphc validate time: {seconds(g.validate_ns)}",
         "    graphc Linker time (includes C code generation/compiling): " + seconds(g.linker_ns),
         f"       C code generation time {seconds(g.codegen_ns)}",
         f"       C compile time {seconds(g.compile_ns)}",
         f"       Import time {seconds(g.import_ns)}",
+        f"    Python imports on first use: {seconds(g.python_import_ns)}",
+        f"    Other compile time: {seconds(g.other_compile_ns)}",
     ]
     return lines
 
