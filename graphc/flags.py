@@ -106,6 +106,12 @@ FLAGS: tuple[Flag, ...] = (
         _bool,
         "leave the first call out of the times",
     ),
+    Flag(
+        "profiling__all_calls",
+        False,
+        _bool,
+        "summaries include each function's first call (by default they report it apart)",
+    ),
     Flag("profiling__trace_capacity", 100_000, int, "max trace events kept per function"),
     Flag("ProfileMode__n_apply_to_print", 15, int, "legacy ProfileMode Apply rows"),
     Flag("ProfileMode__n_ops_to_print", 20, int, "legacy ProfileMode Op rows"),

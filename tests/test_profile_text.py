@@ -89,6 +89,8 @@ def test_apply_section_golden():
         "    input 1: dtype=float64, shape=(1000, 1000), strides=(8, 8000)",
         "    output 0: dtype=float64, shape=(1000,), strides=c",
         "   ... (remaining 2 Apply instances account for  20.00%(1.00e-03s) of the runtime)",
+        "  (<min>: over all calls; <median>: over each node's most recent calls, up to 32 "
+        "per process)",
         "",
     ]
 

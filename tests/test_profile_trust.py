@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import re
 import time
 import tracemalloc
 
@@ -39,7 +40,7 @@ def test_calls_that_raise_are_counted_and_thunks_le_vm_le_call(vm):
     assert fp.calls == 11
     assert fp.thunk_ns() <= fp.vm_ns <= fp.call_ns <= wall
     out = io.StringIO()
-    f.profile.summary(file=out)
+    f.profile.summary(file=out, all_calls=True)
     text = out.getvalue()
     assert "Time in 11 calls" in text
     pct = float(text.split("Time in thunks:")[1].split("(")[1].split("%")[0])
@@ -178,3 +179,74 @@ def test_compile_phases_add_up_with_first_use_imports_on_their_own_line():
                  "    graphc Linker time (includes C code generation/compiling):",
                  "    Python imports on first use:", "    Other compile time:"):  # fmt: skip
         assert line in d["text"], line
+
+
+class SlowFirstCall(graphc.graph.basic.Op):
+    """Identity that sleeps on its first call only (a one-off cost)."""
+
+    __props__ = ()
+
+    def __init__(self):
+        self.done = False
+
+    def make_node(self, x):
+        return graphc.graph.basic.Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        if not self.done:
+            self.done = True
+            time.sleep(0.3)
+        output_storage[0][0] = inputs[0].copy()
+
+
+def _apply_rows(text: str) -> list[str]:
+    block = text.split("\nApply\n------\n")[1].split("\n\n")[0]
+    return [ln for ln in block.splitlines()[1:] if re.match(r"\s+\d+\.\d%", ln)]
+
+
+def test_first_call_is_reported_apart_and_does_not_rank_first():
+    x = T.dvector("x")
+    y = SlowFirstCall()(x)
+    f = graphc.function([x], T.exp(y).sum() + T.dot(y, y), profile=True)
+    for _ in range(5):
+        f(np.ones(200_000))
+    out = io.StringIO()
+    f.profile.summary(file=out)
+    text = out.getvalue()
+    assert "Time in 4 calls to Function.__call__" in text
+    first = text.split("  First call: ")[1].split("s ")[0]
+    assert float(first) >= 0.3
+    rows = _apply_rows(text)
+    assert not rows[0].endswith("SlowFirstCall(x)")
+    assert "SlowFirstCall" in text.split("Here are tips")[1]  # the first-call tip names it
+    out = io.StringIO()
+    f.profile.summary(file=out, all_calls=True)
+    text = out.getvalue()
+    assert "Time in 5 calls" in text and "First call:" not in text
+    assert _apply_rows(text)[0].endswith("SlowFirstCall(x)")
+
+
+def test_steady_state_of_a_single_call_is_that_call():
+    x = T.dvector("x")
+    f = graphc.function([x], T.exp(x), profile=True)
+    f(np.ones(3))
+    out = io.StringIO()
+    f.profile.summary(file=out)
+    assert "Time in 1 calls" in out.getvalue() and "First call:" not in out.getvalue()
+
+
+def test_first_call_survives_json_and_merging():
+    from graphc.compile import ProfileStats
+
+    x = T.dvector("x")
+    f = graphc.function([x], T.exp(x), profile=True)
+    for _ in range(3):
+        f(np.ones(3))
+    p = ProfileStats.from_json(f.profile.to_json())
+    both = p + ProfileStats.from_json(f.profile.to_json())
+    fp = both.functions[0]
+    assert fp.calls == 6 and fp.first_calls == 2
+    assert fp.first_call_ns == 2 * p.functions[0].first_call_ns > 0
+    out = io.StringIO()
+    both.summary(file=out)
+    assert "Time in 4 calls" in out.getvalue() and "First calls (2)" in out.getvalue()

@@ -427,8 +427,11 @@ class Function:
             prof.skip_call()
         else:
             prof.calls += 1
-            prof.call_ns += pc() - t0
+            call_ns = pc() - t0
+            prof.call_ns += call_ns
             prof.vm_ns += t2 - t1
+            if prof.n_seen == 0:  # the first call (not an ignored one)
+                prof.note_first_call(call_ns, t2 - t1)
             prof.n_seen += 1
             n = prof.n_seen + 1
             if (n & (n - 1) == 0) != prof.shapes_on:

@@ -83,11 +83,12 @@ class FunctionProfiler:
         self.memory = False
         self.shapes_on = True
         self.trace_capacity = 0
-        self.trace_capacity = 0
+        self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
 
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
+        self.first = None
         self.ignore_first = False
         fn = self.fn_ref()
         if fn is not None:
@@ -100,6 +101,24 @@ class FunctionProfiler:
         fn = self.fn_ref()
         if fn is not None:
             fn.vm.reset_stats()
+
+    def note_first_call(self, call_ns: int, vm_ns: int) -> None:
+        """Keep the first call's times apart: summaries leave them out by default."""
+        fn = self.fn_ref()
+        if fn is not None:
+            st = fn.vm.stats()
+            self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
+                          [int(v) for v in st["calls"]])  # fmt: skip
+
+    def _store_first(self) -> None:
+        rec = self.record
+        if self.first is None:
+            rec.first_calls = rec.first_call_ns = rec.first_vm_ns = 0
+            return
+        call_ns, vm_ns, node_ns, node_calls = self.first
+        rec.first_calls, rec.first_call_ns, rec.first_vm_ns = 1, call_ns, vm_ns
+        for node, ns, calls in zip(rec.nodes, node_ns, node_calls):
+            node.first_calls, node.first_ns = min(calls, 1), ns
 
     def sample_shapes(self, want: bool) -> None:
         """Record run-time shapes on calls 1, 2, 4, 8, ... only: a shape change is still
@@ -124,12 +143,14 @@ class FunctionProfiler:
         else:
             rec = self.record
             rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+            self._store_first()
 
     def _pull(self, fn) -> None:
         rec = self.record
         rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
         st = fn.vm.stats()
         update_from_vm_stats(rec, st)
+        self._store_first()
         if self.trace_capacity and "trace" in st:
             rec.trace = TraceRecord(
                 pid=os.getpid(),

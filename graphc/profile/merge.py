@@ -64,6 +64,8 @@ def merge_nodes(a: NodeRecord, b: NodeRecord) -> NodeRecord:
     out.ns_min = _min_nonzero_calls(a, b)
     out.ns_samples = (a.ns_samples + b.ns_samples)[-SAMPLE_CAP:]
     out.n_below_resolution = a.n_below_resolution + b.n_below_resolution
+    out.first_calls = a.first_calls + b.first_calls
+    out.first_ns = a.first_ns + b.first_ns
     out.flops_per_call = _flops(a, b)
     out.out_bytes_min = _pairwise(a.out_bytes_min, b.out_bytes_min, min)
     out.out_bytes_max = _pairwise(a.out_bytes_max, b.out_bytes_max, max)
@@ -81,6 +83,7 @@ def _merge_compile(a: CompilePhases, b: CompilePhases) -> CompilePhases:
         codegen_ns=a.codegen_ns + b.codegen_ns,
         compile_ns=a.compile_ns + b.compile_ns,
         import_ns=a.import_ns + b.import_ns,
+        python_import_ns=a.python_import_ns + b.python_import_ns,
         n_apply=max(a.n_apply, b.n_apply),
     )
 
@@ -110,6 +113,9 @@ def merge_functions(a: FunctionProfile, b: FunctionProfile) -> FunctionProfile:
     out.calls = a.calls + b.calls
     out.call_ns = a.call_ns + b.call_ns
     out.vm_ns = a.vm_ns + b.vm_ns
+    out.first_calls = a.first_calls + b.first_calls
+    out.first_call_ns = a.first_call_ns + b.first_call_ns
+    out.first_vm_ns = a.first_vm_ns + b.first_vm_ns
     out.compile = _merge_compile(a.compile, b.compile)
     out.timing_supported = a.timing_supported and b.timing_supported
     out.memory_recorded = a.memory_recorded or b.memory_recorded

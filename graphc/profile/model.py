@@ -47,6 +47,8 @@ class NodeRecord:
     output_slots: list[int] = field(default_factory=list)
     frees_after: list[int] | None = None
     has_c_impl: bool | None = None
+    first_calls: int = 0  # how many of ``calls`` were a function's first call
+    first_ns: int = 0  # their time (part of ns_total)
 
 
 @dataclass
@@ -133,6 +135,9 @@ class FunctionProfile:
     calls: int = 0
     call_ns: int = 0
     vm_ns: int = 0
+    first_calls: int = 0  # first calls included in the counts (one per process merged)
+    first_call_ns: int = 0
+    first_vm_ns: int = 0
     compile: CompilePhases = field(default_factory=CompilePhases)
     mode: str = ""
     linker: str = ""

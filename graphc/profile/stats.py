@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from graphc.flags import config
 from graphc.profile import serialize
 from graphc.profile.merge import merge_all
 from graphc.profile.model import FunctionProfile
@@ -68,9 +69,14 @@ class ProfileStats:
         min_memory_size: int = 1024,
         memory: bool | None = None,
         optimizer: bool | None = None,
+        all_calls: bool | None = None,
     ) -> None:
-        """Print every section (memory/optimizer: None shows them when recorded)."""
+        """Print every section (memory/optimizer: None shows them when recorded). The
+        times leave each function's first call out unless ``all_calls`` (None: the
+        ``profiling__all_calls`` flag)."""
         self.refresh()
+        if all_calls is None:
+            all_calls = config.profiling__all_calls
         text = render_summary(
             self.functions,
             self.name,
@@ -79,6 +85,7 @@ class ProfileStats:
             min_memory_size=min_memory_size,
             memory=memory,
             optimizer=optimizer,
+            all_calls=all_calls,
         )
         (file or sys.stdout).write(text)
 

@@ -9,6 +9,7 @@ from graphc.profile.fmt import below, nbytes, seconds, shape_text, short_seconds
 from graphc.profile.fmt import value_line as _value_line
 from graphc.profile.merge import combined_optimizer
 from graphc.profile.model import FunctionProfile
+from graphc.profile.steady import has_first_call, steady_state
 from graphc.profile.summarize import (
     GlobalSummary,
     Remaining,
@@ -24,6 +25,11 @@ from graphc.profile.tips import tips as all_tips
 FOOTNOTE = (
     "  (<T: every call took less than the clock resolution T; "
     "~: some calls did, so the time is approximate)"
+)
+
+
+MEDIAN_NOTE = (
+    "  (<min>: over all calls; <median>: over each node's most recent calls, up to 32 per process)"
 )
 
 
@@ -50,6 +56,21 @@ def render_global(g: GlobalSummary) -> list[str]:
         f"    Other compile time: {seconds(g.other_compile_ns)}",
     ]
     return lines
+
+
+def render_first_calls(firsts: Sequence[FunctionProfile]) -> list[str]:
+    """The first calls left out of the steady-state numbers, on lines of their own."""
+    if not firsts:
+        return []
+    call_ns = sum(f.first_call_ns for f in firsts)
+    vm_ns = sum(f.first_vm_ns for f in firsts)
+    n = sum(f.first_calls for f in firsts)
+    what = "First call" if n == 1 else f"First calls ({n})"
+    return [
+        f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}), not in the "
+        "numbers above or the tables below",
+        "    (profiling__all_calls=True includes it)",
+    ]
 
 
 def _time_cell(ns: float, row: TimeRow) -> str:
@@ -136,6 +157,7 @@ def render_apply(tbl: TimeTable, with_function: bool) -> list[str]:
     lines.append(remaining_line(tbl.remaining, "Apply instances"))
     if _marked(tbl.rows):
         lines.append(FOOTNOTE)
+    lines.append(MEDIAN_NOTE)
     return lines + [""]
 
 
@@ -244,9 +266,16 @@ def render_summary(
     min_memory_size: int = 1024,
     memory: bool | None = None,
     optimizer: bool | None = None,
+    all_calls: bool = False,
 ) -> str:
-    """Every section for ``fps``. ``memory``/``optimizer`` None: shown when recorded."""
-    lines = render_global(global_summary(fps, message)) + [""]
+    """Every section for ``fps``. ``memory``/``optimizer`` None: shown when recorded.
+
+    Unless ``all_calls``, times describe the steady state: each function's first call is
+    reported on its own line and left out of every other number.
+    """
+    firsts = [] if all_calls else [f for f in fps if has_first_call(f)]
+    recorded, fps = fps, fps if all_calls else [steady_state(f) for f in fps]
+    lines = render_global(global_summary(fps, message)) + render_first_calls(firsts) + [""]
     if all(f.timing_supported for f in fps):
         lines += render_grouped(
             "Class", class_table(fps, n_ops_to_print), "<Class name>", "Classes"
@@ -262,5 +291,5 @@ def render_summary(
         lines += render_memory(mem.memory_summary(fps, n_apply_to_print, min_memory_size))
     if optimizer or (optimizer is None and any(f.optimizer_profile for f in fps)):
         lines += render_optimizer(fps)
-    lines += render_tips(all_tips(fps))
+    lines += render_tips(all_tips(recorded))
     return "\n".join(lines) + "\n"

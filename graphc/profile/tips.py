@@ -91,7 +91,35 @@ def py_share_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     ]
 
 
-RULES: tuple[Rule, ...] = (float64_tip, py_with_c_tip, fusion_tip, py_share_tip)
+#: A node's first call counts as a one-off cost when it takes this many times its median.
+FIRST_CALL_RATIO = 20.0
+
+
+def first_call_tip(fps: Sequence[FunctionProfile]) -> list[str]:
+    """Nodes whose first call dwarfs their usual one (a cost steady-state calls never pay)."""
+    out = []
+    for f in fps:
+        for n in f.nodes:
+            if n.first_calls != 1 or n.first_ns < 1_000_000:
+                continue
+            rest = sorted(n.ns_samples)
+            if n.first_ns in rest:  # the first call may still be among the recent samples
+                rest.remove(n.first_ns)
+            if not rest:
+                continue
+            median = rest[len(rest) // 2]
+            if n.first_ns > FIRST_CALL_RATIO * max(median, 1):
+                out.append(
+                    f"{f.name}: the first call of {n.apply_name} took {n.first_ns / 1e6:.1f} ms, "
+                    f"{n.first_ns / max(median, 1):.0f}x its median; the tables leave it out "
+                    "(one-off costs: fresh buffers, BLAS threads, lazy imports)"
+                )
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    float64_tip, py_with_c_tip, fusion_tip, py_share_tip, first_call_tip,
+)  # fmt: skip
 
 
 def tips(fps: Sequence[FunctionProfile], rules: Sequence[Rule] = RULES) -> list[str]:
