@@ -1,12 +1,21 @@
 """``graphc-prof`` (also ``python -m graphc.profile``): profile a script, show or compare
 profiles.
 
-    graphc-prof run script.py [args...] [--json out.json] [--trace out.trace.json]
-                                        [--svg out.svg] [--dot out.dot] [--memory] [--summary]
+    graphc-prof run script.py [args...] [options]
     graphc-prof show profile.json [--n-apply N] [--n-ops N] [--memory] [--optimizer]
     graphc-prof diff base.json new.json [--fail-above RATIO] [--min-delta-us US] [-n N]
     graphc-prof trace profile.json out.trace.json
-    graphc-prof graph profile.json out.svg|out.dot
+    graphc-prof graph profile.json out.svg|out.png|out.pdf|out.dot
+
+Options of ``run`` (before the script or after its arguments; ``--`` ends them):
+    --json PATH            save the merged profile as JSON
+    --trace PATH           write a Chrome trace (turns profile_trace on)
+    --speedscope PATH      write a speedscope profile (turns profile_trace on)
+    --trace-capacity N     node events kept per function in a trace
+    --svg PATH, --dot PATH write the profile-coloured graph (.svg needs Graphviz)
+    --memory               record the memory profile (profile_memory)
+    --optimizer            record the optimizer profile (profile_optimizer)
+    --summary              print the summary at exit (the default when no file is asked for)
 """
 
 from __future__ import annotations
@@ -54,14 +63,14 @@ def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[st
                 if not eq:
                     val = next(it, None)
                     if val is None:
-                        raise SystemExit(f"graphc-prof run: {key} needs a value")
+                        raise UsageError(f"run: {key} needs a value")
                 opts[key] = val
             else:
                 opts[key] = True
         else:
             rest.append(a)
     if not rest:
-        raise SystemExit("graphc-prof run: give the script to run")
+        raise UsageError("run: give the script to run")
     return opts, rest
 
 
@@ -75,6 +84,8 @@ def collect() -> ProfileStats:
 
 def cmd_run(argv: Sequence[str]) -> int:
     opts, rest = _split_run_args(argv)
+    if not Path(rest[0]).is_file():
+        raise UsageError(f"run: no such script: {rest[0]}")
     import graphc
 
     cfg = graphc.config
@@ -87,7 +98,8 @@ def cmd_run(argv: Sequence[str]) -> int:
         cfg.profile_trace = True
         if opts.get("--trace-capacity"):
             cfg.profiling__trace_capacity = int(opts["--trace-capacity"])
-    if not opts.get("--summary"):
+    writes_file = any(opts.get(k) for k in ("--json", "--trace", "--speedscope", "--svg", "--dot"))
+    if writes_file and not opts.get("--summary"):
         cfg.profiling__destination = os.devnull
     script = rest[0]
     old_argv, old_path = sys.argv, list(sys.path)
@@ -132,9 +144,9 @@ def _write_outputs(stats: ProfileStats, opts: dict[str, str | bool]) -> None:
 
         write_dot(stats, str(opts["--dot"]))
     if opts.get("--svg"):
-        from graphc.profile.graphviz import write_svg
+        from graphc.profile.graphviz import write_graph
 
-        write_svg(stats, str(opts["--svg"]))
+        write_graph(stats, str(opts["--svg"]))
         print(f"graphc-prof: wrote {opts['--svg']}", file=sys.stderr)
 
 
@@ -174,7 +186,32 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class UsageError(Exception):
+    """Wrong use of the command: reported in one line, exit status 2."""
+
+
+def _load(path: str) -> ProfileStats:
+    """A profile JSON, or a UsageError saying why it cannot be read."""
+    try:
+        return load(path)
+    except FileNotFoundError:
+        raise UsageError(f"no such profile: {path}") from None
+    except (ValueError, KeyError, TypeError) as e:  # not JSON, or not a graphc profile
+        raise UsageError(f"{path} is not a graphc profile JSON ({e})") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except UsageError as e:
+        print(f"graphc-prof: error: {e}", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, OSError) as e:  # e.g. no trace recorded, no Graphviz
+        print(f"graphc-prof: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "run":
         if len(argv) > 1 and argv[1] in ("-h", "--help"):
@@ -183,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_run(argv[1:])
     args = _parser().parse_args(argv)
     if args.cmd == "show":
-        load(args.profile).summary(
+        _load(args.profile).summary(
             n_apply_to_print=args.n_apply,
             n_ops_to_print=args.n_ops,
             memory=args.memory,
@@ -193,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "diff":
         from graphc.profile.bench import compare, render
 
-        verdicts = compare(load(args.base), load(args.new), args.fail_above,
+        verdicts = compare(_load(args.base), _load(args.new), args.fail_above,
                            args.min_delta_us * 1000)  # fmt: skip
         sys.stdout.write(render(verdicts, args.n))
         if args.fail_above is not None:
@@ -202,13 +239,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"OK: nothing slower than {args.fail_above:g}x beyond the noise")
         return 0
     if args.cmd == "trace":
-        load(args.profile).to_chrome_trace(args.out)
+        _load(args.profile).to_chrome_trace(args.out)
         return 0
     if args.cmd == "graph":
-        from graphc.profile.graphviz import write_dot, write_svg
+        from graphc.profile.graphviz import write_graph
 
-        stats = load(args.profile)
-        (write_dot if args.out.endswith(".dot") else write_svg)(stats, args.out)
+        write_graph(_load(args.profile), args.out)
         return 0
     return 2  # pragma: no cover
 

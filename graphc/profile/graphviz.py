@@ -113,6 +113,10 @@ def to_dot(stats: Any) -> str:
 
 def render_svg(dot_text: str) -> str:
     """SVG text from DOT with Graphviz ``dot``; RuntimeError when it is not installed."""
+    return _render(dot_text, "svg").decode("utf-8")
+
+
+def _render(dot_text: str, fmt: str) -> bytes:
     exe = shutil.which("dot")
     if exe is None:
         raise RuntimeError(
@@ -121,10 +125,10 @@ def render_svg(dot_text: str) -> str:
             "to_dot / 'graphc-prof ... --dot out.dot'"
         )
     res = subprocess.run(
-        [exe, "-Tsvg"], input=dot_text, capture_output=True, text=True, check=False
+        [exe, f"-T{fmt}"], input=dot_text.encode("utf-8"), capture_output=True, check=False
     )
     if res.returncode != 0:
-        raise RuntimeError(f"Graphviz 'dot' failed: {res.stderr.strip()}")
+        raise RuntimeError(f"Graphviz 'dot' failed: {res.stderr.decode(errors='replace').strip()}")
     return res.stdout
 
 
@@ -133,6 +137,24 @@ def write_dot(stats: Any, path: str | Path) -> str:
     text = to_dot(stats)
     Path(path).write_text(text, encoding="utf-8")
     return text
+
+
+#: Picture formats by file suffix (rendered by Graphviz), besides ``.dot`` text.
+FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
+
+
+def write_graph(stats: Any, path: str | Path) -> None:
+    """Write the profile-coloured graph in the format the suffix of ``path`` names."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".dot":
+        write_dot(stats, path)
+        return
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"cannot tell the picture format of {str(path)!r}: use a name ending in .dot, "
+            + ", ".join(FORMATS)
+        )
+    Path(path).write_bytes(_render(to_dot(stats), FORMATS[suffix]))
 
 
 def write_svg(stats: Any, path: str | Path) -> str:

@@ -154,7 +154,15 @@ def chrome_trace(stats: Any) -> dict[str, Any]:
 
 
 def write_chrome_trace(stats: Any, path: str | Path) -> dict[str, Any]:
-    """Write :func:`chrome_trace` to ``path`` (open it in https://ui.perfetto.dev)."""
+    """Write :func:`chrome_trace` to ``path`` (open it in https://ui.perfetto.dev).
+
+    Raises ValueError, writing nothing, when no function recorded a trace: an empty trace
+    file would look like a program that did no work."""
+    if not any(fp.trace is not None and fp.trace.events for fp in _functions(stats)):
+        raise ValueError(
+            "no node events were recorded: set graphc.config.profile_trace = True (or "
+            "GRAPHC_FLAGS=profile_trace=True) before compiling the functions to trace"
+        )
     doc = chrome_trace(stats)
     Path(path).write_text(json.dumps(doc), encoding="utf-8")
     return doc
