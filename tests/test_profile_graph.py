@@ -32,7 +32,9 @@ def test_dot_has_every_apply_node_and_edges():
     assert text.startswith("digraph")
     for n in fp.nodes:
         assert f"f0_n{n.position} [" in text
-        assert gv._quote(n.apply_name) in text  # full name in the tooltip
+        tooltip = gv._quote("\n".join([n.apply_name] + [f"from {o}" for o in n.origins]))
+        assert tooltip in text  # full name and source lines in the tooltip
+        assert n.origins and n.origins[0].startswith(__file__)
         assert re.search(rf"-> f0_n{n.position}\b", text)
     assert "%" in text and "fillcolor=" in text
     assert "out " in text  # bytes, with the memory profile on

@@ -250,3 +250,50 @@ def test_first_call_survives_json_and_merging():
     out = io.StringIO()
     both.summary(file=out)
     assert "Time in 4 calls" in out.getvalue() and "First calls (2)" in out.getvalue()
+
+
+def _line() -> int:
+    import inspect
+
+    return inspect.currentframe().f_back.f_lineno
+
+
+def test_source_lines_survive_fusion_and_reach_every_output():
+    x = T.dvector("x")
+    a, la = T.exp(x), _line()
+    b, lb = T.tanh(a) * 2, _line()
+    c, lc = T.dot(b, b), _line()
+    f = graphc.function([x], [c, b.sum()], profile=True)
+    nodes = f.maker.fgraph.toposort()
+    fused = [n for n in nodes if "Composite" in str(n.op)]
+    assert fused, "the exp/tanh/mul chain is fused"
+    want = {f"{__file__}:{la}", f"{__file__}:{lb}"}
+    assert set(fused[0].origins) == want
+    dot = [n for n in nodes if "dot" in str(n.op).lower()][0]
+    assert dot.origins == (f"{__file__}:{lc}",)
+    for _ in range(3):
+        f(np.ones(100))
+    fp = f.profile.functions[0]
+    by_name = {n.apply_name: n for n in fp.nodes}
+    assert set(by_name[str(fused[0])].origins) == want
+    doc = json.loads(f.profile.to_json())
+    assert any(set(n["origins"]) == want for n in doc["functions"][0]["nodes"])
+    out = io.StringIO()
+    f.profile.summary(file=out)
+    text = out.getvalue()
+    base = __file__.rsplit("/", 1)[-1]
+    assert f"    from: {base}:{la}, {base}:{lb}" in text
+    sources = text.split("Source lines\n------------\n")[1].split("\n\n")[0]
+    assert f"{base}:{lc}" in sources and f"{base}:{la}" in sources
+    with graphc.config.change_flags(profile_trace=True):
+        g = graphc.function([x], [c, b.sum()], profile=True)
+    g(np.ones(10))
+    trace = g.profile.to_chrome_trace(str(_tmp_trace()))
+    args = [e["args"] for e in trace["traceEvents"] if e.get("ph") == "X" and "op" in e["args"]]
+    assert any(set(a["source"]) == want for a in args)
+
+
+def _tmp_trace():
+    import tempfile
+
+    return tempfile.mkstemp(suffix=".trace.json")[1]

@@ -19,7 +19,14 @@ import numpy as np
 from graphc.compile.mode import Mode, get_mode, resolve_linker
 from graphc.compile.sharedvalue import SharedVariable
 from graphc.flags import config
-from graphc.graph.basic import Constant, Variable, ancestors, clone_replace, graph_inputs
+from graphc.graph.basic import (
+    Constant,
+    Variable,
+    ancestors,
+    clone_replace,
+    graph_inputs,
+    new_node_origins,
+)
 from graphc.graph.fg import FunctionGraph
 from graphc.import_clock import import_clock
 from graphc.tensor.variable import as_tensor_variable
@@ -184,7 +191,7 @@ class FunctionMaker:
             len(self.outputs) + k: len(in_vars) + self.shared.index(s)
             for k, (s, _) in enumerate(self.updates)
         }
-        with import_clock() as imports:
+        with import_clock() as imports, new_node_origins(()):
             self.rewrite_report = rewrite_graph(fgraph, mode.optimizer, including, excluding,
                                                 requiring)  # fmt: skip
         self.phases["python_imports"] = imports.ns

@@ -228,6 +228,7 @@ def build_record(fn) -> FunctionProfile:
                 output_slots=list(spec.outputs),
                 frees_after=list(frees[i]) if frees is not None else None,
                 has_c_impl=_has_c(node),
+                origins=list(node.origins),
             )
         )
     including, excluding, _ = maker.mode.effective_tags()

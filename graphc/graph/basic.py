@@ -6,8 +6,12 @@ Variables and Apply nodes are compared by identity.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 
@@ -130,7 +134,7 @@ def _flat_graph(root: Variable) -> tuple[list, list, tuple[int, int]]:
                 free.append(v)
             in_refs.append(refs[v])
         outs = [(type(o), o.type, o.name, o.tag) for o in node.outputs]
-        nodes.append((node.op, in_refs, outs, node.tag))
+        nodes.append((node.op, in_refs, outs, node.tag, node.origins))
         for j, o in enumerate(node.outputs):
             refs[o] = (n, j)
     return free, nodes, refs[root]
@@ -138,7 +142,7 @@ def _flat_graph(root: Variable) -> tuple[list, list, tuple[int, int]]:
 
 def _rebuild_owned(free: list, nodes: list, root: tuple[int, int]) -> Variable:
     built: list[list[Variable]] = []
-    for op, in_refs, outs, tag in nodes:
+    for op, in_refs, outs, tag, origins in nodes:
         inputs = [free[j] if n < 0 else built[n][j] for n, j in in_refs]
         outputs = []
         for cls, typ, name, vtag in outs:
@@ -146,7 +150,7 @@ def _rebuild_owned(free: list, nodes: list, root: tuple[int, int]) -> Variable:
             o.tag = vtag
             outputs.append(o)
         node = Apply(op, inputs, outputs)
-        node.tag = tag
+        node.tag, node.origins = tag, origins
         built.append(outputs)
     return built[root[0]][root[1]]
 
@@ -202,16 +206,48 @@ def _short_value(data: Any) -> str:
     return f"TensorConstant{{{arr.shape} of {arr.dtype}}}"
 
 
-class Apply:
-    """An application of an Op to input Variables, producing output Variables."""
+_GRAPHC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_NEW_NODE_ORIGINS: ContextVar[tuple[str, ...] | None] = ContextVar("origins", default=None)
 
-    __slots__ = ("op", "inputs", "outputs", "tag", "__weakref__")
+
+def user_origin() -> tuple[str, ...]:
+    """``("file.py:line",)`` of the innermost caller outside graphc (empty if none)."""
+    f = sys._getframe(1)
+    while f is not None:
+        path = f.f_code.co_filename
+        if not path.startswith(_GRAPHC_DIR):
+            return (f"{path}:{f.f_lineno}",)
+        f = f.f_back
+    return ()
+
+
+@contextmanager
+def new_node_origins(origins: tuple[str, ...]) -> Iterator[None]:
+    """Nodes built inside the block get ``origins`` instead of the caller's line (rewrites
+    build nodes with ``()``; a replacement then inherits the replaced node's lines)."""
+    token = _NEW_NODE_ORIGINS.set(tuple(origins))
+    try:
+        yield
+    finally:
+        _NEW_NODE_ORIGINS.reset(token)
+
+
+class Apply:
+    """An application of an Op to input Variables, producing output Variables.
+
+    ``origins`` are the user's source lines that built the node (``"path:line"``), kept
+    through rewrites: a fused node carries the lines of every node it fused.
+    """
+
+    __slots__ = ("op", "inputs", "outputs", "tag", "origins", "__weakref__")
 
     def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
         self.op = op
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.tag: dict[str, Any] = {}
+        preset = _NEW_NODE_ORIGINS.get()
+        self.origins: tuple[str, ...] = user_origin() if preset is None else preset
         for i, out in enumerate(self.outputs):
             if out.owner is not None and out.owner is not self:
                 raise ValueError(f"output {i} of {op} already has an owner")
@@ -231,6 +267,7 @@ class Apply:
         else:
             new = self.op.make_node(*inputs)
         new.tag = dict(self.tag)
+        new.origins = self.origins
         return new
 
     def __str__(self) -> str:

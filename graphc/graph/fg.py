@@ -183,10 +183,18 @@ class FunctionGraph:
         if var not in self.variables:
             return
         self._check_type(var, new, reason)
+        if var.owner is not None and new.owner is not None and not new.owner.origins:
+            self._inherit_origins(new.owner, var.owner.origins)
         if verbose:
             print(f"rewrite {reason}: {var} -> {new}")
         for node, i in list(self.clients[var]):
             self.change_input(node, i, new, reason)
+
+    def _inherit_origins(self, node: Apply, origins: tuple[str, ...]) -> None:
+        """New nodes a rewrite built (no origins of their own) take the replaced node's."""
+        for new in self._new_nodes_up_to(node):
+            if not new.origins:
+                new.origins = origins
 
     def replace_all(self, pairs: Sequence[tuple[Variable, Variable]], reason: str = "") -> None:
         for var, new in pairs:

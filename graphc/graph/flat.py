@@ -43,7 +43,9 @@ def flatten(roots: Sequence[Variable]) -> tuple[list, dict[Variable, VarRef]]:
     for node in nodes:
         k = len(entries)
         outs = [(o.type, o.name, type(o)) for o in node.outputs]
-        entries.append(("apply", node.op, [refs[v] for v in node.inputs], outs, node.tag))
+        entries.append(
+            ("apply", node.op, [refs[v] for v in node.inputs], outs, node.tag, node.origins)
+        )
         for j, o in enumerate(node.outputs):
             refs[o] = VarRef(k, j)
     return entries, refs
@@ -61,10 +63,10 @@ def unflatten(entries: list) -> list:
         if entry[0] == "var":
             built.append(entry[1])
             continue
-        _, op, in_refs, outs, tag = entry
+        _, op, in_refs, outs, tag, origins = entry
         outputs = [cls(t, None, None, name) for t, name, cls in outs]
         node = Apply(op, [get(r) for r in in_refs], outputs)
-        node.tag = dict(tag)
+        node.tag, node.origins = dict(tag), tuple(origins)
         built.append(outputs)
     return built
 

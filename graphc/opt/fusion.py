@@ -11,7 +11,7 @@ numbered in depth-first order from the output, so the result is deterministic.
 
 from __future__ import annotations
 
-from graphc.graph.basic import Constant, clone_replace
+from graphc.graph.basic import Constant, clone_replace, new_node_origins
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import fit, scalar_const
 from graphc.scalar.basic import Composite, ScalarType
@@ -135,5 +135,8 @@ def fuse_elemwise(fgraph, node):
     s_in, t_in, s_out = _scalar_graph(out, members)
     if not t_in:
         return None
-    new = Elemwise(Composite(s_in, [s_out]))(*t_in)
+    # the fused node comes from every line that built a node of the region
+    origins = tuple(dict.fromkeys(o for n in region for o in n.origins))
+    with new_node_origins(origins):
+        new = Elemwise(Composite(s_in, [s_out]))(*t_in)
     return [fit(out, new)]

@@ -9,6 +9,24 @@ import numpy as np
 from graphc.profile.model import ValueInfo
 
 
+def short_origin(origin: str) -> str:
+    """``/a/b/train.py:12`` as ``train.py:12``."""
+    path, _, line = origin.rpartition(":")
+    return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if path else origin
+
+
+def origin_key(origin: str) -> tuple[str, int]:
+    path, _, line = origin.rpartition(":")
+    return (path, int(line) if line.isdigit() else 0)
+
+
+def origins_text(origins: Sequence[str], limit: int = 4) -> str:
+    """Sorted short source lines, at most ``limit`` of them then ``+N more``."""
+    items = [short_origin(o) for o in sorted(origins, key=origin_key)]
+    extra = f", +{len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + extra
+
+
 def seconds(ns: float) -> str:
     """Nanoseconds as ``1.234567e-04s`` (global section precision)."""
     return f"{ns / 1e9:.6e}s"

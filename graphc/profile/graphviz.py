@@ -46,6 +46,12 @@ def _ms(ns: int) -> str:
     return f"{ns} ns"
 
 
+def _tooltip(n) -> str:
+    """The full Apply name and the source lines that built the node."""
+    lines = [n.apply_name] + [f"from {o}" for o in n.origins]
+    return "\n".join(lines)
+
+
 def _function_dot(fp: FunctionProfile, k: int, lines: list[str]) -> None:
     total = sum(n.ns_total for n in fp.nodes)
     hottest = max((n.ns_total for n in fp.nodes), default=0)
@@ -70,7 +76,7 @@ def _function_dot(fp: FunctionProfile, k: int, lines: list[str]) -> None:
         color = heat_color(n.ns_total / hottest if hottest else 0.0)
         lines.append(
             f"    {nid} [shape=box, style=filled, fillcolor={_quote(color)}, "
-            f"label={_quote(chr(10).join(label))}, tooltip={_quote(n.apply_name)}];"
+            f"label={_quote(chr(10).join(label))}, tooltip={_quote(_tooltip(n))}];"
         )
         destroyed = {a or 0 for kind, a in zip(n.output_kinds, n.output_aliases) if kind == "i"}
         viewed = {a or 0 for kind, a in zip(n.output_kinds, n.output_aliases) if kind == "v"}

@@ -49,6 +49,7 @@ class NodeRecord:
     has_c_impl: bool | None = None
     first_calls: int = 0  # how many of ``calls`` were a function's first call
     first_ns: int = 0  # their time (part of ns_total)
+    origins: list[str] = field(default_factory=list)  # user source lines, "path:line"
 
 
 @dataclass

@@ -59,6 +59,7 @@ class TimeRow:
     gflops_s: float | None = None
     inputs: tuple[ValueInfo, ...] = ()
     outputs: tuple[ValueInfo, ...] = ()
+    origins: tuple[str, ...] = ()
 
     @property
     def per_call_ns(self) -> float:
@@ -209,6 +210,7 @@ def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
         gflops_s=gflops,
         inputs=tuple(node.inputs),
         outputs=tuple(node.outputs),
+        origins=tuple(node.origins),
     )
 
 
@@ -217,3 +219,37 @@ def apply_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
     rows = [_apply_row(f, i, node) for i, f in enumerate(fps) for node in f.nodes if node.calls]
     total = sum(r.ns for r in rows)
     return _finish(rows, n, total, key=lambda r: (-r.ns, r.function_index, r.position))
+
+
+def source_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
+    """Time per user source line: a node built by several lines (a fused loop) shares its
+    time between them equally; nodes with no recorded line are grouped as ``?``."""
+    ns: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    applies: dict[str, int] = {}
+    res: dict[str, int] = {}
+    for f, node in _ran(fps):
+        lines = node.origins or ["?"]
+        for line in lines:
+            ns[line] = ns.get(line, 0.0) + node.ns_total / len(lines)
+            calls[line] = calls.get(line, 0) + node.calls
+            applies[line] = applies.get(line, 0) + 1
+            res[line] = max(res.get(line, 1), f.clock_resolution_ns)
+    rows = [
+        TimeRow(
+            label=line,
+            pct=0.0,
+            cum_pct=0.0,
+            ns=round(t),
+            calls=calls[line],
+            cum_ns=0,
+            n_apply=applies[line],
+            impl="",
+            resolution_ns=res[line],
+            all_below=t == 0,
+            some_below=False,
+        )  # fmt: skip
+        for line, t in ns.items()
+    ]
+    total = sum(r.ns for r in rows)
+    return _finish(rows, n, total, key=lambda r: (-r.ns, r.label))

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from graphc.profile import memory as mem
-from graphc.profile.fmt import below, nbytes, seconds, shape_text, short_seconds, table
+from graphc.profile.fmt import (
+    below,
+    nbytes,
+    origins_text,
+    seconds,
+    shape_text,
+    short_origin,
+    short_seconds,
+    table,
+)
 from graphc.profile.fmt import value_line as _value_line
 from graphc.profile.merge import combined_optimizer
 from graphc.profile.model import FunctionProfile
@@ -19,6 +28,7 @@ from graphc.profile.summarize import (
     class_table,
     global_summary,
     op_table,
+    source_table,
 )
 from graphc.profile.tips import tips as all_tips
 
@@ -152,12 +162,33 @@ def render_apply(tbl: TimeTable, with_function: bool) -> list[str]:
     lines = ["Apply", "------", head]
     for r, text in zip(tbl.rows, body):
         lines.append(text)
+        if r.origins:
+            lines.append(f"    from: {origins_text(r.origins)}")
         lines += [_value_line("input", i, v) for i, v in enumerate(r.inputs)]
         lines += [_value_line("output", i, v) for i, v in enumerate(r.outputs)]
     lines.append(remaining_line(tbl.remaining, "Apply instances"))
     if _marked(tbl.rows):
         lines.append(FOOTNOTE)
     lines.append(MEDIAN_NOTE)
+    return lines + [""]
+
+
+def render_sources(tbl: TimeTable) -> list[str]:
+    """Time per user source line (the lines that built each node, through fusion)."""
+    headers = ["<% time>", "<sum %>", "<apply time>", "<#apply>", "<source line>"]
+    rows = [
+        [
+            f"{r.pct:.1f}%",
+            f"{r.cum_pct:.1f}%",
+            _time_cell(r.ns, r),
+            str(r.n_apply),
+            short_origin(r.label),
+        ]  # fmt: skip
+        for r in tbl.rows
+    ]
+    lines = ["Source lines", "------------"] + table(headers, rows)
+    lines.append(remaining_line(tbl.remaining, "source lines"))
+    lines.append("  (a node built by several lines, such as a fused loop, shares its time)")
     return lines + [""]
 
 
@@ -282,6 +313,7 @@ def render_summary(
         )
         lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops")
         lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1)
+        lines += render_sources(source_table(fps, n_ops_to_print))
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",

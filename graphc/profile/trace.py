@@ -47,6 +47,7 @@ def _node_args(node: NodeRecord) -> dict[str, Any]:
         "inputs": [_value(v) for v in node.inputs],
         "outputs": [_value(v) for v in node.outputs],
         "dtype": ", ".join(sorted({v.dtype for v in node.outputs})),
+        "source": list(node.origins),
     }
 
 
