@@ -534,7 +534,8 @@ class Function:
         givens = _pairs(orig["givens"]) + list(swap.items())
         return function(
             orig["inputs"], orig["outputs"], mode=self.maker.mode, updates=updates,
-            givens=givens, name=orig["name"], on_unused_input=orig["on_unused_input"],
+            givens=givens, name=orig["name"],
+            on_unused_input="ignore" if delete_updates else orig["on_unused_input"],
             allow_input_downcast=orig["allow_input_downcast"],
             no_default_updates=True if delete_updates else orig["no_default_updates"],
             profile=self.profile is not None or None,

@@ -1,0 +1,123 @@
+"""Theano's spellings and semantics that programs written for Theano rely on."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc as theano
+import graphc.tensor as T
+from graphc import function, shared
+
+PY = graphc.Mode(linker="py", optimizer=None)
+
+
+def test_tensor_grad_is_graphc_grad():
+    x = T.dscalar("x")
+    g = T.grad(x**3, x)
+    assert function([x], g, mode=PY)(2.0) == pytest.approx(12.0)
+    assert T.jacobian is graphc.gradient.jacobian
+    with pytest.raises(AttributeError, match="no_such_name"):
+        T.no_such_name  # noqa: B018
+
+
+def test_variables_are_truthy_but_comparisons_raise():
+    w = shared(np.zeros(3), name="w")
+    x = T.dvector("x")
+    assert w and x and (x + 1) and not (not x)
+    for cmp in (x < 1, x > 1, x <= 1, x >= 1, T.eq(x, 1), T.neq(x, 1)):
+        with pytest.raises(TypeError, match="comparison"):
+            bool(cmp)
+    with pytest.raises(TypeError, match="comparison"):
+        0 < x < 1  # noqa: B015
+
+
+def test_plural_constructors_follow_theano():
+    a, b = T.dmatrices("a", "b")
+    assert (a.name, b.name) == ("a", "b") and a.type == T.dmatrix
+    x, y, z = T.vectors("xyz")
+    assert [v.name for v in (x, y, z)] == ["x", "y", "z"]
+    assert x.dtype == graphc.config.floatX
+    one = T.fvectors("q")
+    assert isinstance(one, T.TensorVariable) and one.name == "q" and one.dtype == "float32"
+    unnamed = T.scalars(3)
+    assert len(unnamed) == 3 and all(v.name is None and v.ndim == 0 for v in unnamed)
+    i, j = T.iscalars("i", "j")
+    assert i.dtype == j.dtype == "int32"
+    named = T.lrows(["r1", "r2"])
+    assert [r.name for r in named] == ["r1", "r2"] and named[0].broadcastable == (True, False)
+    assert T.dtensor4s(2)[0].ndim == 4 and T.cols(1)[0].broadcastable == (False, True)
+    assert T.matrices("m", "n", dtype="int16")[1].dtype == "int16"
+
+
+def test_typed_constructors_are_tensor_types():
+    assert isinstance(T.dscalar, T.TensorType)
+    x = T.dscalar("x")
+    assert x.type is T.dscalar and x.type == T.dscalar and x.name == "x"
+    assert T.fmatrix(name="m").type == T.TensorType("float32", (None, None))
+    assert T.TensorType("float64", (False, True)) == T.dcol  # Theano's broadcastable
+    assert T.TensorType("float64", (True, False)).shape == (1, None)
+
+
+def test_tag_is_attribute_and_dict_style_and_survives_cloning_and_pickling():
+    x = T.dvector("x")
+    x.tag.test_value = np.ones(2)
+    assert x.tag["test_value"] is x.tag.test_value
+    assert not hasattr(x.tag, "missing")
+    y = pickle.loads(pickle.dumps(x))
+    np.testing.assert_array_equal(y.tag.test_value, np.ones(2))
+    assert x.clone().tag.test_value is x.tag.test_value
+    del x.tag.test_value
+    assert "test_value" not in x.tag
+    n = (x + 1).owner
+    n.tag.note = "hi"
+    assert n.clone_with_new_inputs(n.inputs).tag.note == "hi"
+
+
+def test_get_value_return_internal_type():
+    s = shared(np.arange(3.0))
+    v = s.get_value(return_internal_type=True)
+    np.testing.assert_array_equal(v, [0.0, 1.0, 2.0])
+    v[0] = 9
+    assert s.get_value()[0] == 0.0  # still a copy without borrow
+    assert s.get_value(borrow=True, return_internal_type=True) is s.get_value(borrow=True)
+
+
+def test_function_copy_swap_delete_updates_and_name():
+    x = T.dscalar("x")
+    acc = shared(np.float64(0.0), name="acc")
+    other = shared(np.float64(100.0), name="other")
+    f = function([x], acc * 1, updates=[(acc, acc + x)], mode=PY, name="f")
+    g = f.copy(swap={acc: other}, name="g")
+    assert g.name == "g" and f.copy().name == "f"
+    assert g(1.0) == 100.0 and other.get_value() == 101.0 and acc.get_value() == 0.0
+    h = f.copy(delete_updates=True)
+    assert h(5.0) == 0.0 and acc.get_value() == 0.0
+    f(2.0)
+    assert f.copy(share_memory=True)(1.0) == 2.0 and acc.get_value() == 3.0
+    with pytest.raises(TypeError, match="swap"):
+        f.copy(swap={acc: shared(np.zeros(2))})
+
+
+def test_delete_updates_also_drops_default_updates():
+    from graphc.tensor.shared_randomstreams import RandomStreams
+
+    u = RandomStreams(1).uniform((2,))
+    f = function([], u, mode=PY)
+    g = f.copy(delete_updates=True)
+    np.testing.assert_array_equal(g(), g())
+    assert not np.array_equal(f(), f())
+
+
+def test_default_update_on_any_shared_variable():
+    count = shared(np.int64(0), name="count")
+    count.default_update = count + 1
+    f = function([], count * 2, mode=PY)
+    f()
+    f()
+    assert count.get_value() == 2
+    assert theano.function([], count * 2, no_default_updates=True, mode=PY)() == 4
+    assert count.get_value() == 2
