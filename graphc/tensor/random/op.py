@@ -16,7 +16,7 @@ from graphc.flags import config
 from graphc.graph.basic import Apply, Constant, Op, Variable
 from graphc.tensor.basic import _make_shape_vector, _shape_vector
 from graphc.tensor.type import TensorType
-from graphc.tensor.variable import as_tensor_variable
+from graphc.tensor.variable import TensorVariable, as_tensor_variable
 
 STATE_SIZE = 6  # Philox: 2 key words then 4 counter words
 STATE_TYPE = TensorType("uint64", (STATE_SIZE,))
@@ -110,6 +110,21 @@ _DRAWS: dict[str, tuple[int, Draw]] = {
 }
 
 
+class RandomSample(TensorVariable):
+    """A sample's Variable; Theano's ``.rng`` (the state it was drawn from) and ``.update``
+    (``(state, new_state)``) read its node."""
+
+    __slots__ = ()
+
+    @property
+    def rng(self) -> Variable:
+        return self.owner.inputs[0]
+
+    @property
+    def update(self) -> tuple[Variable, Variable]:
+        return (self.owner.inputs[0], self.owner.outputs[0])
+
+
 class RandomVariable(Op):
     """``RandomVariable(dist, dtype, ndim)(state, size, *params) -> [new_state, sample]``.
 
@@ -137,7 +152,7 @@ class RandomVariable(Op):
         if size.ndim != 1 or size.dtype != "int64":
             raise TypeError(f"{self}: size must be an int64 vector, got {size.type}")
         params = [as_tensor_variable(p) for p in params]
-        sample = TensorType(self.dtype, (None,) * self.ndim)()
+        sample = RandomSample(TensorType(self.dtype, (None,) * self.ndim))
         return Apply(self, [state, size, *params], [STATE_TYPE(), sample])
 
     def perform(self, node, inputs, output_storage) -> None:
