@@ -121,3 +121,40 @@ def test_default_update_on_any_shared_variable():
     assert count.get_value() == 2
     assert theano.function([], count * 2, no_default_updates=True, mode=PY)() == 4
     assert count.get_value() == 2
+
+
+def test_dotted_config_sections():
+    cfg = graphc.config
+    before = cfg.profiling.n_apply
+    assert before == cfg.profiling__n_apply
+    with cfg.change_flags(**{"profiling.n_apply": before + 3}):
+        assert cfg.profiling.n_apply == before + 3
+    cfg.profiling.n_apply = before + 1
+    try:
+        assert cfg.profiling__n_apply == before + 1
+    finally:
+        cfg.profiling__n_apply = before
+    with pytest.raises(AttributeError, match="profiling__no_such"):
+        cfg.profiling.no_such  # noqa: B018
+    with pytest.raises(AttributeError, match="profiling__no_such"):
+        cfg.profiling.no_such = 1
+
+
+def test_theano_flags_graphc_does_not_use_warn_once_and_are_stored():
+    cfg = graphc.flags.Config()
+    with pytest.warns(UserWarning, match="warn.round is a Theano flag"):
+        cfg.warn.round = False
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cfg.warn.round = True  # no second warning
+    assert cfg.warn.round is True
+    assert cfg.device == "cpu"  # Theano's default, without a warning
+    with pytest.warns(UserWarning, match="device"):
+        cfg.load_flags_string("device=cpu,floatX=float32")
+    assert cfg.floatX == "float32"
+    with pytest.warns(UserWarning), cfg.change_flags(**{"gpuarray.preallocate": 0.5}):
+        assert cfg.gpuarray.preallocate == 0.5
+    with pytest.raises(AttributeError):
+        cfg.gpuarray.preallocate = cfg.no_such_theano_flag
