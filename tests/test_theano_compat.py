@@ -158,3 +158,78 @@ def test_theano_flags_graphc_does_not_use_warn_once_and_are_stored():
         assert cfg.gpuarray.preallocate == 0.5
     with pytest.raises(AttributeError):
         cfg.gpuarray.preallocate = cfg.no_such_theano_flag
+
+
+# ------------------------------------------------------------------ Print and MonitorMode
+
+
+@pytest.mark.parametrize("mode", [PY, graphc.Mode(linker="c|py")])
+def test_print_prints_and_passes_its_input_through(capsys, mode):
+    x = T.dvector("x")
+    xp = theano.printing.Print("this is a very important value")(x)
+    f = function([x], xp * 5, mode=mode)
+    np.testing.assert_array_equal(f([1.0, 2.0, 3.0]), [5.0, 10.0, 15.0])
+    assert capsys.readouterr().out == "this is a very important value __str__ = [1. 2. 3.]\n"
+    y = theano.printing.Print("y", attrs=("shape", "sum"))(x * 2)
+    g = function([x], [T.exp(y), T.grad(y.sum(), x)], mode=mode)
+    e, gx = g(np.ones(2))
+    np.testing.assert_allclose(e, np.exp(2.0) * np.ones(2))
+    np.testing.assert_array_equal(gx, [2.0, 2.0])
+    assert capsys.readouterr().out == "y shape = (2,)\ny sum = 4.0\n"
+
+
+def test_print_global_fn_and_props():
+    seen = []
+    P = theano.printing.Print
+    op = P("m", global_fn=lambda op, v: seen.append((op.message, v.tolist())))
+    x = T.dvector("x")
+    function([x], op(x) + 1, mode=PY)([1.0])
+    assert seen == [("m", [1.0])]
+    assert P("a") == P("a") and P("a") != P("b") and P("a", attrs=["shape"]).attrs == ("shape",)
+
+
+def test_monitor_mode_sees_every_node_in_order():
+    calls = []
+
+    def pre(i, node, fn):
+        calls.append(("pre", i, str(node.op), [c[0].tolist() for c in fn.inputs]))
+
+    def post(i, node, fn):
+        calls.append(("post", i, [c[0].tolist() for c in fn.outputs]))
+
+    x = T.dscalar("x")
+    mode = theano.compile.MonitorMode(pre_func=pre, post_func=post, optimizer=None)
+    f = function([x], [5 * x, T.exp(x)], mode=mode)
+    out = f(3.0)
+    np.testing.assert_allclose(out, [15.0, np.exp(3.0)])
+    assert [c[:2] for c in calls] == [("pre", 0), ("post", 0), ("pre", 1), ("post", 1)]
+    by_op = {c[2]: c[3] for c in calls if c[0] == "pre"}
+    assert [5, 3.0] in by_op.values() and [3.0] in by_op.values()
+    assert sorted(c[2] for c in calls if c[0] == "post") == sorted([[15.0], [np.exp(3.0)]])
+
+
+def test_monitor_mode_detects_nan_and_reports_the_node():
+    def detect_nan(i, node, fn):
+        for output in fn.outputs:
+            if np.isnan(output[0]).any():
+                raise FloatingPointError(f"NaN at {node.op}")
+
+    x = T.dscalar("x")
+    mode = theano.compile.MonitorMode(post_func=detect_nan)
+    f = function([x], T.log(x) * 2, mode=mode)
+    assert f(1.0) == 0.0
+    with np.errstate(invalid="ignore"), pytest.raises(FloatingPointError, match="log"):
+        f(-1.0)
+
+
+def test_unsupported_theano_modules_raise_not_implemented_naming_the_name():
+    with pytest.raises(NotImplementedError, match="graphc.sparse.csr_matrix"):
+        theano.sparse.csr_matrix("x")
+    with pytest.raises(NotImplementedError, match="graphc.sparse.CSR"):
+        from graphc.sparse import CSR  # noqa: F401
+    with pytest.raises(NotImplementedError, match="graphc.gpuarray.GpuArrayType"):
+        theano.gpuarray.GpuArrayType  # noqa: B018
+    with pytest.raises(NotImplementedError, match="graphc.sandbox.cuda.CudaNdarray"):
+        theano.sandbox.cuda.CudaNdarray  # noqa: B018
+    with pytest.raises(NotImplementedError, match="graphc.sandbox.gpuarray"):
+        theano.sandbox.gpuarray  # noqa: B018

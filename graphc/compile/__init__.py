@@ -8,3 +8,4 @@ __all__ = [
     "FAST_COMPILE", "FAST_RUN", "PROFILE_MODE", "Function", "FunctionMaker", "In", "Mode",
     "Out", "SharedVariable", "UnusedInputError", "function", "get_mode", "shared",
 ]  # fmt: skip
+from graphc.compile.monitormode import MonitorMode  # noqa: E402,F401  (Theano's name)

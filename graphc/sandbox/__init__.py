@@ -2,6 +2,10 @@
 
 
 def __getattr__(name: str):
-    if name in ("cuda", "gpuarray"):
-        raise NotImplementedError(f"graphc.sandbox.{name}: graphc has no GPU back end")
+    if name == "cuda":
+        import graphc.sandbox.cuda
+
+        return graphc.sandbox.cuda
+    if name == "gpuarray":
+        raise NotImplementedError("graphc.sandbox.gpuarray: graphc has no GPU back end")
     raise AttributeError(f"module 'graphc.sandbox' has no attribute {name!r}")
