@@ -233,3 +233,44 @@ def test_unsupported_theano_modules_raise_not_implemented_naming_the_name():
         theano.sandbox.cuda.CudaNdarray  # noqa: B018
     with pytest.raises(NotImplementedError, match="graphc.sandbox.gpuarray"):
         theano.sandbox.gpuarray  # noqa: B018
+
+
+# ------------------------------------------------------------------ shapes by infer_shape
+
+
+def _ops(f) -> list[str]:
+    return [type(n.op).__name__ for n in f.maker.fgraph.toposort()]
+
+
+def test_the_shape_of_an_expression_does_not_compute_it():
+    x = T.dmatrix("x")
+    for mode in ("FAST_RUN", "FAST_COMPILE"):
+        f = function([x], (x**2).shape, mode=mode)
+        assert "Elemwise" not in _ops(f), _ops(f)
+        np.testing.assert_array_equal(f(np.ones((2, 3))), [2, 3])
+    g = function([x], T.exp(x).sum(axis=0).shape[0])
+    assert _ops(g) == ["Shape_i"]
+    assert g(np.ones((2, 5))) == 5
+    s = T.dscalar("s")
+    assert function([s], (s * 2).shape)(1.0).shape == (0,)
+
+
+def test_the_shape_of_a_join_does_not_run_the_join():
+    x, y = T.dmatrices("x", "y")
+    f = function([x, y], T.join(0, x, y).shape)
+    assert "Join" not in _ops(f)
+    np.testing.assert_array_equal(f(np.ones((2, 3)), np.ones((4, 3))), [6, 3])
+    # as in Theano, the shape is read from the inputs without checking they fit
+    np.testing.assert_array_equal(f(np.ones((2, 3)), np.ones((4, 5))), [6, 3])
+    with pytest.raises(ValueError, match="join"):
+        function([x, y], T.join(0, x, y))(np.ones((2, 3)), np.ones((4, 5)))
+
+
+def test_random_sample_shapes_come_from_the_size():
+    from graphc.tensor.shared_randomstreams import RandomStreams
+
+    x = T.dmatrix("x")
+    u = RandomStreams(1).uniform(size=x.shape)
+    f = function([x], u.shape, no_default_updates=True)  # else the state must advance
+    assert "RandomVariable" not in _ops(f), _ops(f)
+    np.testing.assert_array_equal(f(np.ones((3, 4))), [3, 4])
