@@ -282,3 +282,66 @@ def test_uniform_shapes_and_dtypes_py_and_cpy(shape, dtype, seed):
 
 def test_pytensor_name():
     assert RandomStream is RandomStreams
+
+
+# ------------------------------------------------------------------ C thunks
+
+
+def _run_both(make, calls=3):
+    """Values and final state of ``make(stream)`` under py and c|py, and whether c|py ran
+    the node in C."""
+    results = []
+    for mode in (PY, CPY):
+        s = RandomStreams(21)
+        f = function([], make(s), mode=mode)
+        results.append(([f() for _ in range(calls)], s.state_updates[0][0].get_value()))
+    in_c = [n.c_thunk is not None for n in f.linked.program.nodes]
+    return results, in_c
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    shape=st.lists(st.integers(0, 9), min_size=0, max_size=3),
+    dist=st.sampled_from(["uniform", "binomial"]),
+    n=st.integers(0, 40),
+    p=st.sampled_from([0.0, 0.05, 0.3, 0.5, 0.77, 0.99, 1.0]),
+    dtype=st.sampled_from(["float32", "float64", "int64", "int32"]),
+)
+def test_c_draws_exactly_what_numpy_draws(shape, dist, n, p, dtype):
+    if dist == "uniform":
+        dtype = dtype if dtype.startswith("float") else "float64"
+        make = lambda s: s.uniform(tuple(shape), low=-n, high=p * 10 + 1, dtype=dtype)  # noqa: E731
+    else:
+        make = lambda s: s.binomial(tuple(shape), n=n, p=p, dtype=dtype)  # noqa: E731
+    (py, cpy), in_c = _run_both(make)
+    for a, b in zip(py[0], cpy[0]):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(py[1], cpy[1])  # the same new state
+    expect_c = dist == "uniform" or n * min(p, 1 - p) <= 30
+    assert in_c == [expect_c]
+
+
+def test_c_uniform_with_symbolic_parameters_and_size():
+    x = T.dmatrix("x")
+    lo = T.dscalar("lo")
+    outs = []
+    for mode in (PY, CPY):
+        s = RandomStreams(22)
+        f = function([x, lo], s.uniform(x.shape, low=lo, high=lo + 2), mode=mode)
+        outs.append(f(np.zeros((4, 5)), -1.0))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert outs[1].shape == (4, 5) and outs[1].min() >= -1.0
+    with pytest.raises(OverflowError):
+        f(np.zeros((2, 2)), -np.inf)
+
+
+def test_c_rejects_a_negative_size_and_keeps_the_state():
+    n = T.lscalar("n")
+    s = RandomStreams(23)
+    f = function([n], s.uniform((n, 2)), mode=CPY)
+    assert [nd.c_thunk is not None for nd in f.linked.program.nodes if "Random" in nd.name]
+    before = s.state_updates[0][0].get_value()
+    with pytest.raises(ValueError, match="negative"):
+        f(-3)
+    np.testing.assert_array_equal(s.state_updates[0][0].get_value(), before)
