@@ -345,3 +345,17 @@ def test_c_rejects_a_negative_size_and_keeps_the_state():
     with pytest.raises(ValueError, match="negative"):
         f(-3)
     np.testing.assert_array_equal(s.state_updates[0][0].get_value(), before)
+
+
+def test_debug_fast_compile_and_monitor_modes_draw_the_same_values():
+    def run(mode):
+        s = RandomStreams(24)
+        x = T.dmatrix("x")
+        mask = s.binomial(size=x.shape, p=0.5, dtype="float64")
+        f = function([x], mask * x + s.uniform(x.shape) + s.normal(x.shape), mode=mode)
+        return [f(np.ones((2, 3))) for _ in range(2)]
+
+    ref = run(PY)
+    for mode in ("DEBUG_MODE", "FAST_COMPILE", graphc.compile.MonitorMode()):
+        for a, b in zip(ref, run(mode)):
+            np.testing.assert_allclose(a, b, rtol=1e-14)
