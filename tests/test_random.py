@@ -359,3 +359,14 @@ def test_debug_fast_compile_and_monitor_modes_draw_the_same_values():
     for mode in ("DEBUG_MODE", "FAST_COMPILE", graphc.compile.MonitorMode()):
         for a, b in zip(ref, run(mode)):
             np.testing.assert_allclose(a, b, rtol=1e-14)
+
+
+def test_a_size_vector_of_unknown_length_needs_ndim():
+    s = RandomStreams(25)
+    shp = T.lvector("shp")
+    with pytest.raises(ValueError, match="pass ndim"):
+        s.uniform(shp)
+    f = function([shp], s.normal(shp, ndim=2), mode=PY)
+    assert f(np.array([3, 2])).shape == (3, 2)
+    with pytest.raises(ValueError, match="dimensions"):
+        f(np.array([3, 2, 1]))

@@ -86,7 +86,13 @@ class RandomStreams:
         params = [as_tensor_variable(p) for p in params]
         size_var = size_vector(size, f"RandomStreams.{dist}")
         n_size = size_length(size_var)
-        if n_size:
+        if n_size is None:  # a size vector whose length is only known at run time
+            if ndim is None:
+                raise ValueError(
+                    f"RandomStreams.{dist}: the length of size {size} is not known; pass ndim"
+                )
+            want = ndim
+        elif n_size:
             want = n_size + extra_axes
         elif ndim_from_params:
             want = max((p.ndim for p in params), default=0)

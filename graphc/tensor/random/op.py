@@ -14,7 +14,9 @@ import numpy as np
 
 from graphc.flags import config
 from graphc.graph.basic import Apply, Constant, Op, Variable
-from graphc.tensor.basic import _make_shape_vector, _shape_vector
+from graphc.scalar.basic import INT_DTYPES
+from graphc.tensor.basic import MakeVector, _make_shape_vector, _shape_vector
+from graphc.tensor.math import cast
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorVariable, as_tensor_variable
 
@@ -201,4 +203,12 @@ def size_vector(size, opname: str) -> Variable:
     """``size`` (None, ints, symbolic scalars or an int vector) as an int64 vector."""
     if size is None or (isinstance(size, Sequence) and len(size) == 0):
         return _make_shape_vector([])
+    if (
+        isinstance(size, Variable)
+        and size.ndim == 1
+        and size.dtype in INT_DTYPES
+        and size_length(size) is None
+        and not (size.owner is not None and isinstance(size.owner.op, MakeVector))
+    ):
+        return size if size.dtype == "int64" else cast(size, "int64")  # length known at run time
     return _make_shape_vector(_shape_vector(size, opname))
