@@ -280,8 +280,30 @@ def test_uniform_shapes_and_dtypes_py_and_cpy(shape, dtype, seed):
     np.testing.assert_array_equal(results[0], results[1])
 
 
-def test_pytensor_name():
-    assert RandomStream is RandomStreams
+def test_pytensor_random_stream_takes_parameters_first():
+    s = RandomStream(26)
+    x = T.dmatrix("x")
+    outs = [
+        s.normal(5.0, 1e-9, size=x.shape),
+        s.uniform(2, 3, size=(4,)),
+        s.binomial(10, 0.5, size=(3,)),
+        s.bernoulli(0.5, size=(N,)),
+        s.integers(3, size=(N,)),
+        s.integers(-2, 1, size=(5,)),
+        s.multinomial(4, [0.5, 0.5], size=(2,)),
+        s.choice(5, size=(2,), replace=False),
+        s.permutation(6),
+    ]
+    vals = function([x], outs, mode=PY)(np.zeros((2, 3)))
+    np.testing.assert_allclose(vals[0], np.full((2, 3), 5.0), atol=1e-6)
+    assert ((vals[1] >= 2) & (vals[1] < 3)).all() and vals[1].shape == (4,)
+    assert vals[2].shape == (3,) and ((0 <= vals[2]) & (vals[2] <= 10)).all()
+    assert_chi2(np.bincount(vals[3], minlength=2), [0.5, 0.5])
+    assert_chi2(np.bincount(vals[4], minlength=3), np.full(3, 1 / 3))
+    assert vals[5].min() >= -2 and vals[5].max() <= 0
+    assert vals[6].shape == (2, 2) and (vals[6].sum(axis=1) == 4).all()
+    assert len(set(vals[7].tolist())) == 2
+    assert sorted(vals[8].tolist()) == list(range(6))
 
 
 # ------------------------------------------------------------------ C thunks

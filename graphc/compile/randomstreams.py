@@ -148,4 +148,35 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
                         ndim_from_params=False, extra_axes=2)  # fmt: skip
 
 
-RandomStream = RandomStreams  # PyTensor's name
+class RandomStream(RandomStreams):
+    """PyTensor's ``RandomStream``: numpy-style signatures, parameters first and ``size``
+    by keyword (``srng.normal(0, 1, size=(3,))``)."""
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=None):
+        return self.gen("uniform", size, [low, high], dtype or "floatX", None)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None):
+        return self.gen("normal", size, [loc, scale], dtype or "floatX", None)
+
+    def binomial(self, n, p, size=None, dtype="int64"):
+        return self.gen("binomial", size, [n, p], dtype, None)
+
+    def bernoulli(self, p, size=None, dtype="int64"):
+        return self.gen("binomial", size, [1, p], dtype, None)
+
+    def integers(self, low, high=None, size=None, dtype="int64"):
+        """Integers on ``[low, high)`` (``[0, low)`` without ``high``)."""
+        low, high = (0, low) if high is None else (low, high)
+        return self.gen("random_integers", size, [low, as_tensor_variable(high) - 1], dtype,
+                        None)  # fmt: skip
+
+    def multinomial(self, n, p, size=None, dtype="int64"):
+        return self.gen("multinomial", size, [n, p], dtype, None, extra_axes=1)
+
+    def choice(self, a, size=None, replace=True, p=None, dtype="int64"):
+        return RandomStreams.choice(self, () if size is None else size, a, replace, p,
+                                    dtype=dtype)  # fmt: skip
+
+    def permutation(self, x, dtype="int64"):
+        """A permutation of ``range(x)`` for an integer ``x``."""
+        return RandomStreams.permutation(self, (), x, dtype=dtype)
