@@ -1,5 +1,5 @@
-"""Random draws: a dropout mask (binomial n=1, p=0.5) and a uniform matrix, 1000x1000
-float64, per call, side by side: graphc c|py (C thunk), graphc py (numpy perform), numpy
+"""Random draws: a dropout mask (binomial n=1, p=0.5), a uniform and a normal matrix,
+1000x1000 float64, per call, side by side: graphc c|py (C thunk), graphc py (numpy perform), numpy
 ``Generator(Philox)`` directly, and PyTensor / JAX when installed.
 
 Run: ``python benchmarks/bench_random.py [--repeats N]``. Prints the median over
@@ -25,6 +25,8 @@ def graphc_draw(kind: str, linker: str):
     s = RandomStreams(1)
     if kind == "mask":
         out = s.binomial(SHAPE, n=1, p=0.5, dtype="float64")
+    elif kind == "normal":
+        out = s.normal(SHAPE)
     else:
         out = s.uniform(SHAPE)
     optimizer = "fast_run" if linker != "py" else "None"
@@ -35,6 +37,8 @@ def numpy_draw(kind: str):
     gen = np.random.Generator(np.random.Philox(1))
     if kind == "mask":
         return lambda: gen.binomial(1, 0.5, size=SHAPE).astype("float64")
+    if kind == "normal":
+        return lambda: gen.normal(0.0, 1.0, size=SHAPE)
     return lambda: gen.uniform(0.0, 1.0, size=SHAPE)
 
 
@@ -45,7 +49,12 @@ def pytensor_draw(kind: str):
     except ImportError:
         return None
     s = RandomStream(1)
-    out = s.binomial(1, 0.5, size=SHAPE) if kind == "mask" else s.uniform(0.0, 1.0, size=SHAPE)
+    if kind == "mask":
+        out = s.binomial(1, 0.5, size=SHAPE)
+    elif kind == "normal":
+        out = s.normal(0.0, 1.0, size=SHAPE)
+    else:
+        out = s.uniform(0.0, 1.0, size=SHAPE)
     return pytensor.function([], out)
 
 
@@ -62,6 +71,8 @@ def jax_draw(kind: str):
         key, sub = jax.random.split(key)
         if kind == "mask":
             return key, jax.random.bernoulli(sub, 0.5, SHAPE).astype("float64")
+        if kind == "normal":
+            return key, jax.random.normal(sub, SHAPE, dtype="float64")
         return key, jax.random.uniform(sub, SHAPE, dtype="float64")
 
     def call():
@@ -90,7 +101,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args(argv)
-    for kind in ("mask", "uniform"):
+    for kind in ("mask", "uniform", "normal"):
         cands = {
             "graphc c|py": graphc_draw(kind, "c|py"),
             "graphc py": graphc_draw(kind, "py"),

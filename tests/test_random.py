@@ -392,3 +392,8 @@ def test_a_size_vector_of_unknown_length_needs_ndim():
     assert f(np.array([3, 2])).shape == (3, 2)
     with pytest.raises(ValueError, match="dimensions"):
         f(np.array([3, 2, 1]))
+
+
+def test_normal_rejects_a_negative_std():
+    with pytest.raises(ValueError, match="normal"):
+        draw(RandomStreams(27).normal((3,), 0.0, -1.0), CPY)
