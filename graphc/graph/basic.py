@@ -128,7 +128,7 @@ class Variable:
 
     def __setstate__(self, state):
         for k, v in state.items():
-            setattr(self, k, Tag(v) if k == "tag" else v)
+            setattr(self, k, v)
 
 
 class Constant(Variable):
@@ -223,7 +223,7 @@ class Apply:
 
     def __setstate__(self, state):
         for k, v in state.items():
-            setattr(self, k, Tag(v) if k == "tag" else v)
+            setattr(self, k, v)
 
 
 class Op(PropsValue):
