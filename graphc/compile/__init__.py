@@ -2,10 +2,10 @@
 
 from graphc.compile.function import Function, FunctionMaker, In, Out, UnusedInputError, function
 from graphc.compile.mode import FAST_COMPILE, FAST_RUN, PROFILE_MODE, Mode, get_mode
+from graphc.compile.monitormode import MonitorMode  # noqa: F401  (Theano's name)
 from graphc.compile.sharedvalue import SharedVariable, shared
 
 __all__ = [
     "FAST_COMPILE", "FAST_RUN", "PROFILE_MODE", "Function", "FunctionMaker", "In", "Mode",
     "Out", "SharedVariable", "UnusedInputError", "function", "get_mode", "shared",
 ]  # fmt: skip
-from graphc.compile.monitormode import MonitorMode  # noqa: E402,F401  (Theano's name)
