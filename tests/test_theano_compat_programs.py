@@ -48,3 +48,8 @@ def test_random_numbers_tutorial_page(load, capsys):
     costs = load("rand_random_numbers")["main"]()
     assert falls(costs, 0.3), costs[:: len(costs) // 5]
     assert "training accuracy" in capsys.readouterr().out
+
+
+def test_more_examples_tutorial_page(load):
+    costs = load("rand_more_examples")["main"]()
+    assert falls(costs, 0.6), costs[:: len(costs) // 5]
