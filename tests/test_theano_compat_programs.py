@@ -53,3 +53,11 @@ def test_random_numbers_tutorial_page(load, capsys):
 def test_more_examples_tutorial_page(load):
     costs = load("rand_more_examples")["main"]()
     assert falls(costs, 0.6), costs[:: len(costs) // 5]
+
+
+def test_derivatives_conditions_and_debugging_tutorial_pages(load, capsys):
+    costs = load("rand_tutorial_pages")["main"]()
+    assert falls(costs, 0.05), costs[:: len(costs) // 5]
+    out = capsys.readouterr().out
+    assert "this is a very important value __str__ = [1. 2. 3.]" in out
+    assert "*** NaN detected ***" in out
