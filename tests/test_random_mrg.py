@@ -57,3 +57,20 @@ def test_choice_without_replacement_per_row():
     assert all(len(set(row.tolist())) == 3 for row in c)
     with pytest.raises(NotImplementedError, match="replace=False"):
         MRG_RandomStreams(4).choice(size=3, a=6, p=p)
+
+
+def test_streams_pickle_with_their_samples_and_reseed_alike():
+    import pickle
+
+    from graphc.tensor.shared_randomstreams import RandomStreams
+
+    for cls in (RandomStreams, MRG_RandomStreams):
+        s = cls(3)
+        u = s.uniform((3,))
+        s2, u2 = pickle.loads(pickle.dumps((s, u)))
+        assert s2.state_updates[0][0] is u2.rng
+        f, f2 = function([], u, mode=PY), function([], u2, mode=PY)
+        np.testing.assert_array_equal(f(), f2())
+        s.seed(5)
+        s2.seed(5)
+        np.testing.assert_array_equal(f(), f2())
