@@ -35,6 +35,9 @@ def __getattr__(name):  # lazily imported parts (keeps `import graphc` fast)
         "ProfileMode": ("graphc.compile.profilemode", "ProfileMode"),
         "profile": ("graphc.profile", None),
         "scalar": ("graphc.scalar", None),
+        "sparse": ("graphc.sparse", None),  # each name raises NotImplementedError
+        "gpuarray": ("graphc.gpuarray", None),
+        "sandbox": ("graphc.sandbox", None),
     }
     if name not in lazy:
         raise AttributeError(f"module 'graphc' has no attribute {name!r}")

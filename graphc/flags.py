@@ -3,7 +3,9 @@
 Set from ``GRAPHC_FLAGS`` (``name=value,section__name=value``), from ``~/.graphcrc``
 (or the file named by ``GRAPHCRC``; ``name = value`` lines, ``[section]`` headers), and at
 run time (``graphc.config.floatX = "float32"`` or ``with graphc.config.change_flags(...)``).
-Unknown names are an error.
+Sections read and write with dots (``config.profiling.n_apply``). Theano's names graphc
+does not use are accepted with a one-time warning (``graphc.flags_theano``); other unknown
+names are an error.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import configparser
 import contextlib
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -127,12 +130,33 @@ class Config:
         object.__setattr__(self, "_flags", {f.name: f for f in flags})
         object.__setattr__(self, "_values", {f.name: f.default for f in flags})
         object.__setattr__(self, "_explicit", set())
+        object.__setattr__(self, "_ignored", {})  # Theano names set by the user
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self._values[name]
         except KeyError:
-            raise AttributeError(f"graphc.config has no flag {name!r}") from None
+            pass
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def get(self, name: str) -> Any:
+        """A flag, a section (``get("profiling").n_apply``) or an ignored Theano name."""
+        from graphc import flags_theano
+
+        name = name.replace(".", "__")
+        if name in self._values:
+            return self._values[name]
+        if name in self._ignored:
+            return self._ignored[name]
+        if name in flags_theano.THEANO_NAMES:
+            return flags_theano.THEANO_NAMES[name]
+        if any(f.startswith(name + "__") for f in self._flags) or flags_theano.is_theano_section(
+            name
+        ):
+            return _Section(self, name)
+        raise AttributeError(f"graphc.config has no flag {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         self.set(name, value)
@@ -140,6 +164,15 @@ class Config:
     def set(self, name: str, value: Any) -> None:
         name = name.replace(".", "__")
         flag = self._flags.get(name)
+        if flag is None and _theano_name(name):
+            if name not in self._ignored:
+                warnings.warn(
+                    f"graphc.config: {name.replace('__', '.')} is a Theano flag graphc does "
+                    "not use; it is stored and has no effect",
+                    stacklevel=3,
+                )
+            self._ignored[name] = value
+            return
         if flag is None:
             raise AttributeError(f"unknown graphc flag {name!r}; known: {', '.join(self._flags)}")
         try:
@@ -158,12 +191,15 @@ class Config:
         names = {k.replace(".", "__") for k in changes}
         old = {k: self._values[k] for k in names if k in self._flags}
         was_set = set(self._explicit)
+        ignored = dict(self._ignored)
         try:
             for k, v in changes.items():
                 self.set(k, v)
             yield
         finally:
             self._values.update(old)
+            self._ignored.clear()
+            self._ignored.update(ignored)
             self._explicit.clear()
             self._explicit.update(was_set)
 
@@ -189,6 +225,31 @@ class Config:
         for section in parser.sections():
             for k, v in parser.items(section):
                 self.set(k if section == "global" else f"{section}__{k}", v)
+
+
+def _theano_name(name: str) -> bool:
+    from graphc import flags_theano
+
+    return flags_theano.is_theano_name(name)
+
+
+class _Section:
+    """``config.profiling``: the flags named ``profiling__*`` as attributes."""
+
+    def __init__(self, cfg: Config, prefix: str):
+        object.__setattr__(self, "_cfg", cfg)
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._cfg.get(f"{self._prefix}__{name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._cfg.set(f"{self._prefix}__{name}", value)
+
+    def __repr__(self) -> str:
+        return f"<graphc.config section {self._prefix.replace('__', '.')}>"
 
 
 def _load_default() -> Config:

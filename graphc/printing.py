@@ -359,3 +359,6 @@ def render_dot(dot_text: str, path: str, format: str = "svg") -> str:
     if proc.returncode != 0:
         raise RuntimeError(f"dot failed (exit {proc.returncode}): {proc.stderr.strip()}")
     return str(path)
+
+
+from graphc.tensor.print_op import Print  # noqa: E402,F401  (graphc.printing.Print, Theano's)

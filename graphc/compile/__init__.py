@@ -2,6 +2,7 @@
 
 from graphc.compile.function import Function, FunctionMaker, In, Out, UnusedInputError, function
 from graphc.compile.mode import FAST_COMPILE, FAST_RUN, PROFILE_MODE, Mode, get_mode
+from graphc.compile.monitormode import MonitorMode  # noqa: F401  (Theano's name)
 from graphc.compile.sharedvalue import SharedVariable, shared
 
 __all__ = [

@@ -71,13 +71,16 @@ def function(
     on_unused_input: str = "raise",
     allow_input_downcast: bool | None = None,
     trust_input: bool = False,
+    no_default_updates=False,
 ) -> Function:
     """Compile ``outputs`` as a function of ``inputs``.
 
     ``updates``: pairs (shared variable, new expression) applied after the outputs are
     computed, all from the values before the call. ``givens``: pairs (variable, replacement)
     substituted before compiling. ``profile``: True, a ``ProfileStats`` to accumulate into,
-    or None for ``config.profile``.
+    or None for ``config.profile``. A shared variable the graph reads that has a
+    ``default_update`` and no explicit update is updated with it, unless
+    ``no_default_updates`` is True or a list holding it.
     """
     if name is None:
         name = _caller_location()
@@ -91,6 +94,7 @@ def function(
         profile=profile,
         on_unused_input=on_unused_input,
         allow_input_downcast=allow_input_downcast,
+        no_default_updates=no_default_updates,
     )
     fn = maker.create()
     fn.trust_input = trust_input
@@ -126,19 +130,27 @@ class FunctionMaker:
     """Builds the optimized FunctionGraph and the Program for a function."""
 
     def __init__(self, inputs, outputs, mode: Mode, *, updates=None, givens=None, name=None,
-                 profile=None, on_unused_input="raise", allow_input_downcast=None):  # fmt: skip
+                 profile=None, on_unused_input="raise", allow_input_downcast=None,
+                 no_default_updates=False):  # fmt: skip
         t_start = time.perf_counter_ns()
         self.mode = mode
         self.name = name
         self.allow_input_downcast = allow_input_downcast
         self.original = dict(inputs=inputs, outputs=outputs, updates=updates, givens=givens,
                              name=name, on_unused_input=on_unused_input,
-                             allow_input_downcast=allow_input_downcast)  # fmt: skip
+                             allow_input_downcast=allow_input_downcast,
+                             no_default_updates=no_default_updates)  # fmt: skip
         self.inputs = [i if isinstance(i, In) else In(_as_input_var(i)) for i in inputs]
         self.return_list = isinstance(outputs, list | tuple)
         out_list = list(outputs) if self.return_list else ([] if outputs is None else [outputs])
         self.outputs = [o if isinstance(o, Out) else Out(as_tensor_variable(o)) for o in out_list]
-        self.updates = self._check_updates(_pairs(updates))
+        explicit = _pairs(updates)
+        explicit += default_updates(
+            [o.variable for o in self.outputs] + [as_tensor_variable(e) for _, e in explicit],
+            {v for v, _ in explicit} | {a for a, _ in _pairs(givens)},
+            no_default_updates,
+        )
+        self.updates = self._check_updates(explicit)
         in_vars = [i.variable for i in self.inputs]
         seen = set()
         for v in in_vars:
@@ -264,6 +276,29 @@ class FunctionMaker:
         linked = self.link()
         self.phases["total"] = time.perf_counter_ns() - self.t_start
         return Function(self, linked)
+
+
+def default_updates(roots: list, skip: set, no_default_updates) -> list[tuple]:
+    """``(shared, shared.default_update)`` for every shared variable ``roots`` (and those
+    updates) read that has one, is not in ``skip`` and not excluded by
+    ``no_default_updates`` (True: all excluded; a list: those)."""
+    if no_default_updates is True:
+        return []
+    excluded = set(no_default_updates or ()) | set(skip)
+    found: list[tuple] = []
+    seen: set = set()
+    todo = list(roots)
+    while todo:  # a default update may read further shared variables
+        new = []
+        for v in graph_inputs(todo):
+            upd = getattr(v, "default_update", None) if isinstance(v, SharedVariable) else None
+            if upd is None or v in seen or v in excluded:
+                continue
+            seen.add(v)
+            new.append((v, upd))
+        found += new
+        todo = [u for _, u in new]
+    return found
 
 
 def _as_input_var(v) -> Variable:
@@ -486,13 +521,49 @@ class Function:
         return new
 
     # ------------------------------------------------------------------ misc
-    def copy(self) -> Function:
-        """A new Function over the same optimized graph, with its own VM and storage."""
-        maker = _copy.copy(self.maker)
-        maker.profile = None if self.profile is None else True
-        fn = Function(maker, maker.link())
+    def copy(self, share_memory: bool = False, swap: dict | None = None,
+             delete_updates: bool = False, name: str | None = None,
+             profile=None) -> Function:  # fmt: skip
+        """A new Function over the same graph, with its own VM and storage.
+
+        ``swap`` maps shared variables to others of the same type to use instead (in the
+        copy only); ``delete_updates`` drops every update (explicit and default);
+        ``name`` defaults to this function's. Both functions read and update the same
+        shared variables. ``share_memory`` is accepted for Theano's signature: the copy's
+        intermediate buffers are always its own.
+        """
+        if swap or delete_updates:
+            fn = self._rebuilt(dict(swap or {}), delete_updates)
+        else:
+            maker = _copy.copy(self.maker)
+            maker.profile = profile if profile is not None else (self.profile is not None or None)
+            fn = Function(maker, maker.link())
         fn.trust_input = self.trust_input
+        fn.name = name if name is not None else self.name
         return fn
+
+    def _rebuilt(self, swap: dict, delete_updates: bool) -> Function:
+        """This function compiled again with shared variables swapped or updates dropped."""
+        for old, new in swap.items():
+            if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
+                raise TypeError(f"Function.copy: swap must map shared variables, got {old}")
+            if old.type != new.type:
+                raise TypeError(
+                    f"Function.copy: cannot swap {old} ({old.type}) for {new} ({new.type})"
+                )
+        orig = self.maker.original
+        updates = (
+            [] if delete_updates else [(swap.get(v, v), e) for v, e in _pairs(orig["updates"])]
+        )
+        givens = _pairs(orig["givens"]) + list(swap.items())
+        return function(
+            orig["inputs"], orig["outputs"], mode=self.maker.mode, updates=updates,
+            givens=givens, name=orig["name"],
+            on_unused_input="ignore" if delete_updates else orig["on_unused_input"],
+            allow_input_downcast=orig["allow_input_downcast"],
+            no_default_updates=True if delete_updates else orig["no_default_updates"],
+            profile=self.profile is not None or None,
+        )  # fmt: skip
 
     def __reduce__(self):
         """Pickled as the graph it was built from (flat, so deep graphs pickle) + mode;
@@ -551,6 +622,7 @@ def _rebuild_function(entries, flat_original, mode, trust_input):
         name=original["name"],
         on_unused_input=original["on_unused_input"],
         allow_input_downcast=original["allow_input_downcast"],
+        no_default_updates=original.get("no_default_updates", False),
     )
     fn.trust_input = trust_input
     return fn

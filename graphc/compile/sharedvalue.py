@@ -12,16 +12,19 @@ class SharedVariable(TensorVariable):
     """A tensor Variable with a value stored outside any function (``get_value`` /
     ``set_value``); functions read it implicitly and may update it."""
 
-    __slots__ = ("_value", "allow_downcast")
+    __slots__ = ("_value", "allow_downcast", "default_update")
 
     def __init__(self, type: TensorType, value, name=None, allow_downcast=None):
         super().__init__(type, None, None, name)
         self.allow_downcast = allow_downcast
         self._value = type.filter(value, allow_downcast=allow_downcast)
         self.tag["shared"] = self
+        # an expression ``function()`` uses as this variable's update when none is given
+        self.default_update = None
 
-    def get_value(self, borrow: bool = False):
-        """The current value (a copy unless ``borrow``)."""
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False):
+        """The current value (a copy unless ``borrow``). The value is always stored as an
+        ndarray, so ``return_internal_type`` (Theano's) changes nothing."""
         return self._value if borrow else self._value.copy()
 
     def set_value(self, value, borrow: bool = False) -> None:
@@ -38,6 +41,7 @@ class SharedVariable(TensorVariable):
         st = super().__getstate__()
         st["_value"] = self._value
         st["allow_downcast"] = self.allow_downcast
+        st["default_update"] = getattr(self, "default_update", None)
         return st
 
 

@@ -67,6 +67,28 @@ class Type(PropsValue):
     constant_type: ClassVar[type]
 
 
+class Tag(dict):
+    """Free-form annotations on a Variable or Apply: a dict whose keys are also attributes
+    (``var.tag.test_value``, as in Theano, and ``var.tag["test_value"]``)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no attribute {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no attribute {name!r}") from None
+
+
 class Variable:
     """A symbolic value: the input of a graph or an output of an Apply node."""
 
@@ -78,12 +100,12 @@ class Variable:
         self.owner = owner
         self.index = index
         self.name = name
-        self.tag: dict[str, Any] = {}
+        self.tag: Tag = Tag()
 
     def clone(self) -> Variable:
         """A new ownerless Variable with the same type and name."""
         cp = type(self)(self.type, None, None, self.name)
-        cp.tag = dict(self.tag)
+        cp.tag = Tag(self.tag)
         return cp
 
     def __str__(self) -> str:
@@ -169,7 +191,7 @@ class Constant(Variable):
 
     def clone(self) -> Constant:
         cp = type(self)(self.type, self.data, self.name)
-        cp.tag = dict(self.tag)
+        cp.tag = Tag(self.tag)
         return cp
 
     def __str__(self) -> str:
@@ -245,7 +267,7 @@ class Apply:
         self.op = op
         self.inputs = list(inputs)
         self.outputs = list(outputs)
-        self.tag: dict[str, Any] = {}
+        self.tag: Tag = Tag()
         preset = _NEW_NODE_ORIGINS.get()
         self.origins: tuple[str, ...] = user_origin() if preset is None else preset
         for i, out in enumerate(self.outputs):
@@ -266,7 +288,7 @@ class Apply:
             new = Apply(self.op, inputs, [o.clone() for o in self.outputs])
         else:
             new = self.op.make_node(*inputs)
-        new.tag = dict(self.tag)
+        new.tag = Tag(self.tag)
         new.origins = self.origins
         return new
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphc.graph.basic import Apply, Variable, io_toposort
+from graphc.graph.basic import Apply, Tag, Variable, io_toposort
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def unflatten(entries: list) -> list:
         _, op, in_refs, outs, tag, origins = entry
         outputs = [cls(t, None, None, name) for t, name, cls in outs]
         node = Apply(op, [get(r) for r in in_refs], outputs)
-        node.tag, node.origins = dict(tag), tuple(origins)
+        node.tag, node.origins = Tag(tag), tuple(origins)
         built.append(outputs)
     return built
 

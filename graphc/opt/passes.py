@@ -10,6 +10,7 @@ from graphc.opt import canonicalize as _canonicalize  # noqa: F401
 from graphc.opt import fusion as _fusion  # noqa: F401
 from graphc.opt import inplace as _inplace  # noqa: F401
 from graphc.opt import merge as _merge  # noqa: F401
+from graphc.opt import shape_of as _shape_of  # noqa: F401
 from graphc.opt import specialize as _specialize  # noqa: F401
 from graphc.opt import stabilize as _stabilize  # noqa: F401
 from graphc.opt.destroy import get_destroy_handler

@@ -23,3 +23,13 @@ __all__ = [
     "DimShuffle", "Elemwise", "TensorConstant", "TensorType", "TensorVariable",
     "as_tensor_variable", "constant", "nnet", "subtensor", "tensor",
 ]  # fmt: skip
+
+
+def __getattr__(name: str):
+    """Theano's ``T.grad`` / ``T.jacobian`` / ``T.hessian``, resolved on first use (the
+    gradient module sits above this package)."""
+    if name in ("grad", "jacobian", "hessian", "verify_grad"):
+        import graphc.gradient
+
+        return getattr(graphc.gradient, name)
+    raise AttributeError(f"module 'graphc.tensor' has no attribute {name!r}")

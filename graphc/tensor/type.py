@@ -22,6 +22,8 @@ class TensorType(Type):
         if dt not in DTYPES:
             raise TypeError(f"unsupported dtype {dt!r}; graphc supports {', '.join(DTYPES)}")
         self.dtype = dt
+        if any(isinstance(s, bool | np.bool_) for s in shape):  # Theano's broadcastable
+            shape = [1 if b else None for b in shape]
         self.shape = tuple(None if s is None else int(s) for s in shape)
         for s in self.shape:
             if s is not None and s < 0:
@@ -206,14 +208,6 @@ tensor4 = _maker((None,) * 4)
 tensor5 = _maker((None,) * 5)
 
 
-def _typed(dtype, shape):
-    def make(name=None):
-        return TensorType(dtype, shape).make_variable(name)
-
-    make.__name__ = f"{dtype}_{len(shape)}d"
-    return make
-
-
 _PREFIX = {
     "b": "int8",
     "w": "int16",
@@ -233,28 +227,38 @@ _KINDS = {
     "tensor5": (None,) * 5,
 }
 for _p, _dt in _PREFIX.items():
-    for _k, _shape in _KINDS.items():
-        globals()[_p + _k] = _typed(_dt, _shape)
+    for _k, _shape in _KINDS.items():  # ``T.dmatrix`` is a type: ``T.dmatrix("x")``
+        globals()[_p + _k] = TensorType(_dt, _shape)
 
 
 def _plural(make):
-    def many(names, dtype=None):
-        """Several variables at once: ``vectors("xyz")`` or ``vectors(["a", "b"])``."""
-        if isinstance(names, int):
-            names = [None] * names
+    def many(*names, dtype=None):
+        """Several variables at once, as Theano: ``dmatrices("a", "b")`` and
+        ``vectors("xyz")`` name them (one letter each), ``scalars(3)`` makes 3 unnamed;
+        a single name gives a single variable."""
         kw = {} if dtype is None else {"dtype": dtype}
+        if names and isinstance(names[0], int | np.integer) and not isinstance(names[0], bool):
+            return [make(**kw) for _ in range(int(names[0]))]
+        if len(names) == 1:
+            names = names[0]
+        if isinstance(names, str) and len(names) == 1:
+            return make(names, **kw)
         return [make(n, **kw) for n in names]
 
     return many
 
 
-scalars, vectors, matrices = _plural(scalar), _plural(vector), _plural(matrix)
-for _p in _PREFIX:
-    for _k, _pl in (("scalar", "scalars"), ("vector", "vectors"), ("matrix", "matrices")):
+_PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows",
+            "col": "cols", "tensor3": "tensor3s", "tensor4": "tensor4s",
+            "tensor5": "tensor5s"}  # fmt: skip
+for _k, _pl in _PLURALS.items():
+    globals()[_pl] = _plural(globals()[_k])
+    for _p in _PREFIX:
         globals()[_p + _pl] = _plural(globals()[_p + _k])
 
 
 _BASE_NAMES = ["scalars", "vectors", "matrices", "TensorType", "tensor", "scalar", "vector",
                "matrix", "row", "col", "tensor3", "tensor4", "tensor5"]  # fmt: skip
-_TYPED_KINDS = (*_KINDS, "scalars", "vectors", "matrices")
-__all__ = _BASE_NAMES + [p + k for p in _PREFIX for k in _TYPED_KINDS]
+_TYPED_KINDS = (*_KINDS, *_PLURALS.values())
+__all__ = list(dict.fromkeys(_BASE_NAMES + [*_PLURALS.values()]))
+__all__ += [p + k for p in _PREFIX for k in _TYPED_KINDS]

@@ -11,6 +11,8 @@ import numpy as np
 from graphc.graph.basic import Constant, Variable
 from graphc.tensor.type import TensorType
 
+_COMPARISONS = frozenset({"lt", "gt", "le", "ge", "eq", "neq"})
+
 
 def _t():
     import graphc.tensor as t
@@ -117,9 +119,16 @@ class _TensorOps:
         return _t().matmul(o, self)
 
     def __bool__(self):
-        raise TypeError(
-            "a symbolic variable has no truth value; use graphc.ifelse or graphc.tensor.switch"
-        )
+        # as in Theano: every variable is truthy (``if not W:``) except a comparison's
+        # result, so that ``a < b < c`` fails instead of silently dropping ``a < b``
+        node = getattr(self, "owner", None)
+        name = getattr(getattr(node, "op", None), "scalar_op", None)
+        if getattr(name, "name", None) in _COMPARISONS:
+            raise TypeError(
+                "the result of a comparison has no truth value; use graphc.ifelse or "
+                "graphc.tensor.switch"
+            )
+        return True
 
     def __iter__(self):
         raise TypeError("a symbolic variable is not iterable; index it instead")

@@ -1,0 +1,119 @@
+"""Random draws: a dropout mask (binomial n=1, p=0.5), a uniform and a normal matrix,
+1000x1000 float64, per call, side by side: graphc c|py (C thunk), graphc py (numpy perform), numpy
+``Generator(Philox)`` directly, and PyTensor / JAX when installed.
+
+Run: ``python benchmarks/bench_random.py [--repeats N]``. Prints the median over
+interleaved repeats of the per-call time and each candidate's ratio to numpy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+
+import numpy as np
+
+import graphc
+from graphc.tensor.shared_randomstreams import RandomStreams
+
+SHAPE = (1000, 1000)
+
+
+def graphc_draw(kind: str, linker: str):
+    s = RandomStreams(1)
+    if kind == "mask":
+        out = s.binomial(SHAPE, n=1, p=0.5, dtype="float64")
+    elif kind == "normal":
+        out = s.normal(SHAPE)
+    else:
+        out = s.uniform(SHAPE)
+    optimizer = "fast_run" if linker != "py" else "None"
+    return graphc.function([], out, mode=graphc.Mode(linker=linker, optimizer=optimizer))
+
+
+def numpy_draw(kind: str):
+    gen = np.random.Generator(np.random.Philox(1))
+    if kind == "mask":
+        return lambda: gen.binomial(1, 0.5, size=SHAPE).astype("float64")
+    if kind == "normal":
+        return lambda: gen.normal(0.0, 1.0, size=SHAPE)
+    return lambda: gen.uniform(0.0, 1.0, size=SHAPE)
+
+
+def pytensor_draw(kind: str):
+    try:
+        import pytensor
+        from pytensor.tensor.random.utils import RandomStream
+    except ImportError:
+        return None
+    s = RandomStream(1)
+    if kind == "mask":
+        out = s.binomial(1, 0.5, size=SHAPE)
+    elif kind == "normal":
+        out = s.normal(0.0, 1.0, size=SHAPE)
+    else:
+        out = s.uniform(0.0, 1.0, size=SHAPE)
+    return pytensor.function([], out)
+
+
+def jax_draw(kind: str):
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    state = {"key": jax.random.PRNGKey(1)}
+
+    @jax.jit
+    def step(key):
+        key, sub = jax.random.split(key)
+        if kind == "mask":
+            return key, jax.random.bernoulli(sub, 0.5, SHAPE).astype("float64")
+        if kind == "normal":
+            return key, jax.random.normal(sub, SHAPE, dtype="float64")
+        return key, jax.random.uniform(sub, SHAPE, dtype="float64")
+
+    def call():
+        state["key"], out = step(state["key"])
+        return out.block_until_ready()
+
+    return call
+
+
+def measure(cands: dict, repeats: int, number: int = 5) -> dict[str, float]:
+    samples: dict[str, list[float]] = {k: [] for k in cands}
+    for fn in cands.values():
+        fn()
+    for _ in range(repeats):
+        for name, fn in cands.items():
+            gc.disable()
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / number)
+            gc.enable()
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=15)
+    args = ap.parse_args(argv)
+    for kind in ("mask", "uniform", "normal"):
+        cands = {
+            "graphc c|py": graphc_draw(kind, "c|py"),
+            "graphc py": graphc_draw(kind, "py"),
+            "numpy": numpy_draw(kind),
+            "PyTensor": pytensor_draw(kind),
+            "JAX": jax_draw(kind),
+        }
+        med = measure({k: v for k, v in cands.items() if v is not None}, args.repeats)
+        print(f"{kind} {SHAPE[0]}x{SHAPE[1]} float64 (median of {args.repeats}):")
+        for name, t in med.items():
+            print(f"  {name:12s} {t * 1e3:8.2f} ms   {t / med['numpy']:5.2f}x numpy")
+
+
+if __name__ == "__main__":
+    main()

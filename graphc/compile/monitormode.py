@@ -1,0 +1,111 @@
+"""MonitorMode: call user functions before and after every node runs (Theano's).
+
+``pre_func(i, node, fn)`` and ``post_func(i, node, fn)`` receive the node's position in the
+schedule, the Apply node and a thunk whose ``inputs`` and ``outputs`` are lists of
+one-element lists holding the values (outputs are filled after the node ran). Nodes run
+their Python ``perform``, one at a time, so every value can be looked at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphc.compile.mode import Mode
+from graphc.graph.basic import Apply, Constant, Variable
+
+NodeHook = Callable[[int, Apply, "NodeThunk"], Any]
+
+
+@dataclass(frozen=True)
+class MonitorMode(Mode):
+    """``MonitorMode(pre_func=None, post_func=None, optimizer="fast_run")``."""
+
+    linker: str = "py"
+    name: str = "MonitorMode"
+    pre_func: NodeHook | None = None
+    post_func: NodeHook | None = None
+
+    def make_vm(self, maker, linked) -> MonitorVM:
+        """Called by ``Function`` instead of ``graphc.vm.make_vm``."""
+        return MonitorVM(linked, self.pre_func, self.post_func)
+
+    def as_mode(self) -> Mode:
+        return self
+
+
+class NodeThunk:
+    """One node's run: ``inputs`` / ``outputs`` as Theano's storage cells."""
+
+    def __init__(self, node: Apply, perform: Callable, inputs: list):
+        self.node = node
+        self.perform = perform
+        self.inputs = [[v] for v in inputs]
+        self.outputs: list[list] = [[None] for _ in node.outputs]
+
+    def __call__(self) -> None:
+        self.perform([cell[0] for cell in self.inputs], self.outputs)
+
+
+class MonitorVM:
+    """Runs a function's nodes in schedule order, calling the hooks around each."""
+
+    kind = "monitor"
+
+    def __init__(self, linked, pre_func: NodeHook | None, post_func: NodeHook | None):
+        self.linked = linked
+        self.pre_func = pre_func
+        self.post_func = post_func
+        self.failed_node: int | None = None
+        self._running = False
+        by_slot = {s: v for v, s in linked.slots.items()}
+        self.in_vars = [by_slot[s] for s in linked.program.inputs]
+        self.out_vars = [by_slot[s] for s in linked.program.outputs]
+        self.performs = [
+            impl.perform or _op_perform(node) for node, impl in zip(linked.schedule, linked.impls)
+        ]
+
+    def set_profiling(self, **kwargs) -> None:
+        if any(kwargs.values()):
+            raise ValueError("MonitorMode functions cannot be profiled; use FAST_RUN")
+
+    def stats(self) -> dict:
+        return {}
+
+    def reset_stats(self) -> None:
+        pass
+
+    def __call__(self, values) -> list:
+        if self._running:
+            raise RuntimeError("function is already running in another thread")
+        self._running = True
+        self.failed_node = None
+        try:
+            storage: dict[Variable, Any] = dict(zip(self.in_vars, values))
+            for v in self.linked.slots:
+                if isinstance(v, Constant):
+                    storage[v] = v.data
+            for i, (node, perform) in enumerate(zip(self.linked.schedule, self.performs)):
+                thunk = NodeThunk(node, perform, [storage[v] for v in node.inputs])
+                try:
+                    if self.pre_func is not None:
+                        self.pre_func(i, node, thunk)
+                    thunk()
+                    if self.post_func is not None:
+                        self.post_func(i, node, thunk)
+                except Exception:
+                    self.failed_node = i
+                    raise
+                for var, cell in zip(node.outputs, thunk.outputs):
+                    storage[var] = cell[0]
+            return [storage[v] for v in self.out_vars]
+        finally:
+            self._running = False
+
+
+def _op_perform(node: Apply) -> Callable:
+    def perform(inputs: list, cells: list) -> None:
+        node.op.perform(node, inputs, cells)
+
+    return perform

@@ -1,0 +1,182 @@
+"""Random streams: factories of random samples whose generator states are shared variables.
+
+Each call (``uniform``, ``normal``, ...) makes a new shared state and a ``RandomVariable``
+node; the state's ``default_update`` is the node's new state, so every ``graphc.function``
+that uses the sample advances the stream by itself. ``seed(s)`` reseeds every state a
+stream made, reproducibly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphc.compile.sharedvalue import SharedVariable, shared
+from graphc.graph.basic import Variable
+from graphc.tensor.random.op import (
+    STATE_SIZE,
+    RandomVariable,
+    size_length,
+    size_vector,
+    state_from_seed,
+)
+from graphc.tensor.variable import as_tensor_variable
+
+_SEED_RANGE = 2**30
+
+
+class RandomStreams:
+    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states."""
+
+    def __init__(self, seed: int | None = None):
+        self.default_instance_seed = seed
+        self.state_updates: list[tuple[SharedVariable, Variable]] = []
+        self.gen_seedgen = np.random.RandomState(seed)
+
+    def updates(self) -> list[tuple[SharedVariable, Variable]]:
+        """``(state, new_state)`` pairs of every sample made so far."""
+        return list(self.state_updates)
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reseed every state this stream made (``None``: the constructor's seed)."""
+        seedgen = np.random.RandomState(self.default_instance_seed if seed is None else seed)
+        for state, _ in self.state_updates:
+            state.set_value(state_from_seed(seedgen.randint(_SEED_RANGE)), borrow=True)
+
+    # ------------------------------------------------------------------ the distributions
+    def uniform(self, size=(), low=0.0, high=1.0, ndim=None, dtype=None):
+        """Samples uniform on ``[low, high)``."""
+        return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
+
+    def normal(self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None):
+        """Normal samples of mean ``avg`` and standard deviation ``std``."""
+        return self.gen("normal", size, [avg, std], dtype or "floatX", ndim)
+
+    def binomial(self, size=(), n=1, p=0.5, ndim=None, dtype="int64"):
+        """Numbers of successes in ``n`` trials of probability ``p``."""
+        return self.gen("binomial", size, [n, p], dtype, ndim)
+
+    def random_integers(self, size=(), low=0, high=1, ndim=None, dtype="int64"):
+        """Integers uniform on ``[low, high]`` (both included)."""
+        return self.gen("random_integers", size, [low, high], dtype, ndim)
+
+    def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64"):
+        """Counts of ``n`` draws among ``len(pvals)`` outcomes; shape ``size + (len(pvals),)``."""
+        return self.gen("multinomial", size, [n, pvals], dtype, ndim, extra_axes=1)
+
+    def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
+        """Elements of ``a`` (or of ``range(a)``) drawn with probabilities ``p``."""
+        p = np.zeros(0) if p is None else p
+        dist = "choice" if replace else "choice_no_replace"
+        return self.gen(dist, size, [a, p], dtype, ndim, ndim_from_params=False)
+
+    def permutation(self, size=(), n=1, ndim=None, dtype="int64"):
+        """Permutations of ``range(n)``; shape ``size + (n,)``."""
+        return self.gen("permutation", size, [n], dtype, ndim, extra_axes=1,
+                        ndim_from_params=False)  # fmt: skip
+
+    # ------------------------------------------------------------------ building
+    def new_state(self) -> SharedVariable:
+        """A shared generator state seeded from this stream's seed generator."""
+        seed = int(self.gen_seedgen.randint(_SEED_RANGE))
+        return shared(state_from_seed(seed), shape=(STATE_SIZE,), borrow=True)
+
+    def gen(self, dist: str, size, params: list, dtype: str, ndim: int | None,
+            extra_axes: int = 0, ndim_from_params: bool = True) -> Variable:  # fmt: skip
+        """A sample of ``dist`` from a new shared state whose default update advances it."""
+        params = [as_tensor_variable(p) for p in params]
+        size_var = size_vector(size, f"RandomStreams.{dist}")
+        n_size = size_length(size_var)
+        if n_size is None:  # a size vector whose length is only known at run time
+            if ndim is None:
+                raise ValueError(
+                    f"RandomStreams.{dist}: the length of size {size} is not known; pass ndim"
+                )
+            want = ndim
+        elif n_size:
+            want = n_size + extra_axes
+        elif ndim_from_params:
+            want = max((p.ndim for p in params), default=0)
+        else:
+            want = extra_axes
+        if ndim is not None and ndim != want:
+            raise ValueError(
+                f"RandomStreams.{dist}: ndim={ndim} does not match size {size} and the "
+                f"parameters, which give {want} dimensions"
+            )
+        state = self.new_state()
+        new_state, sample = RandomVariable(dist, dtype, want)(state, size_var, *params)
+        state.default_update = new_state
+        self.state_updates.append((state, new_state))
+        return sample
+
+
+class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
+    """Theano's ``MRG_RandomStreams`` signatures over the same generator as ``RandomStreams``
+    (samples differ from Theano's MRG31k3p values; their distributions are the same)."""
+
+    def __init__(self, seed: int = 12345):
+        super().__init__(seed)
+
+    def uniform(self, size, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
+        return super().uniform(size, low, high, ndim, dtype)
+
+    def normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None,
+               truncate=False):  # fmt: skip
+        dist = "truncated_normal" if truncate else "normal"
+        return self.gen(dist, size, [avg, std], dtype or "floatX", ndim)
+
+    def binomial(self, size=None, p=1, n=1, ndim=None, dtype="int64", nstreams=None):
+        return super().binomial(size, n, p, ndim, dtype)
+
+    def multinomial(self, size=None, n=1, pvals=None, ndim=None, dtype="int64",
+                    nstreams=None):  # fmt: skip
+        """One row of counts per row of the matrix ``pvals`` (``size`` must be None)."""
+        if pvals is None:
+            raise TypeError("MRG_RandomStreams.multinomial: pvals is required")
+        if size is not None:
+            raise NotImplementedError("MRG_RandomStreams.multinomial with a size")
+        return self.gen("multinomial", (), [n, pvals], dtype, ndim)
+
+    def choice(self, size=1, a=None, replace=False, p=None, ndim=None, dtype="int64",
+               nstreams=None):  # fmt: skip
+        """``size`` distinct column indices per row of the probability matrix ``p``."""
+        if a is not None or replace or p is None:
+            raise NotImplementedError(
+                "MRG_RandomStreams.choice supports only a=None, replace=False and a matrix p"
+            )
+        return self.gen("rows_without_replacement", (), [size, p], dtype, ndim,
+                        ndim_from_params=False, extra_axes=2)  # fmt: skip
+
+
+class RandomStream(RandomStreams):
+    """PyTensor's ``RandomStream``: numpy-style signatures, parameters first and ``size``
+    by keyword (``srng.normal(0, 1, size=(3,))``)."""
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=None):
+        return self.gen("uniform", size, [low, high], dtype or "floatX", None)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None):
+        return self.gen("normal", size, [loc, scale], dtype or "floatX", None)
+
+    def binomial(self, n, p, size=None, dtype="int64"):
+        return self.gen("binomial", size, [n, p], dtype, None)
+
+    def bernoulli(self, p, size=None, dtype="int64"):
+        return self.gen("binomial", size, [1, p], dtype, None)
+
+    def integers(self, low, high=None, size=None, dtype="int64"):
+        """Integers on ``[low, high)`` (``[0, low)`` without ``high``)."""
+        low, high = (0, low) if high is None else (low, high)
+        return self.gen("random_integers", size, [low, as_tensor_variable(high) - 1], dtype,
+                        None)  # fmt: skip
+
+    def multinomial(self, n, p, size=None, dtype="int64"):
+        return self.gen("multinomial", size, [n, p], dtype, None, extra_axes=1)
+
+    def choice(self, a, size=None, replace=True, p=None, dtype="int64"):
+        return RandomStreams.choice(self, () if size is None else size, a, replace, p,
+                                    dtype=dtype)  # fmt: skip
+
+    def permutation(self, x, dtype="int64"):
+        """A permutation of ``range(x)`` for an integer ``x``."""
+        return RandomStreams.permutation(self, (), x, dtype=dtype)

@@ -1,0 +1,214 @@
+"""RandomVariable: draw samples from an explicit generator state, returning the next state.
+
+The state is an ordinary uint64 vector (a Philox key and counter, ``STATE_SIZE`` words), so
+it lives in a shared variable like any other value, pickles, and threads through a graph
+(or a loop) as an input and an output: ``new_state, sample = op(state, size, *params)``.
+The same state always gives the same sample; the Op never writes its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from graphc.flags import config
+from graphc.graph.basic import Apply, Constant, Op, Variable
+from graphc.scalar.basic import INT_DTYPES
+from graphc.tensor.basic import MakeVector, _make_shape_vector, _shape_vector
+from graphc.tensor.math import cast
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import TensorVariable, as_tensor_variable
+
+STATE_SIZE = 6  # Philox: 2 key words then 4 counter words
+STATE_TYPE = TensorType("uint64", (STATE_SIZE,))
+
+
+def state_from_seed(seed: int) -> np.ndarray:
+    """A fresh generator state for an integer seed (different seeds, unrelated streams)."""
+    key = np.random.SeedSequence(int(seed)).generate_state(2, dtype=np.uint64)
+    return np.concatenate([key, np.zeros(4, dtype=np.uint64)])
+
+
+def generator(state: np.ndarray) -> np.random.Generator:
+    """A numpy Generator positioned at ``state`` (which must be a valid state vector)."""
+    state = np.asarray(state)
+    if state.shape != (STATE_SIZE,) or state.dtype != np.uint64:
+        raise ValueError(
+            f"a random state must be a uint64 vector of length {STATE_SIZE}, got "
+            f"{state.dtype} of shape {state.shape}"
+        )
+    return np.random.Generator(np.random.Philox(key=state[:2], counter=state[2:]))
+
+
+def next_state(gen: np.random.Generator, state: np.ndarray) -> np.ndarray:
+    """The state after ``gen``'s draws: same key, the counter past every block used."""
+    counter = gen.bit_generator.state["state"]["counter"]
+    return np.concatenate([state[:2], np.asarray(counter, dtype=np.uint64)])
+
+
+# A distribution: how many extra output axes each sample has beyond ``size`` (from the
+# parameters' values), and the draw itself.
+Draw = Callable[[np.random.Generator, tuple | None, list], np.ndarray]
+
+
+def _multinomial(gen, size, params):
+    n, pvals = params
+    return gen.multinomial(n, pvals, size=size)
+
+
+def _choice(gen, size, params, replace: bool):
+    a, p = params
+    a = a.item() if a.ndim == 0 else a
+    if p.size == 0:
+        return np.asarray(gen.choice(a, size=size, replace=replace))
+    return np.asarray(gen.choice(a, size=size, replace=replace, p=p))
+
+
+def _rows_without_replacement(gen, size, params):
+    """``n`` distinct indices per row of the probability matrix ``p`` (MRG's choice)."""
+    n, p = params
+    n = int(n)
+    if size is not None:
+        raise ValueError("size must be empty: the sample's shape is (rows of p, n)")
+    if p.ndim != 2 or n > p.shape[1]:
+        raise ValueError(f"p must be a matrix with at least n={n} columns, got {p.shape}")
+    rows = [gen.choice(p.shape[1], size=n, replace=False, p=r / r.sum()) for r in p]
+    return np.asarray(rows, dtype=np.int64).reshape(p.shape[0], n)
+
+
+def _truncated_normal(gen, size, params):
+    """Normal samples redrawn until they lie within two standard deviations."""
+    avg, std = params
+    z = gen.standard_normal(size=np.broadcast_shapes(avg.shape, std.shape, size or ()))
+    bad = np.abs(z) > 2
+    while bad.any():
+        z[bad] = gen.standard_normal(size=int(bad.sum()))
+        bad = np.abs(z) > 2
+    return avg + std * z
+
+
+def _permutation(gen, size, params):
+    (n,) = params
+    n = int(n)
+    shape = () if size is None else size
+    out = np.empty((*shape, n), dtype=np.int64)
+    for idx in np.ndindex(*shape):
+        out[idx] = gen.permutation(n)
+    return out
+
+
+_DRAWS: dict[str, tuple[int, Draw]] = {
+    "uniform": (0, lambda g, s, p: g.uniform(p[0], p[1], size=s)),
+    "normal": (0, lambda g, s, p: g.normal(p[0], p[1], size=s)),
+    "binomial": (0, lambda g, s, p: g.binomial(p[0], p[1], size=s)),
+    "random_integers": (0, lambda g, s, p: g.integers(p[0], p[1], size=s, endpoint=True)),
+    "multinomial": (1, _multinomial),
+    "choice": (0, lambda g, s, p: _choice(g, s, p, True)),
+    "choice_no_replace": (0, lambda g, s, p: _choice(g, s, p, False)),
+    "permutation": (1, _permutation),
+    "rows_without_replacement": (0, _rows_without_replacement),
+    "truncated_normal": (0, _truncated_normal),
+}
+
+
+class RandomSample(TensorVariable):
+    """A sample's Variable; Theano's ``.rng`` (the state it was drawn from) and ``.update``
+    (``(state, new_state)``) read its node."""
+
+    __slots__ = ()
+
+    @property
+    def rng(self) -> Variable:
+        return self.owner.inputs[0]
+
+    @property
+    def update(self) -> tuple[Variable, Variable]:
+        return (self.owner.inputs[0], self.owner.outputs[0])
+
+
+class RandomVariable(Op):
+    """``RandomVariable(dist, dtype, ndim)(state, size, *params) -> [new_state, sample]``.
+
+    ``size`` is an int64 vector (empty: the parameters' broadcast shape, as numpy does);
+    ``ndim`` is the sample's number of dimensions.
+    """
+
+    __props__ = ("dist", "dtype", "ndim")
+
+    def __init__(self, dist: str, dtype: str, ndim: int):
+        if dist not in _DRAWS:
+            raise ValueError(f"unknown distribution {dist!r}; known: {', '.join(_DRAWS)}")
+        self.dist = dist
+        self.dtype = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
+        self.ndim = int(ndim)
+
+    def __str__(self) -> str:
+        return f"RandomVariable{{{self.dist},{self.dtype}}}"
+
+    def make_node(self, state, size, *params) -> Apply:
+        state = as_tensor_variable(state)
+        if STATE_TYPE.convert_variable(state) is None:
+            raise TypeError(f"{self}: the state must be {STATE_TYPE}, got {state.type}")
+        size = as_tensor_variable(size)
+        if size.ndim != 1 or size.dtype != "int64":
+            raise TypeError(f"{self}: size must be an int64 vector, got {size.type}")
+        params = [as_tensor_variable(p) for p in params]
+        sample = RandomSample(TensorType(self.dtype, (None,) * self.ndim))
+        return Apply(self, [state, size, *params], [STATE_TYPE(), sample])
+
+    def perform(self, node, inputs, output_storage) -> None:
+        state, size, *params = inputs
+        gen = generator(state)
+        shape = tuple(int(s) for s in size) if len(size) else None
+        extra, draw = _DRAWS[self.dist]
+        try:
+            sample = np.asarray(draw(gen, shape, params))
+        except ValueError as e:
+            raise ValueError(f"{self}: bad parameters for {self.dist}: {e}") from None
+        if sample.ndim != self.ndim:
+            raise ValueError(
+                f"{self}: the sample has {sample.ndim} dimensions (shape {sample.shape}) but "
+                f"the graph expects {self.ndim}; pass size or ndim to match the parameters"
+            )
+        output_storage[0][0] = next_state(gen, state)
+        output_storage[1][0] = sample.astype(self.dtype, copy=False)
+
+    def infer_shape(self, fgraph, node, shapes):
+        size = node.inputs[1]
+        n = size_length(size)
+        if not n or n + _DRAWS[self.dist][0] != self.ndim:
+            return [(STATE_SIZE,), (None,) * self.ndim]  # known only from the values
+        sample_shape = [size[k] for k in range(n)]
+        if self.dist == "multinomial":
+            sample_shape.append(node.inputs[3].shape[-1])
+        elif self.dist == "permutation":
+            sample_shape.append(node.inputs[2].astype("int64"))
+        return [(STATE_SIZE,), tuple(sample_shape)]
+
+    def grad(self, inputs, gouts):
+        # samples are treated as constants: no gradient flows to the state, the size or
+        # the distribution's parameters
+        return [None] * len(inputs)
+
+
+def size_length(size: Variable) -> int | None:
+    """The static length of a size vector (None when only known at run time)."""
+    if isinstance(size, Constant):
+        return len(size.data)
+    return size.type.shape[0]
+
+
+def size_vector(size, opname: str) -> Variable:
+    """``size`` (None, ints, symbolic scalars or an int vector) as an int64 vector."""
+    if size is None or (isinstance(size, Sequence) and len(size) == 0):
+        return _make_shape_vector([])
+    if (
+        isinstance(size, Variable)
+        and size.ndim == 1
+        and size.dtype in INT_DTYPES
+        and size_length(size) is None
+        and not (size.owner is not None and isinstance(size.owner.op, MakeVector))
+    ):
+        return size if size.dtype == "int64" else cast(size, "int64")  # length known at run time
+    return _make_shape_vector(_shape_vector(size, opname))

@@ -1,0 +1,63 @@
+"""Programs in the style of the classic Theano tutorials (tests/programs/rand_*.py), written
+against Theano's API with ``import graphc as theano``: each runs and its cost falls."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+@pytest.fixture
+def load(monkeypatch):
+    monkeypatch.syspath_prepend(str(PROGRAMS))
+
+    def run(name: str) -> dict:
+        sys.modules.pop(name, None)
+        return runpy.run_path(str(PROGRAMS / f"{name}.py"), run_name=name)
+
+    return run
+
+
+def falls(costs, by: float) -> bool:
+    """Ends at most ``by`` times its start, and the second half is below the first."""
+    half = len(costs) // 2
+    return costs[-1] <= by * costs[0] and max(costs[half:]) < min(costs[:half]) + 1e-12
+
+
+def test_denoising_autoencoder_cost_falls(load):
+    costs = load("rand_denoising_autoencoder")["main"](training_epochs=8)
+    assert len(costs) == 8 and falls(costs, 0.6), costs
+
+
+def test_stacked_autoencoder_pretraining_and_finetuning_costs_fall(load):
+    pre, fine, (err_before, err_after) = load("rand_stacked_autoencoder")["main"](
+        pretraining_epochs=4, finetune_epochs=8
+    )
+    for layer_costs in pre:
+        assert layer_costs[-1] < layer_costs[0], pre
+    assert falls(fine, 0.5), fine
+    assert err_after < err_before / 2, (err_before, err_after)
+
+
+def test_random_numbers_tutorial_page(load, capsys):
+    costs = load("rand_random_numbers")["main"]()
+    assert falls(costs, 0.3), costs[:: len(costs) // 5]
+    assert "training accuracy" in capsys.readouterr().out
+
+
+def test_more_examples_tutorial_page(load):
+    costs = load("rand_more_examples")["main"]()
+    assert falls(costs, 0.6), costs[:: len(costs) // 5]
+
+
+def test_derivatives_conditions_and_debugging_tutorial_pages(load, capsys):
+    costs = load("rand_tutorial_pages")["main"]()
+    assert falls(costs, 0.05), costs[:: len(costs) // 5]
+    out = capsys.readouterr().out
+    assert "this is a very important value __str__ = [1. 2. 3.]" in out
+    assert "*** NaN detected ***" in out
