@@ -47,6 +47,7 @@ class NodeRecord:
     output_slots: list[int] = field(default_factory=list)
     frees_after: list[int] | None = None
     has_c_impl: bool | None = None
+    workspace_bytes: int = 0  # scratch a call allocates besides its outputs (e.g. im2col)
 
 
 @dataclass

@@ -267,6 +267,12 @@ class Conv2dGradInputs(_ConvOp):
         (f, c, kh, kw), top, _ = input_shapes
         return 2.0 * float(np.prod(top)) * c * kh * kw
 
+    def workspace_bytes(self, node, input_shapes, output_shapes) -> int:
+        """Bytes of the column gradient and the padded input gradient one call allocates."""
+        (_, c, kh, kw), (n, _, oh, ow), _ = input_shapes
+        itemsize = np.dtype(node.outputs[0].type.dtype).itemsize
+        return int(n * oh * ow * c * kh * kw + np.prod(output_shapes[0])) * itemsize
+
     def grad(self, inputs, gouts):
         w, top, hw = inputs
         (g,) = gouts
