@@ -194,3 +194,46 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     out = [(500, 20, 24, 24)]
     assert node.op.flops(node, shapes, out) == 2.0 * 500 * 20 * 24 * 24 * 25
     assert node.op.workspace_bytes(node, shapes, out) == 500 * 24 * 24 * 25 * 8
+
+
+def _c_nodes(f):
+    return {
+        type(node.op).__name__
+        for node, impl in zip(f.linked.schedule, f.linked.impls)
+        if impl.is_c and type(node.op).__module__ == "graphc.tensor.conv"
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_c_implementation_runs_and_matches_py_on_strided_inputs(dtype):
+    rng = np.random.default_rng(5)
+    x, w = T.tensor4("x", dtype=dtype), T.tensor4("w", dtype=dtype)
+    y = conv2d(x, w, border_mode="half", subsample=(2, 1), filter_dilation=(2, 1))
+    outs = [y, *graphc.grad((y * y).sum(), [x, w])]
+    fc = graphc.function([x, w], outs, mode=MODES["c|py"])
+    fp = graphc.function([x, w], outs, mode=MODES["py"])
+    assert _c_nodes(fc) == {"Conv2d", "Conv2dGradInputs", "Conv2dGradWeights"}
+    xv = rng.standard_normal((3, 9, 10, 2)).astype(dtype).transpose(0, 3, 1, 2)[:, :, ::-1]
+    wv = rng.standard_normal((3, 2, 3, 6)).astype(dtype)[:, :, :, ::2]
+    tol = 1e-4 if dtype == "float32" else 1e-11
+    for got, want in zip(fc(xv, wv), fp(xv, wv)):
+        assert got.dtype == want.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_c_implementation_refuses_bad_shapes_with_python_errors():
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    f = graphc.function([x, w], conv2d(x, w), mode=MODES["c|py"])
+    assert _c_nodes(f) == {"Conv2d"}
+    with pytest.raises(ValueError, match="channels"):
+        f(np.zeros((1, 2, 5, 5)), np.zeros((1, 3, 2, 2)))
+    with pytest.raises(ValueError, match="no output"):
+        f(np.zeros((1, 1, 2, 2)), np.zeros((1, 1, 3, 3)))
+    g = T.dtensor4("g")
+    gi = Conv2dGradInputs("valid", (1, 1), True, (1, 1))(w, g, [5, 5])
+    fi = graphc.function([w, g], gi, mode=MODES["c|py"])
+    assert _c_nodes(fi) == {"Conv2dGradInputs"}
+    with pytest.raises(ValueError, match="does not match"):
+        fi(np.zeros((2, 1, 3, 3)), np.zeros((1, 2, 4, 3)))
+    empty = f(np.zeros((0, 1, 4, 4)), np.zeros((2, 1, 3, 3)))
+    assert empty.shape == (0, 2, 2, 2)
