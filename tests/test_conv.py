@@ -194,6 +194,7 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     out = [(500, 20, 24, 24)]
     assert node.op.flops(node, shapes, out) == 2.0 * 500 * 20 * 24 * 24 * 25
     assert node.op.workspace_bytes(node, shapes, out) == 500 * 24 * 24 * 25 * 8
+    assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == (24 * 24 + 20) * 25 * 8
 
 
 def _c_nodes(f):

@@ -120,11 +120,23 @@ class _ConvOp(Op):
             w = w[:, :, ::-1, ::-1]
         return np.ascontiguousarray(w).reshape(w.shape[0], -1)
 
+    @staticmethod
+    def _scratch(node, n: int, f: int, taps: int, positions: int, c_impl: bool) -> int:
+        """numpy: every image's columns at once; C: one image's columns and the filters
+        as a matrix."""
+        if c_impl:
+            return (taps * positions + f * taps) * _itemsize(node)
+        return n * taps * positions * _itemsize(node)
+
     def _shape_error(self, what: str, in_hw, k_shape):
         return ValueError(
             f"{self}: {what}: input {tuple(in_hw)} with filters {tuple(k_shape)} gives no output "
             "(the padded input is smaller than the dilated filter)"
         )
+
+
+def _itemsize(node) -> int:
+    return np.dtype(node.outputs[0].type.dtype).itemsize
 
 
 def _unflip(g: np.ndarray, flip: bool) -> np.ndarray:
@@ -168,11 +180,11 @@ class Conv2d(_ConvOp):
         (_, c, _, _), (_, _, kh, kw) = input_shapes
         return 2.0 * float(np.prod(output_shapes[0])) * c * kh * kw
 
-    def workspace_bytes(self, node, input_shapes, output_shapes) -> int:
-        """Bytes of the im2col buffer one call allocates besides its output."""
-        (_, c, _, _), (_, _, kh, kw) = input_shapes
+    def workspace_bytes(self, node, input_shapes, output_shapes, c_impl: bool = False) -> int:
+        """Bytes of scratch one call allocates besides its output (im2col columns)."""
+        (_, c, _, _), (f, _, kh, kw) = input_shapes
         n, _, oh, ow = output_shapes[0]
-        return int(n * oh * ow * c * kh * kw) * np.dtype(node.outputs[0].type.dtype).itemsize
+        return self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
 
     def grad(self, inputs, gouts):
         x, w = inputs
@@ -267,11 +279,14 @@ class Conv2dGradInputs(_ConvOp):
         (f, c, kh, kw), top, _ = input_shapes
         return 2.0 * float(np.prod(top)) * c * kh * kw
 
-    def workspace_bytes(self, node, input_shapes, output_shapes) -> int:
-        """Bytes of the column gradient and the padded input gradient one call allocates."""
-        (_, c, kh, kw), (n, _, oh, ow), _ = input_shapes
-        itemsize = np.dtype(node.outputs[0].type.dtype).itemsize
-        return int(n * oh * ow * c * kh * kw + np.prod(output_shapes[0])) * itemsize
+    def workspace_bytes(self, node, input_shapes, output_shapes, c_impl: bool = False) -> int:
+        """Bytes of scratch one call allocates besides its output: the column gradient
+        (and in numpy the padded input gradient)."""
+        (f, c, kh, kw), (n, _, oh, ow), _ = input_shapes
+        cols = self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
+        if c_impl:
+            return cols
+        return cols + int(np.prod(output_shapes[0])) * _itemsize(node)
 
     def grad(self, inputs, gouts):
         w, top, hw = inputs
@@ -317,12 +332,12 @@ class Conv2dGradWeights(_ConvOp):
         (_, c, kh, kw) = output_shapes[0]
         return 2.0 * float(np.prod(top)) * c * kh * kw
 
-    def workspace_bytes(self, node, input_shapes, output_shapes) -> int:
-        """Bytes of the im2col buffer one call allocates besides its output."""
+    def workspace_bytes(self, node, input_shapes, output_shapes, c_impl: bool = False) -> int:
+        """Bytes of scratch one call allocates besides its output (im2col columns)."""
         _, top, _ = input_shapes
-        (_, c, kh, kw) = output_shapes[0]
+        (f, c, kh, kw) = output_shapes[0]
         n, _, oh, ow = top
-        return int(n * oh * ow * c * kh * kw) * np.dtype(node.outputs[0].type.dtype).itemsize
+        return self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
 
     def grad(self, inputs, gouts):
         x, top, hw = inputs
