@@ -194,7 +194,10 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     out = [(500, 20, 24, 24)]
     assert node.op.flops(node, shapes, out) == 2.0 * 500 * 20 * 24 * 24 * 25
     assert node.op.workspace_bytes(node, shapes, out) == 500 * 24 * 24 * 25 * 8
-    assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == (24 * 24 + 20) * 25 * 8
+    # C: chunks of ceil(4096 / 576) = 8 images: columns, the (F, positions) product, filters
+    chunk = 8 * 24 * 24
+    c_bytes = (25 * chunk + 20 * chunk + 20 * 25) * 8
+    assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
 
 
 def _c_nodes(f):
@@ -238,3 +241,17 @@ def test_c_implementation_refuses_bad_shapes_with_python_errors():
         fi(np.zeros((2, 1, 3, 3)), np.zeros((1, 2, 4, 3)))
     empty = f(np.zeros((0, 1, 4, 4)), np.zeros((2, 1, 3, 3)))
     assert empty.shape == (0, 2, 2, 2)
+
+
+def test_c_implementation_over_several_chunks_of_images():
+    # 32 * 32 = 1024 positions per image: chunks of 4 images, so 6 images make 4 + 2.
+    rng = np.random.default_rng(7)
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    y = conv2d(x, w, border_mode=(1, 0))
+    outs = [y, *graphc.grad((y * y).sum(), [x, w])]
+    fc = graphc.function([x, w], outs, mode=MODES["c|py"])
+    fp = graphc.function([x, w], outs, mode=MODES["py"])
+    assert _c_nodes(fc) == {"Conv2d", "Conv2dGradInputs", "Conv2dGradWeights"}
+    xv, wv = rng.standard_normal((6, 2, 32, 34)), rng.standard_normal((3, 2, 3, 3))
+    for got, want in zip(fc(xv, wv), fp(xv, wv)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)

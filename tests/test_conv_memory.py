@@ -25,8 +25,8 @@ def test_conv_workspace_shows_in_the_memory_section_and_the_peaks(linker):
     taps, positions = 2 * 3 * 2, 7 * 7
     if linker == "py":  # every image's (OH*OW) x (C*KH*KW) float64 columns at once
         workspace = 3 * positions * taps * 8
-    else:  # one image's columns and the filters as a (F, C*KH*KW) matrix
-        workspace = (positions * taps + 4 * taps) * 8
+    else:  # one chunk (all 3 images): columns, (F, positions) product, filters as a matrix
+        workspace = (3 * positions * taps + 4 * 3 * positions + 4 * taps) * 8
     f.profile.refresh()
     fp = f.profile.functions[0]
     conv_node = next(n for n in fp.nodes if n.op_class.endswith("Conv2d"))
@@ -50,5 +50,6 @@ def test_gradient_ops_report_their_workspace():
     cols = 2 * 7 * 6 * 12 * 8
     assert gi.op.workspace_bytes(gi, [shapes_w, top, (2,)], [shapes_x]) == cols + 2 * 3 * 30 * 8
     assert gwn.op.workspace_bytes(gwn, [shapes_x, top, (2,)], [shapes_w]) == cols
-    one_image = (7 * 6 * 12 + 4 * 12) * 8
-    assert gwn.op.workspace_bytes(gwn, [shapes_x, top, (2,)], [shapes_w], c_impl=True) == one_image
+    chunk = 2 * 7 * 6  # both images in one chunk
+    c_bytes = (chunk * 12 + 4 * chunk + 4 * 12) * 8
+    assert gwn.op.workspace_bytes(gwn, [shapes_x, top, (2,)], [shapes_w], c_impl=True) == c_bytes

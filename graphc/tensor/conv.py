@@ -19,6 +19,10 @@ from graphc.tensor.variable import as_tensor_variable
 __all__ = ["Conv2d", "Conv2dGradInputs", "Conv2dGradWeights", "conv2d", "conv_output_length"]
 
 _FLOATS = ("float32", "float64")
+# The C implementation's chunking (graphc/linker/c/gen_conv.py): images per BLAS call give
+# about C_CHUNK_COLS output positions, with a columns buffer of at most C_CHUNK_BYTES.
+C_CHUNK_COLS = 4096
+C_CHUNK_BYTES = 1 << 26
 _MODES = ("valid", "full", "half")
 
 
@@ -122,11 +126,16 @@ class _ConvOp(Op):
 
     @staticmethod
     def _scratch(node, n: int, f: int, taps: int, positions: int, c_impl: bool) -> int:
-        """numpy: every image's columns at once; C: one image's columns and the filters
-        as a matrix."""
-        if c_impl:
-            return (taps * positions + f * taps) * _itemsize(node)
-        return n * taps * positions * _itemsize(node)
+        """numpy: every image's columns at once; C: one chunk's columns, the chunk's
+        (F, positions) product and the filters as a matrix."""
+        size = _itemsize(node)
+        if not c_impl:
+            return n * taps * positions * size
+        batch = min(n, -(-C_CHUNK_COLS // max(positions, 1)))
+        if batch * taps * positions * size > C_CHUNK_BYTES:
+            batch = C_CHUNK_BYTES // (taps * positions * size)
+        cols = max(batch, 1) * positions
+        return (taps * cols + f * cols + f * taps) * size
 
     def _shape_error(self, what: str, in_hw, k_shape):
         return ValueError(

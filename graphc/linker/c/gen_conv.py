@@ -1,12 +1,13 @@
-"""C for Conv2d and its gradient Ops: im2col per image and one BLAS gemm per image.
+"""C for Conv2d and its gradient Ops: im2col and one BLAS gemm per chunk of images.
 
-For image ``n`` the columns buffer is ``(C*KH*KW, OH*OW)`` (row ``(c, a, b)`` holds the
-input under filter tap ``(a, b)`` of channel ``c`` at every output position, zero where the
-tap falls in the padding), so the forward pass writes ``out[n] = W @ cols`` straight into
-NCHW order. The gradient w.r.t. the filters accumulates ``top[n] @ cols^T``; the gradient
-w.r.t. the input forms ``W^T @ top[n]`` and adds it back over the windows (col2im). BLAS is
-scipy's ``cython_blas`` (the loader of ``gen_blas``). float32 and float64; inputs of another
-float dtype are cast to the output's.
+For a chunk of images the columns buffer is ``(C*KH*KW, images*OH*OW)`` (row ``(c, a, b)``
+holds the input under filter tap ``(a, b)`` of channel ``c`` at every output position, zero
+where the tap falls in the padding); chunks hold about ``C_CHUNK_COLS`` columns, so the
+products are large enough for BLAS while the buffer stays small. The forward pass forms
+``W @ cols`` and copies it into NCHW order; the gradient w.r.t. the filters accumulates
+``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
+the windows (col2im). BLAS is scipy's ``cython_blas`` (the loader of ``gen_blas``). float32
+and float64; inputs of another float dtype are cast to the output's.
 """
 
 from __future__ import annotations
@@ -14,13 +15,22 @@ from __future__ import annotations
 from graphc.linker.c.gen_blas import LOADER
 from graphc.linker.c.gen_shape import COMMON
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.tensor.conv import Conv2d, Conv2dGradInputs, Conv2dGradWeights
+from graphc.tensor.conv import (
+    C_CHUNK_BYTES,
+    C_CHUNK_COLS,
+    Conv2d,
+    Conv2dGradInputs,
+    Conv2dGradWeights,
+)
 
 _CTYPE = {"float32": "float", "float64": "double"}
 _TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
 
+_CHUNK = f"#define CHUNK_COLS {C_CHUNK_COLS}\n#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
+
 _GEOMETRY = r"""
+
 /* The geometry of one convolution; sizes are checked before any buffer is touched. */
 typedef struct {
     npy_intp n, c, h, w, f, kh, kw, oh, ow;
@@ -70,10 +80,20 @@ static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *w
     return 0;
 }
 
+/* Images per BLAS call: enough for about CHUNK_COLS columns, the columns buffer at most
+   CHUNK_BYTES (the Ops' workspace_bytes use the same rule). */
+static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
+    npy_intp b = (CHUNK_COLS + p - 1) / p;
+    if (b > n) b = n;
+    if (b * taps * p * itemsize > CHUNK_BYTES) b = CHUNK_BYTES / (taps * p * itemsize);
+    return b < 1 ? 1 : b;
+}
+
 /* Whether BLAS (int dimensions) can take this geometry; sets ValueError if not. */
 static int graphc_conv_fits(const graphc_conv_geom *g) {
     npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
-    if (ckk > INT_MAX || p > INT_MAX || g->f > INT_MAX || ckk * p > NPY_MAX_INTP / 8) {
+    if (ckk > INT_MAX || g->f > INT_MAX || ckk * p > NPY_MAX_INTP / 8 ||
+        graphc_conv_batch(g->n, ckk, p, 8) * p > INT_MAX) {
         PyErr_SetString(PyExc_ValueError, "conv2d: sizes too large for BLAS");
         return -1;
     }
@@ -82,9 +102,9 @@ static int graphc_conv_fits(const graphc_conv_geom *g) {
 """
 
 _TYPED = r"""
-/* cols (C*KH*KW, OH*OW) <- the windows of image x (C, H, W). */
-static void graphc_im2col_REAL(const REAL *x, REAL *cols, const graphc_conv_geom *g) {
-    const npy_intp p = g->oh * g->ow;
+/* cols (C*KH*KW rows, `p` apart; OH*OW used) <- the windows of image x (C, H, W). */
+static void graphc_im2col_REAL(const REAL *x, REAL *cols, npy_intp p,
+                               const graphc_conv_geom *g) {
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
             for (npy_intp b = 0; b < g->kw; b++) {
@@ -106,8 +126,8 @@ static void graphc_im2col_REAL(const REAL *x, REAL *cols, const graphc_conv_geom
 }
 
 /* gx (C, H, W) += the columns added back over their windows (gx zeroed by the caller). */
-static void graphc_col2im_REAL(const REAL *cols, REAL *gx, const graphc_conv_geom *g) {
-    const npy_intp p = g->oh * g->ow;
+static void graphc_col2im_REAL(const REAL *cols, REAL *gx, npy_intp p,
+                               const graphc_conv_geom *g) {
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
             for (npy_intp b = 0; b < g->kw; b++) {
@@ -144,7 +164,7 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
                             npy_intp sh, npy_intp sw, npy_intp dh, npy_intp dw, int flip) {
     int rc = -1;
     PyArrayObject *A = NULL, *B = NULL, *out = NULL;
-    REAL *cols = NULL, *wmat = NULL, *gw = NULL;
+    REAL *cols = NULL, *mid = NULL, *wmat = NULL, *gw = NULL;
     graphc_conv_geom g;
     g.sh = sh; g.sw = sw; g.dh = dh; g.dw = dw; g.flip = flip;
     A = graphc_conv_in(a_obj, TYPENUM, kind == 1 ? "filters" : "input");
@@ -191,8 +211,11 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     out = graphc_out_array(slot, 4, dims, TYPENUM);
     if (out == NULL) goto done;
     REAL *o = (REAL *)PyArray_DATA(out);
-    cols = (REAL *)malloc((size_t)(ckk * p > 0 ? ckk * p : 1) * sizeof(REAL));
-    if (cols == NULL) { PyErr_NoMemory(); goto done; }
+    const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
+    const npy_intp bp = batch * p; /* columns of one chunk of `batch` images */
+    cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
+    mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
+    if (cols == NULL || mid == NULL) { PyErr_NoMemory(); goto done; }
     if (kind != 2) {
         wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
         if (wmat == NULL) goto done;
@@ -200,31 +223,41 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         gw = (REAL *)calloc((size_t)(g.f * ckk > 0 ? g.f * ckk : 1), sizeof(REAL));
         if (gw == NULL) { PyErr_NoMemory(); goto done; }
     }
-    if (kind == 1) memset(o, 0, (size_t)PyArray_NBYTES(out));
     {
-        int M = (int)p, F = (int)g.f, K = (int)ckk;
+        int F = (int)g.f, K = (int)ckk;
         REAL one = 1, zero = 0;
         char nn = 'N', tt = 'T';
         const REAL *top = kind == 0 ? NULL : (const REAL *)PyArray_DATA(B);
         const REAL *x = kind == 1 ? NULL : (const REAL *)PyArray_DATA(A);
+        const npy_intp img = g.c * g.h * g.w;
         Py_BEGIN_ALLOW_THREADS
-        for (npy_intp n = 0; n < g.n; n++) {
-            if (M == 0 || F == 0 || K == 0) break;
+        if (kind == 1) memset(o, 0, (size_t)PyArray_NBYTES(out));
+        for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch) {
+            const npy_intp nb = g.n - n0 < batch ? g.n - n0 : batch;
+            int M = (int)(nb * p), LD = (int)bp;
+            if (kind != 0) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
+                for (npy_intp b = 0; b < nb; b++)
+                    for (npy_intp f = 0; f < g.f; f++)
+                        memcpy(mid + f * bp + b * p, top + ((n0 + b) * g.f + f) * p,
+                               (size_t)p * sizeof(REAL));
+            if (kind != 1)
+                for (npy_intp b = 0; b < nb; b++)
+                    graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g);
             if (kind == 0) {
-                graphc_im2col_REAL(x + n * g.c * g.h * g.w, cols, &g);
-                /* out[n] (F, P) = W (F, K) cols (K, P): Fortran (P, F) = cols' (P, K) W' */
-                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &M, wmat, &K, &zero, o + n * g.f * p,
-                     &M);
+                /* mid (F, M) = W (F, K) cols (K, M): Fortran (M, F) = cols' (M, K) W' */
+                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, mid, &LD);
+                for (npy_intp b = 0; b < nb; b++)
+                    for (npy_intp f = 0; f < g.f; f++)
+                        memcpy(o + ((n0 + b) * g.f + f) * p, mid + f * bp + b * p,
+                               (size_t)p * sizeof(REAL));
             } else if (kind == 1) {
-                /* dcols (K, P) = W' top[n]: Fortran (P, K) = top[n]' (P, F) W (F, K) */
-                GEMM(&nn, &tt, &M, &K, &F, &one, (REAL *)top + n * g.f * p, &M, wmat, &K, &zero,
-                     cols, &M);
-                graphc_col2im_REAL(cols, o + n * g.c * g.h * g.w, &g);
+                /* cols (K, M) = W' mid (F, M): Fortran (M, K) = mid' (M, F) W (F, K) */
+                GEMM(&nn, &tt, &M, &K, &F, &one, mid, &LD, wmat, &K, &zero, cols, &LD);
+                for (npy_intp b = 0; b < nb; b++)
+                    graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g);
             } else {
-                graphc_im2col_REAL(x + n * g.c * g.h * g.w, cols, &g);
-                /* gw (F, K) += top[n] (F, P) cols' (P, K): Fortran (K, F) = cols (K, P) top' */
-                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &M, (REAL *)top + n * g.f * p, &M, &one,
-                     gw, &K);
+                /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) = cols (K, M) mid' */
+                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, mid, &LD, &one, gw, &K);
             }
         }
         if (kind == 2) {
@@ -244,6 +277,7 @@ done:
     Py_XDECREF(B);
     Py_XDECREF(out);
     free(cols);
+    free(mid);
     free(wmat);
     free(gw);
     return rc;
@@ -281,7 +315,7 @@ def gen_conv(node) -> CThunkCode | None:
     )
     return CThunkCode(
         body=body,
-        support=(COMMON, LOADER, _GEOMETRY, _typed(dtype)),
+        support=(COMMON, LOADER, _CHUNK, _GEOMETRY, _typed(dtype)),
         init=("if (graphc_blas_load() < 0) FAIL;",),
         key=(op, tuple(i.type for i in node.inputs)),
     )
