@@ -189,3 +189,43 @@ def test_flops_count_the_window_reads():
     x = T.dtensor4("x")
     node = Pool((2, 2), True).make_node(x)
     assert node.op.flops(node, [(500, 20, 24, 24)], [(500, 20, 12, 12)]) == 500 * 20 * 144 * 4
+
+
+def _c_nodes(f):
+    return {
+        type(node.op).__name__
+        for node, impl in zip(f.linked.schedule, f.linked.impls)
+        if impl.is_c and type(node.op).__module__ == "graphc.tensor.signal.pool"
+    }
+
+
+@pytest.mark.parametrize("mode", pool.MODES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_c_implementation_matches_py_on_strided_inputs(mode, dtype):
+    rng = np.random.default_rng(2)
+    x = T.tensor4("x", dtype=dtype)
+    y = pool.pool_2d(x, (3, 2), ignore_border=True, stride=(2, 1), pad=(1, 1), mode=mode)
+    outs = [y, graphc.grad((y * y).sum(), x)]
+    fc = graphc.function([x], outs, mode=MODES["c|py"])
+    fp = graphc.function([x], outs, mode=MODES["py"])
+    grad_op = "MaxPoolGrad" if mode == "max" else "AveragePoolGrad"
+    assert _c_nodes(fc) == {"Pool", grad_op}
+    xv = rng.permutation(2 * 7 * 3 * 8).reshape(2, 7, 8, 3).astype(dtype).transpose(0, 3, 1, 2)
+    xv = xv[:, :, ::-1] * 0.1
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for got, want in zip(fc(xv), fp(xv)):
+        assert got.dtype == want.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_c_gradients_refuse_mismatched_shapes():
+    x, g = T.dtensor4("x"), T.dtensor4("g")
+    op = AveragePoolGrad((2, 2), True, None, (0, 0), "sum")
+    f = graphc.function([x, g], op(x, g), mode=MODES["c|py"])
+    assert _c_nodes(f) == {"AveragePoolGrad"}
+    with pytest.raises(ValueError, match="gz"):
+        f(np.zeros((1, 1, 4, 4)), np.zeros((1, 1, 3, 2)))
+    mx = MaxPoolGrad((2, 2), True)
+    fm = graphc.function([x, g], mx(x, g, g), mode=MODES["c|py"])
+    with pytest.raises(ValueError, match="maxout"):
+        fm(np.zeros((1, 1, 4, 4)), np.zeros((1, 1, 3, 2)))
