@@ -255,3 +255,36 @@ def test_c_implementation_over_several_chunks_of_images():
     xv, wv = rng.standard_normal((6, 2, 32, 34)), rng.standard_normal((3, 2, 3, 3))
     for got, want in zip(fc(xv, wv), fp(xv, wv)):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
+
+
+@SETTINGS
+@given(conv_cases())
+def test_infer_shape_gives_the_output_shape_without_computing_it(case):
+    from graphc.tensor.basic import shape_tuple
+
+    xv, wv, border, stride, dil, flip = case
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    y = conv2d(x, w, border_mode=border, subsample=stride, filter_dilation=dil, filter_flip=flip)
+    gx, gw = graphc.grad((y * y).sum(), [x, w])
+    for out in (y, gx, gw):
+        node = out.owner
+        (inferred,) = node.op.infer_shape(None, node, [shape_tuple(i) for i in node.inputs])
+        got = graphc.function([x, w], list(inferred), on_unused_input="ignore")(xv, wv)
+        assert tuple(int(s) for s in got) == out.eval({x: xv, w: wv}).shape
+
+
+def test_debug_mode_and_pickling_agree_with_py():
+    import pickle
+
+    rng = np.random.default_rng(4)
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    y = conv2d(x, w, border_mode="full", subsample=(1, 2))
+    outs = [y, *graphc.grad((y**2).sum(), [x, w])]
+    xv, wv = rng.standard_normal((2, 2, 5, 6)), rng.standard_normal((3, 2, 2, 3))
+    want = graphc.function([x, w], outs, mode=MODES["py"])(xv, wv)
+    f = graphc.function([x, w], outs, mode="DEBUG_MODE")
+    for got, ref in zip(f(xv, wv), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+    g = pickle.loads(pickle.dumps(graphc.function([x, w], outs)))
+    for got, ref in zip(g(xv, wv), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)

@@ -229,3 +229,36 @@ def test_c_gradients_refuse_mismatched_shapes():
     fm = graphc.function([x, g], mx(x, g, g), mode=MODES["c|py"])
     with pytest.raises(ValueError, match="maxout"):
         fm(np.zeros((1, 1, 4, 4)), np.zeros((1, 1, 3, 2)))
+
+
+@SETTINGS
+@given(pool_cases())
+def test_infer_shape_gives_the_output_shape_without_computing_it(case):
+    from graphc.tensor.basic import shape_tuple
+
+    xv, ws, stride, pad, ignore_border, mode = case
+    x = T.tensor("float64", (None,) * xv.ndim, name="x")
+    y = pool.pool_2d(x, ws, ignore_border=ignore_border, stride=stride, pad=pad, mode=mode)
+    gx = graphc.grad((y * y).sum(), x)
+    for out in (y, gx):
+        node = out.owner
+        (inferred,) = node.op.infer_shape(None, node, [shape_tuple(i) for i in node.inputs])
+        got = graphc.function([x], list(inferred), on_unused_input="ignore")(xv)
+        assert tuple(int(s) for s in got) == out.eval({x: xv}).shape
+
+
+@pytest.mark.parametrize("mode", pool.MODES)
+def test_debug_mode_and_pickling_agree_with_py(mode):
+    import pickle
+
+    x = T.dtensor4("x")
+    y = pool.pool_2d(x, (2, 3), ignore_border=False, stride=(1, 2), mode=mode)
+    outs = [y, graphc.grad((y**2).sum(), x)]
+    xv = np.random.default_rng(1).permutation(2 * 2 * 5 * 7).reshape(2, 2, 5, 7) * 0.5
+    want = graphc.function([x], outs, mode=MODES["py"])(xv)
+    f = graphc.function([x], outs, mode="DEBUG_MODE")
+    for got, ref in zip(f(xv), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+    g = pickle.loads(pickle.dumps(graphc.function([x], outs)))
+    for got, ref in zip(g(xv), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
