@@ -194,8 +194,8 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     out = [(500, 20, 24, 24)]
     assert node.op.flops(node, shapes, out) == 2.0 * 500 * 20 * 24 * 24 * 25
     assert node.op.workspace_bytes(node, shapes, out) == 500 * 24 * 24 * 25 * 8
-    # C: chunks of ceil(4096 / 576) = 8 images: columns, the (F, positions) product, filters
-    chunk = 8 * 24 * 24
+    # C: chunks of 8 MiB // (25 * 576 * 8 B) = 72 images: columns, (F, positions), filters
+    chunk = 72 * 24 * 24
     c_bytes = (25 * chunk + 20 * chunk + 20 * 25) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
 
@@ -244,7 +244,8 @@ def test_c_implementation_refuses_bad_shapes_with_python_errors():
 
 
 def test_c_implementation_over_several_chunks_of_images():
-    # 32 * 32 = 1024 positions per image: chunks of 4 images, so 6 images make 4 + 2.
+    # One image's float64 columns take 18 * 140 * 140 * 8 B = 2.8 MB: chunks of 2 images
+    # in 8 MiB, so 7 images make 2 + 2 + 2 + 1.
     rng = np.random.default_rng(7)
     x, w = T.dtensor4("x"), T.dtensor4("w")
     y = conv2d(x, w, border_mode=(1, 0))
@@ -252,7 +253,7 @@ def test_c_implementation_over_several_chunks_of_images():
     fc = graphc.function([x, w], outs, mode=MODES["c|py"])
     fp = graphc.function([x, w], outs, mode=MODES["py"])
     assert _c_nodes(fc) == {"Conv2d", "Conv2dGradInputs", "Conv2dGradWeights"}
-    xv, wv = rng.standard_normal((6, 2, 32, 34)), rng.standard_normal((3, 2, 3, 3))
+    xv, wv = rng.standard_normal((7, 2, 140, 142)), rng.standard_normal((3, 2, 3, 3))
     for got, want in zip(fc(xv, wv), fp(xv, wv)):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
 

@@ -19,10 +19,9 @@ from graphc.tensor.variable import as_tensor_variable
 __all__ = ["Conv2d", "Conv2dGradInputs", "Conv2dGradWeights", "conv2d", "conv_output_length"]
 
 _FLOATS = ("float32", "float64")
-# The C implementation's chunking (graphc/linker/c/gen_conv.py): images per BLAS call give
-# about C_CHUNK_COLS output positions, with a columns buffer of at most C_CHUNK_BYTES.
-C_CHUNK_COLS = 4096
-C_CHUNK_BYTES = 1 << 26
+# The C implementation (graphc/linker/c/gen_conv.py) gathers as many images per BLAS call
+# as fit a columns buffer of C_CHUNK_BYTES (at least one): few, large products.
+C_CHUNK_BYTES = 1 << 23
 _MODES = ("valid", "full", "half")
 
 
@@ -131,9 +130,7 @@ class _ConvOp(Op):
         size = _itemsize(node)
         if not c_impl:
             return n * taps * positions * size
-        batch = min(n, -(-C_CHUNK_COLS // max(positions, 1)))
-        if batch * taps * positions * size > C_CHUNK_BYTES:
-            batch = C_CHUNK_BYTES // (taps * positions * size)
+        batch = min(n, C_CHUNK_BYTES // max(taps * positions * size, 1))
         cols = max(batch, 1) * positions
         return (taps * cols + f * cols + f * taps) * size
 

@@ -2,8 +2,8 @@
 
 For a chunk of images the columns buffer is ``(C*KH*KW, images*OH*OW)`` (row ``(c, a, b)``
 holds the input under filter tap ``(a, b)`` of channel ``c`` at every output position, zero
-where the tap falls in the padding); chunks hold about ``C_CHUNK_COLS`` columns, so the
-products are large enough for BLAS while the buffer stays small. The forward pass forms
+where the tap falls in the padding); a chunk is as many images as fit ``C_CHUNK_BYTES``, so
+the products are few and large while the buffer stays in cache. The forward pass forms
 ``W @ cols`` and copies it into NCHW order; the gradient w.r.t. the filters accumulates
 ``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
 the windows (col2im). BLAS is scipy's ``cython_blas`` (the loader of ``gen_blas``). float32
@@ -17,7 +17,6 @@ from graphc.linker.c.gen_shape import COMMON
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
     C_CHUNK_BYTES,
-    C_CHUNK_COLS,
     Conv2d,
     Conv2dGradInputs,
     Conv2dGradWeights,
@@ -27,7 +26,7 @@ _CTYPE = {"float32": "float", "float64": "double"}
 _TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
 
-_CHUNK = f"#define CHUNK_COLS {C_CHUNK_COLS}\n#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
+_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
 
 _GEOMETRY = r"""
 
@@ -80,12 +79,12 @@ static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *w
     return 0;
 }
 
-/* Images per BLAS call: enough for about CHUNK_COLS columns, the columns buffer at most
-   CHUNK_BYTES (the Ops' workspace_bytes use the same rule). */
+/* Images per BLAS call: as many as fit a CHUNK_BYTES columns buffer, at least one (the
+   Ops' workspace_bytes use the same rule). */
 static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
-    npy_intp b = (CHUNK_COLS + p - 1) / p;
+    npy_intp one = taps * p * itemsize;
+    npy_intp b = CHUNK_BYTES / (one > 0 ? one : 1);
     if (b > n) b = n;
-    if (b * taps * p * itemsize > CHUNK_BYTES) b = CHUNK_BYTES / (taps * p * itemsize);
     return b < 1 ? 1 : b;
 }
 
