@@ -179,6 +179,12 @@ def test_bad_inputs_raise_clear_errors():
         conv2d(x, w, subsample=(0, 1))
     with pytest.raises(TypeError, match="float"):
         conv2d(T.itensor4("i"), w)
+    with pytest.raises(NotImplementedError, match="num_groups"):
+        conv2d(x, w, num_groups=2)
+    with pytest.raises(NotImplementedError, match="unshared"):
+        conv2d(x, w, unshared=True)
+    with pytest.raises(TypeError, match="unexpected"):
+        conv2d(x, w, bogus=1)
     f = graphc.function([x, w], conv2d(x, w))
     with pytest.raises(ValueError, match="channels"):
         f(np.zeros((1, 2, 5, 5)), np.zeros((1, 3, 2, 2)))

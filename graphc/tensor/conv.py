@@ -362,6 +362,8 @@ def conv2d(
     filter_flip: bool = True,
     image_shape=None,
     filter_dilation=(1, 1),
+    num_groups: int = 1,
+    unshared: bool = False,
     **kwargs,
 ):
     """Theano's ``conv2d``: a batch of NCHW images convolved with (F, C, KH, KW) filters.
@@ -375,6 +377,10 @@ def conv2d(
 
     if kwargs:
         raise TypeError(f"conv2d: unexpected arguments {sorted(kwargs)}")
+    if num_groups != 1:
+        raise NotImplementedError("conv2d: grouped convolution (num_groups != 1)")
+    if unshared:
+        raise NotImplementedError("conv2d: unshared (locally connected) convolution")
     if input_shape is None:
         input_shape = image_shape
     x, w = as_tensor_variable(input), as_tensor_variable(filters)

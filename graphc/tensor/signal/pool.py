@@ -261,7 +261,7 @@ def pool_2d(input, ws=None, ignore_border=None, stride=None, pad=(0, 0), mode="m
     ws = _alias(ws, ds, "ws", "ds")
     stride = _alias(stride, st, "stride", "st")
     if padding is not None:
-        pad = _alias(None if pad == (0, 0) else pad, padding, "pad", "padding")
+        pad = _alias(None if tuple(pad) == (0, 0) else pad, padding, "pad", "padding")
     if ws is None:
         raise ValueError("pool_2d: ws (the window shape) is required")
     if ignore_border is None:
