@@ -262,3 +262,17 @@ def test_debug_mode_and_pickling_agree_with_py(mode):
     g = pickle.loads(pickle.dumps(graphc.function([x], outs)))
     for got, ref in zip(g(xv), want):
         np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_old_downsample_path_and_symbolic_sizes():
+    from graphc.tensor.signal import downsample
+
+    x = T.dtensor4("x")
+    xv = np.arange(2 * 1 * 5 * 5, dtype="float64").reshape(2, 1, 5, 5)
+    old = downsample.max_pool_2d(x, (2, 2), ignore_border=True, st=(1, 2)).eval({x: xv})
+    want = ref_pool(xv, (2, 2), (1, 2), (0, 0), True, "max")
+    np.testing.assert_array_equal(old, want)
+    with pytest.raises(NotImplementedError, match="symbolic ws"):
+        pool.pool_2d(x, T.lvector("ws"), ignore_border=True)
+    with pytest.raises(NotImplementedError, match="symbolic stride"):
+        pool.pool_2d(x, (2, 2), ignore_border=True, stride=(T.lscalar("s"), 1))

@@ -40,6 +40,12 @@ def _max0(v):
 
 
 def _pair(value, what: str, minimum: int) -> tuple[int, int]:
+    from graphc.graph.basic import Variable
+
+    if isinstance(value, Variable) or (
+        isinstance(value, tuple | list) and any(isinstance(v, Variable) for v in value)
+    ):
+        raise NotImplementedError(f"pool_2d: symbolic {what} (give ints)")
     if isinstance(value, int | np.integer):
         value = (value, value)
     try:
