@@ -173,8 +173,6 @@ def test_bad_arguments_raise_clear_errors():
         pool.pool_2d(T.dvector("v"), (2, 2), ignore_border=True)
     with pytest.raises(TypeError, match="float"):
         pool.pool_2d(T.itensor4("i"), (2, 2), ignore_border=True, mode="sum")
-    with pytest.raises(NotImplementedError, match="second derivative"):
-        MaxPoolGrad((2, 2), True).grad([x, x, x], [x])
 
 
 def test_integer_max_pooling_keeps_its_dtype():
@@ -276,3 +274,21 @@ def test_old_downsample_path_and_symbolic_sizes():
         pool.pool_2d(x, T.lvector("ws"), ignore_border=True)
     with pytest.raises(NotImplementedError, match="symbolic stride"):
         pool.pool_2d(x, (2, 2), ignore_border=True, stride=(T.lscalar("s"), 1))
+
+
+@pytest.mark.parametrize("ignore_border", [True, False])
+def test_max_pool_second_derivative(ignore_border):
+    # d/dgz of MaxPoolGrad is linear: checked by finite differences in gz, x held fixed.
+    rng = np.random.default_rng(3)
+    xv = rng.permutation(2 * 5 * 5).reshape(2, 5, 5) * 0.1
+    op = Pool((2, 2), ignore_border, (2, 1))
+    outv = op(T.constant(xv)).eval()
+    gzv = rng.standard_normal(outv.shape)
+    grad_op = MaxPoolGrad((2, 2), ignore_border, (2, 1))
+    verify_grad(lambda gz: grad_op(T.constant(xv), T.constant(outv), gz), [gzv], rng=0)
+    # A hessian-vector product through max pooling: d/dx <grad(sum(pool(x) * w)), v>.
+    x, v = T.dtensor3("x"), T.dtensor3("v")
+    w = T.constant(rng.standard_normal(outv.shape))
+    gx = graphc.grad((op(x) * w).sum(), x)
+    hv = graphc.grad((gx * v).sum(), x)
+    assert np.all(hv.eval({x: xv, v: rng.standard_normal(xv.shape)}) == 0)

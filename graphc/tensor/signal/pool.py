@@ -16,7 +16,9 @@ from graphc.graph.basic import Apply, Op
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
-__all__ = ["AveragePoolGrad", "MaxPoolGrad", "Pool", "pool_2d", "pool_output_length"]
+__all__ = [
+    "AveragePoolGrad", "MaxPoolGrad", "MaxPoolGradGrad", "Pool", "pool_2d", "pool_output_length",
+]  # fmt: skip
 
 MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
 
@@ -212,7 +214,46 @@ class MaxPoolGrad(_PoolOp):
         return [tuple(shapes[0])]
 
     def grad(self, inputs, gouts):
-        raise NotImplementedError("second derivative of max pooling (grad of MaxPoolGrad)")
+        from graphc.tensor.basic import zeros_like
+
+        x, maxout, _ = inputs
+        (g,) = gouts
+        # gx is linear in gz and piecewise constant in x and maxout.
+        return [zeros_like(x), zeros_like(maxout), MaxPoolGradGrad(*self._props())(x, maxout, g)]
+
+
+class MaxPoolGradGrad(_PoolOp):
+    """Gradient of ``MaxPoolGrad`` w.r.t. ``gz``: ``(x, maxout, ggx) -> ggz``, each window's
+    sum of ``ggx`` over the positions holding its maximum."""
+
+    def make_node(self, x, maxout, ggx) -> Apply:
+        x, maxout, ggx = (self._check(v, w) for v, w in ((x, "x"), (maxout, "maxout"),
+                                                          (ggx, "ggx")))  # fmt: skip
+        if self.mode != "max":
+            raise ValueError(f"{self}: MaxPoolGradGrad is for mode='max'")
+        return Apply(self, [x, maxout, ggx], [maxout.type()])
+
+    def perform(self, node, inputs, output_storage):
+        x, maxout, ggx = inputs
+        out_hw = self._out_hw(x.shape[-2:])
+        if maxout.shape != x.shape[:-2] + tuple(out_hw) or ggx.shape != x.shape:
+            raise ValueError(f"{self}: maxout {maxout.shape} and ggx {ggx.shape} do not match "
+                             f"x {x.shape}")  # fmt: skip
+        buf = self._buffer(x, out_hw, self._fill(x.dtype))
+        gbuf = self._buffer(ggx.astype(x.dtype, copy=False), out_hw, 0)
+        out = np.zeros(maxout.shape, x.dtype)
+        for rows, cols in self._offsets(out_hw):
+            out += np.where(buf[..., rows, cols] == maxout, gbuf[..., rows, cols], 0)
+        output_storage[0][0] = out
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(shapes[1])]
+
+    def grad(self, inputs, gouts):
+        from graphc.tensor.basic import zeros_like
+
+        x, maxout, _ = inputs
+        return [zeros_like(x), zeros_like(maxout), MaxPoolGrad(*self._props())(x, maxout, gouts[0])]
 
 
 class AveragePoolGrad(_PoolOp):
