@@ -513,6 +513,17 @@ def peak_memory(peers, quick) -> list[Result]:
     return [Result("MLP step peak memory (tracemalloc)", "MB", peaks)]
 
 
+def conv(peers, quick) -> list[Result]:
+    from benchmarks.bench_conv import run
+
+    results = run(3 if quick else 7, sorted(peers))
+    note = "PyTensor: signal.convolve2d over (image, filter, channel) pairs; layer 1 only"
+    return [
+        Result(f"{label}, forward+backward", "ms", times, note=note if "pytensor" in peers else "")
+        for label, times in results.items()
+    ]
+
+
 WORKLOADS = {
     "call": call_overhead,
     "chain": chain,
@@ -522,6 +533,7 @@ WORKLOADS = {
     "compile": compile_time,
     "profiling": profiling_overhead,
     "memory": peak_memory,
+    "conv": conv,
 }
 
 _SCALE = {"us": 1e6, "ms": 1e3, "ns": 1e9, "s": 1.0, "MB": 1e-6}

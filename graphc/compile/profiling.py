@@ -163,6 +163,8 @@ class FunctionProfiler:
             if sigs:
                 ins, outs = sigs[-1]
                 rec.nodes[i].flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
+                ws = _workspace(fn.linked.schedule[i], ins, outs, fn.linked.impls[i].is_c)
+                rec.nodes[i].workspace_bytes = max(rec.nodes[i].workspace_bytes, ws)
         inputs = fn.linked.program.inputs
         for srec in rec.inputs:
             k = inputs.index(srec.slot) if srec.slot in inputs else None
@@ -179,6 +181,18 @@ def _flops(node, ins, outs):
         return float(fl(node, [s[1] for s in ins], [s[1] for s in outs]))
     except Exception:  # noqa: BLE001 - a flops hook must never break a summary
         return None
+
+
+def _workspace(node, ins, outs, c_impl: bool) -> int:
+    """Bytes of scratch the node's Op says one call of the implementation that ran
+    allocates (its ``workspace_bytes``)."""
+    hook = getattr(node.op, "workspace_bytes", None)
+    if hook is None:
+        return 0
+    try:
+        return int(hook(node, [s[1] for s in ins], [s[1] for s in outs], c_impl=c_impl))
+    except Exception:  # noqa: BLE001 - like flops, never break a summary
+        return 0
 
 
 def _op_class(op) -> str:

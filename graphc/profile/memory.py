@@ -112,7 +112,7 @@ def peak_with_gc(fp: FunctionProfile) -> int:
         for slot in node.output_slots:
             root = roots.get(slot, slot)
             alive_slots[root] = alive_slots.get(root, 0) + 1
-        peak = max(peak, live)
+        peak = max(peak, live + node.workspace_bytes)
         for slot in frees:
             root = roots.get(slot, slot)
             if root not in alive_slots:
@@ -125,8 +125,10 @@ def peak_with_gc(fp: FunctionProfile) -> int:
 
 
 def peak_without_gc(fp: FunctionProfile) -> int:
-    """Without gc every created intermediate stays alive: their sum."""
-    return sum(sum(made.values()) for made in _created(fp))
+    """Without gc every created intermediate stays alive: their sum (plus the largest
+    scratch workspace, alive only during its node)."""
+    scratch = max((n.workspace_bytes for n in fp.nodes), default=0)
+    return sum(sum(made.values()) for made in _created(fp)) + scratch
 
 
 def memory_figures(fp: FunctionProfile) -> MemoryFigures:
@@ -179,6 +181,7 @@ class MemorySummary:
     remaining_pct: float
     min_memory_size: int
     all_small: bool  # every Apply output sum is under min_memory_size
+    workspace: tuple[tuple[str, int], ...] = ()  # (Apply name, scratch bytes), largest first
 
 
 def function_memory(fp: FunctionProfile) -> FunctionMemory:
@@ -219,4 +222,17 @@ def memory_summary(
         remaining_pct=pct(rest_bytes, total),
         min_memory_size=min_memory_size,
         all_small=bool(rows) and all(r.nbytes < min_memory_size for r in rows),
+        workspace=workspace_rows(recorded),
     )
+
+
+def workspace_rows(fps: Sequence[FunctionProfile]) -> tuple[tuple[str, int], ...]:
+    """Nodes that allocate scratch besides their outputs, largest first."""
+    several = len(fps) > 1
+    rows = [
+        (f"{f.name}: {n.apply_name}" if several else n.apply_name, n.workspace_bytes)
+        for f in fps
+        for n in f.nodes
+        if n.workspace_bytes
+    ]
+    return tuple(sorted(rows, key=lambda r: -r[1]))

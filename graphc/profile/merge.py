@@ -69,6 +69,7 @@ def merge_nodes(a: NodeRecord, b: NodeRecord) -> NodeRecord:
     out.flops_per_call = _flops(a, b)
     out.out_bytes_min = _pairwise(a.out_bytes_min, b.out_bytes_min, min)
     out.out_bytes_max = _pairwise(a.out_bytes_max, b.out_bytes_max, max)
+    out.workspace_bytes = max(a.workspace_bytes, b.workspace_bytes)
     if b.calls and b.inputs:
         out.inputs, out.outputs = copy.deepcopy(b.inputs), copy.deepcopy(b.outputs)
     return out

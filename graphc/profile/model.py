@@ -50,6 +50,7 @@ class NodeRecord:
     first_calls: int = 0  # how many of ``calls`` were a function's first call
     first_ns: int = 0  # their time (part of ns_total)
     origins: list[str] = field(default_factory=list)  # user source lines, "path:line"
+    workspace_bytes: int = 0  # scratch a call allocates besides its outputs (e.g. im2col)
 
 
 @dataclass

@@ -248,6 +248,12 @@ def render_memory(s: mem.MemorySummary) -> list[str]:
             f"    All Apply nodes have output sizes that take less than {s.min_memory_size}B."
         )
     lines.append("")
+    if s.workspace:
+        lines.append(
+            "    <Scratch workspace per call (bytes)> <Apply node>  (counted in the peaks)"
+        )
+        lines += [f"    {b:>9d}B  {name}" for name, b in s.workspace]
+        lines.append("")
     for m in s.functions:
         prefix = f"{m.name}: " if several else ""
         lines += _storage_lines(prefix + "Inputs", m.inputs)

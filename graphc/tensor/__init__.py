@@ -24,6 +24,11 @@ __all__ = [
     "as_tensor_variable", "constant", "nnet", "subtensor", "tensor",
 ]  # fmt: skip
 
+from graphc.tensor.contractions import batched_dot, tensordot  # noqa: E402
+from graphc.tensor.extra_ops import argsort, cumprod, cumsum, repeat, sort, tile  # noqa: E402
+
+__all__ += ["argsort", "batched_dot", "cumprod", "cumsum", "repeat", "sort", "tensordot", "tile"]
+
 
 def __getattr__(name: str):
     """Theano's ``T.grad`` / ``T.jacobian`` / ``T.hessian``, resolved on first use (the

@@ -324,3 +324,8 @@ def crossentropy_softmax_1hot(x, y_idx):
 def crossentropy_softmax_1hot_with_bias(x, b, y_idx):
     """``crossentropy_softmax_1hot(x + b, y_idx)``."""
     return crossentropy_softmax_1hot(tm.add(_as_float(x), b), y_idx)
+
+
+from graphc.tensor.conv import conv2d  # noqa: E402  (Theano's graphc.tensor.nnet.conv2d)
+
+__all__ += ["conv2d"]

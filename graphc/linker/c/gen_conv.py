@@ -1,0 +1,320 @@
+"""C for Conv2d and its gradient Ops: im2col and one BLAS gemm per chunk of images.
+
+For a chunk of images the columns buffer is ``(C*KH*KW, images*OH*OW)`` (row ``(c, a, b)``
+holds the input under filter tap ``(a, b)`` of channel ``c`` at every output position, zero
+where the tap falls in the padding); a chunk is as many images as fit ``C_CHUNK_BYTES``, so
+the products are few and large while the buffer stays in cache. The forward pass forms
+``W @ cols`` and copies it into NCHW order; the gradient w.r.t. the filters accumulates
+``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
+the windows (col2im). BLAS is scipy's ``cython_blas`` (the loader of ``gen_blas``). float32
+and float64; inputs of another float dtype are cast to the output's.
+"""
+
+from __future__ import annotations
+
+from graphc.linker.c.gen_blas import LOADER
+from graphc.linker.c.gen_shape import COMMON
+from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.tensor.conv import (
+    C_CHUNK_BYTES,
+    Conv2d,
+    Conv2dGradInputs,
+    Conv2dGradWeights,
+)
+
+_CTYPE = {"float32": "float", "float64": "double"}
+_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
+_GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
+
+_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
+
+_GEOMETRY = r"""
+
+/* The geometry of one convolution; sizes are checked before any buffer is touched. */
+typedef struct {
+    npy_intp n, c, h, w, f, kh, kw, oh, ow;
+    npy_intp ph, pw, sh, sw, dh, dw;
+    int flip;
+} graphc_conv_geom;
+
+/* Padding of border mode `mode` (0 valid, 1 full, 2 half, 3 explicit ph/pw). */
+static void graphc_conv_pads(graphc_conv_geom *g, int mode, npy_intp ph, npy_intp pw) {
+    npy_intp span_h = (g->kh - 1) * g->dh + 1, span_w = (g->kw - 1) * g->dw + 1;
+    if (mode == 0) { g->ph = 0; g->pw = 0; }
+    else if (mode == 1) { g->ph = span_h - 1; g->pw = span_w - 1; }
+    else if (mode == 2) { g->ph = span_h / 2; g->pw = span_w / 2; }
+    else { g->ph = ph; g->pw = pw; }
+    npy_intp th = g->h + 2 * g->ph - span_h, tw = g->w + 2 * g->pw - span_w;
+    g->oh = th < 0 ? 0 : th / g->sh + 1;
+    g->ow = tw < 0 ? 0 : tw / g->sw + 1;
+}
+
+/* A C-contiguous aligned array of `typenum` holding `obj` (new reference), checked 4-d. */
+static PyArrayObject *graphc_conv_in(PyObject *obj, int typenum, const char *what) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_OTF(obj, typenum, NPY_ARRAY_IN_ARRAY);
+    if (a != NULL && PyArray_NDIM(a) != 4) {
+        PyErr_Format(PyExc_ValueError, "conv2d: %s must be 4-d", what);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* (rows, cols) from a length-2 integer vector. */
+static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *what) {
+    PyArrayObject *v = (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_INT64, NPY_ARRAY_IN_ARRAY);
+    if (v == NULL) return -1;
+    if (PyArray_NDIM(v) != 1 || PyArray_DIM(v, 0) != 2) {
+        PyErr_Format(PyExc_ValueError, "conv2d gradient: %s must have 2 entries", what);
+        Py_DECREF(v);
+        return -1;
+    }
+    *a = (npy_intp)((npy_int64 *)PyArray_DATA(v))[0];
+    *b = (npy_intp)((npy_int64 *)PyArray_DATA(v))[1];
+    Py_DECREF(v);
+    if (*a < 1 || *b < 1) {
+        PyErr_Format(PyExc_ValueError, "conv2d gradient: %s must be positive", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Images per BLAS call: as many as fit a CHUNK_BYTES columns buffer, at least one (the
+   Ops' workspace_bytes use the same rule). */
+static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
+    npy_intp one = taps * p * itemsize;
+    npy_intp b = CHUNK_BYTES / (one > 0 ? one : 1);
+    if (b > n) b = n;
+    return b < 1 ? 1 : b;
+}
+
+/* Whether BLAS (int dimensions) can take this geometry; sets ValueError if not. */
+static int graphc_conv_fits(const graphc_conv_geom *g) {
+    npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
+    if (ckk > INT_MAX || g->f > INT_MAX || ckk * p > NPY_MAX_INTP / 8 ||
+        graphc_conv_batch(g->n, ckk, p, 8) * p > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "conv2d: sizes too large for BLAS");
+        return -1;
+    }
+    return 0;
+}
+"""
+
+_TYPED = r"""
+/* cols (C*KH*KW rows, `p` apart; OH*OW used) <- the windows of image x (C, H, W). */
+static void graphc_im2col_REAL(const REAL *x, REAL *cols, npy_intp p,
+                               const graphc_conv_geom *g) {
+    for (npy_intp c = 0; c < g->c; c++)
+        for (npy_intp a = 0; a < g->kh; a++)
+            for (npy_intp b = 0; b < g->kw; b++) {
+                REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
+                for (npy_intp i = 0; i < g->oh; i++) {
+                    npy_intp y = i * g->sh + a * g->dh - g->ph;
+                    REAL *dst = row + i * g->ow;
+                    if (y < 0 || y >= g->h) {
+                        for (npy_intp j = 0; j < g->ow; j++) dst[j] = 0;
+                        continue;
+                    }
+                    const REAL *src = x + (c * g->h + y) * g->w;
+                    for (npy_intp j = 0; j < g->ow; j++) {
+                        npy_intp xx = j * g->sw + b * g->dw - g->pw;
+                        dst[j] = (xx >= 0 && xx < g->w) ? src[xx] : (REAL)0;
+                    }
+                }
+            }
+}
+
+/* gx (C, H, W) += the columns added back over their windows (gx zeroed by the caller). */
+static void graphc_col2im_REAL(const REAL *cols, REAL *gx, npy_intp p,
+                               const graphc_conv_geom *g) {
+    for (npy_intp c = 0; c < g->c; c++)
+        for (npy_intp a = 0; a < g->kh; a++)
+            for (npy_intp b = 0; b < g->kw; b++) {
+                const REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
+                for (npy_intp i = 0; i < g->oh; i++) {
+                    npy_intp y = i * g->sh + a * g->dh - g->ph;
+                    if (y < 0 || y >= g->h) continue;
+                    REAL *dst = gx + (c * g->h + y) * g->w;
+                    const REAL *src = row + i * g->ow;
+                    for (npy_intp j = 0; j < g->ow; j++) {
+                        npy_intp xx = j * g->sw + b * g->dw - g->pw;
+                        if (xx >= 0 && xx < g->w) dst[xx] += src[j];
+                    }
+                }
+            }
+}
+
+/* The filters as a C-ordered (F, C*KH*KW) matrix, flipped in both spatial axes if asked
+   (a malloc'ed copy; NULL with MemoryError set on failure). */
+static REAL *graphc_conv_wmat_REAL(const REAL *w, const graphc_conv_geom *g) {
+    const npy_intp taps = g->kh * g->kw, n = g->f * g->c * taps;
+    REAL *out = (REAL *)malloc((size_t)(n > 0 ? n : 1) * sizeof(REAL));
+    if (out == NULL) { PyErr_NoMemory(); return NULL; }
+    for (npy_intp q = 0; q < g->f * g->c; q++)
+        for (npy_intp t = 0; t < taps; t++)
+            out[q * taps + t] = w[q * taps + (g->flip ? taps - 1 - t : t)];
+    return out;
+}
+
+/* kind 0: out = conv(a=x, b=w); 1: out = d/dx from (a=w, b=top); 2: out = d/dw from
+   (a=x, b=top). hw: the input's (kind 1) or the filters' (kind 2) rows and columns. */
+static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject *hw_obj,
+                            PyObject **slot, int mode, npy_intp eph, npy_intp epw,
+                            npy_intp sh, npy_intp sw, npy_intp dh, npy_intp dw, int flip) {
+    int rc = -1;
+    PyArrayObject *A = NULL, *B = NULL, *out = NULL;
+    REAL *cols = NULL, *mid = NULL, *wmat = NULL, *gw = NULL;
+    graphc_conv_geom g;
+    g.sh = sh; g.sw = sw; g.dh = dh; g.dw = dw; g.flip = flip;
+    A = graphc_conv_in(a_obj, TYPENUM, kind == 1 ? "filters" : "input");
+    B = graphc_conv_in(b_obj, TYPENUM, kind == 0 ? "filters" : "output gradient");
+    if (A == NULL || B == NULL) goto done;
+    npy_intp *da = PyArray_DIMS(A), *db = PyArray_DIMS(B);
+    if (kind == 0) {
+        g.n = da[0]; g.c = da[1]; g.h = da[2]; g.w = da[3];
+        g.f = db[0]; g.kh = db[2]; g.kw = db[3];
+        if (db[1] != g.c) {
+            PyErr_Format(PyExc_ValueError, "Conv2d: input has %zd channels, filters %zd",
+                         (Py_ssize_t)g.c, (Py_ssize_t)db[1]);
+            goto done;
+        }
+    } else if (kind == 1) {
+        g.f = da[0]; g.c = da[1]; g.kh = da[2]; g.kw = da[3]; g.n = db[0];
+        if (graphc_conv_hw(hw_obj, &g.h, &g.w, "input_hw") < 0) goto done;
+    } else {
+        g.n = da[0]; g.c = da[1]; g.h = da[2]; g.w = da[3]; g.f = db[1];
+        if (graphc_conv_hw(hw_obj, &g.kh, &g.kw, "filter_hw") < 0) goto done;
+    }
+    graphc_conv_pads(&g, mode, eph, epw);
+    if (g.oh <= 0 || g.ow <= 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "Conv2d: no output: input (%zd, %zd) with filters (%zd, %zd) gives no output "
+                     "(the padded input is smaller than the dilated filter)",
+                     (Py_ssize_t)g.h, (Py_ssize_t)g.w, (Py_ssize_t)g.kh, (Py_ssize_t)g.kw);
+        goto done;
+    }
+    if (kind != 0 && (db[0] != g.n || db[1] != g.f || db[2] != g.oh || db[3] != g.ow)) {
+        PyErr_Format(PyExc_ValueError,
+                     "Conv2d gradient: output gradient of shape (%zd, %zd, %zd, %zd) does not "
+                     "match (expected (%zd, %zd, %zd, %zd))",
+                     (Py_ssize_t)db[0], (Py_ssize_t)db[1], (Py_ssize_t)db[2], (Py_ssize_t)db[3],
+                     (Py_ssize_t)g.n, (Py_ssize_t)g.f, (Py_ssize_t)g.oh, (Py_ssize_t)g.ow);
+        goto done;
+    }
+    if (graphc_conv_fits(&g) < 0) goto done;
+    const npy_intp ckk = g.c * g.kh * g.kw, p = g.oh * g.ow;
+    npy_intp dims[4];
+    if (kind == 0) { dims[0] = g.n; dims[1] = g.f; dims[2] = g.oh; dims[3] = g.ow; }
+    else if (kind == 1) { dims[0] = g.n; dims[1] = g.c; dims[2] = g.h; dims[3] = g.w; }
+    else { dims[0] = g.f; dims[1] = g.c; dims[2] = g.kh; dims[3] = g.kw; }
+    out = graphc_out_array(slot, 4, dims, TYPENUM);
+    if (out == NULL) goto done;
+    REAL *o = (REAL *)PyArray_DATA(out);
+    const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
+    const npy_intp bp = batch * p; /* columns of one chunk of `batch` images */
+    cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
+    mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
+    if (cols == NULL || mid == NULL) { PyErr_NoMemory(); goto done; }
+    if (kind != 2) {
+        wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
+        if (wmat == NULL) goto done;
+    } else {
+        gw = (REAL *)calloc((size_t)(g.f * ckk > 0 ? g.f * ckk : 1), sizeof(REAL));
+        if (gw == NULL) { PyErr_NoMemory(); goto done; }
+    }
+    {
+        int F = (int)g.f, K = (int)ckk;
+        REAL one = 1, zero = 0;
+        char nn = 'N', tt = 'T';
+        const REAL *top = kind == 0 ? NULL : (const REAL *)PyArray_DATA(B);
+        const REAL *x = kind == 1 ? NULL : (const REAL *)PyArray_DATA(A);
+        const npy_intp img = g.c * g.h * g.w;
+        Py_BEGIN_ALLOW_THREADS
+        if (kind == 1) memset(o, 0, (size_t)PyArray_NBYTES(out));
+        for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch) {
+            const npy_intp nb = g.n - n0 < batch ? g.n - n0 : batch;
+            int M = (int)(nb * p), LD = (int)bp;
+            if (kind != 0) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
+                for (npy_intp b = 0; b < nb; b++)
+                    for (npy_intp f = 0; f < g.f; f++)
+                        memcpy(mid + f * bp + b * p, top + ((n0 + b) * g.f + f) * p,
+                               (size_t)p * sizeof(REAL));
+            if (kind != 1)
+                for (npy_intp b = 0; b < nb; b++)
+                    graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g);
+            if (kind == 0) {
+                /* mid (F, M) = W (F, K) cols (K, M): Fortran (M, F) = cols' (M, K) W' */
+                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, mid, &LD);
+                for (npy_intp b = 0; b < nb; b++)
+                    for (npy_intp f = 0; f < g.f; f++)
+                        memcpy(o + ((n0 + b) * g.f + f) * p, mid + f * bp + b * p,
+                               (size_t)p * sizeof(REAL));
+            } else if (kind == 1) {
+                /* cols (K, M) = W' mid (F, M): Fortran (M, K) = mid' (M, F) W (F, K) */
+                GEMM(&nn, &tt, &M, &K, &F, &one, mid, &LD, wmat, &K, &zero, cols, &LD);
+                for (npy_intp b = 0; b < nb; b++)
+                    graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g);
+            } else {
+                /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) = cols (K, M) mid' */
+                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, mid, &LD, &one, gw, &K);
+            }
+        }
+        if (kind == 2) {
+            const npy_intp taps = g.kh * g.kw;
+            for (npy_intp q = 0; q < g.f * g.c; q++)
+                for (npy_intp t = 0; t < taps; t++)
+                    o[q * taps + t] = gw[q * taps + (g.flip ? taps - 1 - t : t)];
+        }
+        if (kind == 0 && (F == 0 || K == 0)) memset(o, 0, (size_t)(g.n * g.f * p) * sizeof(REAL));
+        Py_END_ALLOW_THREADS
+    }
+    Py_XSETREF(*slot, (PyObject *)out);
+    out = NULL;
+    rc = 0;
+done:
+    Py_XDECREF(A);
+    Py_XDECREF(B);
+    Py_XDECREF(out);
+    free(cols);
+    free(mid);
+    free(wmat);
+    free(gw);
+    return rc;
+}
+"""
+
+
+def _typed(dtype: str) -> str:
+    return (
+        _TYPED.replace("REAL", _CTYPE[dtype])
+        .replace("TYPENUM", _TYPENUM[dtype])
+        .replace("GEMM", _GEMM[dtype])
+    )
+
+
+def _border(op) -> tuple[int, int, int]:
+    if isinstance(op.border_mode, tuple):
+        return 3, op.border_mode[0], op.border_mode[1]
+    return {"valid": 0, "full": 1, "half": 2}[op.border_mode], 0, 0
+
+
+@register_c(Conv2d, Conv2dGradInputs, Conv2dGradWeights)
+def gen_conv(node) -> CThunkCode | None:
+    dtype = node.outputs[0].type.dtype
+    if dtype not in _CTYPE:
+        return None
+    op = node.op
+    kind = {Conv2d: 0, Conv2dGradInputs: 1, Conv2dGradWeights: 2}[type(op)]
+    mode, ph, pw = _border(op)
+    (sh, sw), (dh, dw) = op.subsample, op.filter_dilation
+    hw = "inputs[2]" if kind else "NULL"
+    body = (
+        f"if (graphc_conv_{_CTYPE[dtype]}({kind}, inputs[0], inputs[1], {hw}, o0, {mode}, "
+        f"{ph}, {pw}, {sh}, {sw}, {dh}, {dw}, {int(op.filter_flip)}) < 0) FAIL;"
+    )
+    return CThunkCode(
+        body=body,
+        support=(COMMON, LOADER, _CHUNK, _GEOMETRY, _typed(dtype)),
+        init=("if (graphc_blas_load() < 0) FAIL;",),
+        key=(op, tuple(i.type for i in node.inputs)),
+    )

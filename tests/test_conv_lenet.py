@@ -1,0 +1,34 @@
+"""LeNet end to end: examples/lenet.py and the Theano-style tests/programs/conv_lenet.py train
+(their cost falls) and the profile shows the convolution with its flops."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_lenet_example_cost_falls_and_profile_shows_conv_flops(capsys):
+    lenet = runpy.run_path(str(ROOT / "examples" / "lenet.py"))
+    costs = lenet["main"](["--small", "--epochs", "3"])
+    out = capsys.readouterr().out
+    assert costs[-1] < costs[0] - 0.05, costs
+    conv_rows = [line for line in out.splitlines() if line.strip().endswith(")") and
+                 "Conv2d{" in line and "% " in line]  # fmt: skip
+    assert conv_rows, out
+    # The Apply table's Mflops column: 2 * 50*4*24*24 outputs * 1*5*5 taps = 5.76 Mflops.
+    assert any(re.search(r"\s5\.760\s", row) for row in conv_rows), conv_rows
+
+
+def test_theano_style_lenet_program_cost_falls():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "programs" / "conv_lenet.py"), "4"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    costs = [float(c) for c in re.findall(r"^epoch \d+ cost (\S+)$", proc.stdout, re.M)]
+    assert len(costs) == 4, proc.stdout + proc.stderr
+    assert all(b < a for a, b in zip(costs, costs[1:])), costs
