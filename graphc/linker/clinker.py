@@ -174,6 +174,17 @@ def _thunk(k: int, body: str) -> str:
     )
 
 
+def _with_io(node: Apply, code: CThunkCode) -> CThunkCode:
+    """``code`` with its node's input/output declarations, keyed by its arity too."""
+    return CThunkCode(
+        body=_declare_io(node, code.body),
+        support=code.support,
+        init=code.init,
+        libraries=code.libraries,
+        key=None if code.key is None else (code.key, _io_arity(node)),
+    )
+
+
 def _declare_io(node: Apply, body: str) -> str:
     lines = [
         f"    PyArrayObject *i{j} = (PyArrayObject *)inputs[{j}]; (void)i{j};"
@@ -218,16 +229,7 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
             state["note"] = f"{n_py} of {len(order)} nodes run in Python: {', '.join(py_ops)}"
         if not c_nodes:
             return impls
-        wrapped = [
-            CThunkCode(
-                body=_declare_io(order[k], codes[k].body),
-                support=codes[k].support,
-                init=codes[k].init,
-                libraries=codes[k].libraries,
-                key=None if codes[k].key is None else (codes[k].key, _io_arity(order[k])),
-            )
-            for k in c_nodes
-        ]
+        wrapped = [_with_io(order[k], code) for k, code in enumerate(codes) if code is not None]
         source, index = generate_module(wrapped)
         libraries = tuple(dict.fromkeys(lib for c in wrapped for lib in c.libraries))
         state["codegen"] = time.perf_counter_ns() - t0
