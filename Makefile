@@ -21,6 +21,7 @@ test: $(READY)  ## the test suite
 lint: $(READY)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(READY)
 	$(BIN)/ruff format .

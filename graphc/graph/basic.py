@@ -12,7 +12,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from types import FrameType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 
 class PropsValue:
@@ -24,7 +25,7 @@ class PropsValue:
         return tuple(getattr(self, p) for p in self.__props__)
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._props() == other._props()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._props() == other._props()
 
     def __hash__(self) -> int:
         return hash((type(self), self._props()))
@@ -123,8 +124,6 @@ class Variable:
 
     def eval(self, inputs: dict | None = None):
         """Evaluate with the reference evaluator (``Op.perform`` over the graph)."""
-        from graphc.graph.evaluate import evaluate
-
         return evaluate([self], inputs or {})[0]
 
     def __getstate__(self):
@@ -234,7 +233,7 @@ _NEW_NODE_ORIGINS: ContextVar[tuple[str, ...] | None] = ContextVar("origins", de
 
 def user_origin() -> tuple[str, ...]:
     """``("file.py:line",)`` of the innermost caller outside graphc (empty if none)."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         path = f.f_code.co_filename
         if not path.startswith(_GRAPHC_DIR):
@@ -322,6 +321,30 @@ class Op(PropsValue):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         raise NotImplementedError(f"{type(self).__name__}.perform")
+
+    if TYPE_CHECKING:
+        # The optional hooks, declared for the type checker only: callers look them up with
+        # ``getattr(op, "grad", None)``, so an Op without one must not inherit a default.
+        def grad(self, inputs: list[Variable], output_grads: list[Variable]) -> list[Variable]:
+            """Symbolic gradients of the inputs given the outputs' gradients."""
+
+        def infer_shape(
+            self, fgraph: Any, node: Apply, input_shapes: list[tuple[Any, ...]]
+        ) -> list[tuple[Any, ...]]:
+            """Output shapes (symbolic or int) from the input shapes."""
+
+        def flops(
+            self,
+            node: Apply,
+            input_shapes: list[tuple[int, ...]],
+            output_shapes: list[tuple[int, ...]],
+        ) -> float:
+            """Floating-point operations of one call, for the profiler."""
+
+        def lazy_perform(
+            self, node: Apply, computed: list[bool], inputs: list, output_cells: list[list]
+        ) -> Sequence[int]:
+            """Run with the inputs computed so far; return the indices still needed."""
 
     def __call__(self, *inputs, **kwargs):
         node = self.make_node(*inputs, **kwargs)
@@ -506,3 +529,42 @@ def walk_bfs(start: Iterable, expand) -> list:
         out.append(n)
         queue.extend(expand(n) or ())
     return out
+
+
+# The reference evaluator: run ``Op.perform`` over a graph in topological order. It defines
+# graphc's semantics (the linkers and VMs are tested against it) and lives here, beside the IR
+# it walks, so that ``Variable.eval`` needs no import back into this module.
+def evaluate(outputs: Sequence[Variable], inputs: dict) -> list:
+    """Values of ``outputs`` given ``inputs`` (a dict Variable -> value)."""
+    values: dict[Variable, object] = {}
+    for var, val in inputs.items():
+        values[var] = var.type.filter(val, allow_downcast=True)
+    for v in graph_inputs(outputs, blockers=list(inputs)):
+        if v in values:
+            continue
+        if isinstance(v, Constant):
+            values[v] = v.data
+        elif v.tag.get("shared") is not None:
+            values[v] = v.tag["shared"].get_value(borrow=True)
+        else:
+            raise ValueError(f"no value given for input {v} (of type {v.type})")
+    for node in io_toposort(list(values), list(outputs)):
+        args = [values[i] for i in node.inputs]
+        cells: list[list] = [[None] for _ in node.outputs]
+        if node.op.lazy:
+            _run_lazy(node, values, cells)
+        else:
+            node.op.perform(node, args, cells)
+        for out, cell in zip(node.outputs, cells):
+            if cell[0] is None:
+                raise ValueError(f"{node} did not produce output {out.index}")
+            values[out] = cell[0]
+    return [values[o] for o in outputs]
+
+
+def _run_lazy(node, values, cells) -> None:
+    computed = [True] * len(node.inputs)
+    args = [values[i] for i in node.inputs]
+    needed = node.op.lazy_perform(node, computed, args, cells)
+    if needed:
+        raise RuntimeError(f"lazy {node} asked for inputs {needed} that are all computed")

@@ -93,5 +93,10 @@ def replace_refs(obj, fn):
 def collect_vars(obj) -> list[Variable]:
     """Every Variable inside a nested structure (see ``replace_refs``), in order."""
     found: list[Variable] = []
-    replace_refs(obj, lambda v: found.append(v) or v)
+
+    def keep(v: Variable) -> Variable:
+        found.append(v)
+        return v
+
+    replace_refs(obj, keep)
     return found

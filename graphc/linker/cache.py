@@ -46,9 +46,11 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from filelock import FileLock, Timeout
 
+from graphc.flags import config
 from graphc.linker.compiler import (
     DEFAULT_CFLAGS,
     CompileError,
@@ -121,23 +123,9 @@ def abi_tag() -> str:
 
 
 def _configured_dir() -> str:
-    """The ``compiledir`` flag of graphc's config, or "" when unset or unavailable."""
+    """The ``compiledir`` flag of graphc's config, or "" when unset."""
     try:
-        import graphc
-    except ImportError:
-        return ""
-    cfg = getattr(graphc, "config", None)
-    if cfg is None:
-        try:
-            import graphc.config as cfg
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("graphc.config", "graphc"):
-                raise
-            return ""
-    if isinstance(cfg, types.ModuleType):
-        cfg = getattr(cfg, "config", cfg)
-    try:
-        value = cfg.compiledir
+        value = config.compiledir
     except (AttributeError, KeyError):
         return ""
     return str(value or "")
@@ -224,8 +212,8 @@ def _private_tempdir() -> Path:
 
 def _cpu_identity() -> str:
     """Model and feature flags of the first CPU (what ``-march=native`` depends on)."""
-    wanted = ("vendor_id", "cpu family", "model", "model name", "flags", "features")
-    wanted += ("cpu implementer", "cpu architecture", "cpu variant", "cpu part", "isa")
+    wanted: tuple[str, ...] = ("vendor_id", "cpu family", "model", "model name", "flags")
+    wanted += ("features", "cpu implementer", "cpu architecture", "cpu variant", "cpu part", "isa")
     found: list[str] = []
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
@@ -247,10 +235,8 @@ def _graphc_version() -> str:
 
     try:
         return metadata.version("graphc")
-    except metadata.PackageNotFoundError:
-        import graphc
-
-        return str(getattr(graphc, "__version__", "0+unknown"))
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
 
 
 def _numpy_versions() -> tuple[str, str]:
@@ -258,13 +244,13 @@ def _numpy_versions() -> tuple[str, str]:
 
     major_minor = ".".join(numpy.__version__.split(".")[:2])
     try:
-        from numpy._core._multiarray_umath import _get_ndarray_c_version
+        from numpy._core import _multiarray_umath as umath  # type: ignore[attr-defined]
     except ImportError:
         try:
-            from numpy.core._multiarray_umath import _get_ndarray_c_version
+            from numpy.core import _multiarray_umath as umath
         except ImportError:
             return major_minor, "unknown"
-    return major_minor, hex(_get_ndarray_c_version())
+    return major_minor, hex(umath._get_ndarray_c_version())
 
 
 _versions_memo: dict[str, str] | None = None
@@ -769,7 +755,7 @@ def _cmd_purge(root: Path) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit status 1, not argparse's 2
+    def error(self, message: str) -> NoReturn:  # exit status 1, not argparse's 2
         self.print_usage(sys.stderr)
         self.exit(1, f"{self.prog}: error: {message}\n")
 

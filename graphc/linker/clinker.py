@@ -156,7 +156,7 @@ def generate_module(codes: Sequence[CThunkCode]) -> tuple[str, list[int]]:
     seen_support: set[str] = set()
     init: list[str] = []
     seen_init: set[str] = set()
-    bodies: list[str] = []
+    bodies: list[tuple[str, tuple[tuple[int, int], ...], str]] = []
     by_key: dict[object, int] = {}
     index: list[int] = []
     for code in codes:
@@ -275,6 +275,19 @@ def _input_spec(node: Apply) -> tuple[tuple[int, int], ...]:
     )
 
 
+def _with_io(node: Apply, code: CThunkCode) -> CThunkCode:
+    """``code`` with its node's input/output declarations, keyed by its arity too."""
+    return CThunkCode(
+        body=_declare_io(node, code.body),
+        inputs=_input_spec(node),
+        name=str(node.op)[:200],
+        support=code.support,
+        init=code.init,
+        libraries=code.libraries,
+        key=None if code.key is None else (code.key, _io_arity(node)),
+    )
+
+
 def _declare_io(node: Apply, body: str) -> str:
     lines = [
         f"    PyArrayObject *i{j} = (PyArrayObject *)inputs[{j}]; (void)i{j};"
@@ -324,18 +337,7 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
             state["note"] = f"{n_py} of {len(order)} nodes run in Python: {', '.join(py_ops)}"
         if not c_nodes:
             return impls
-        wrapped = [
-            CThunkCode(
-                body=_declare_io(order[k], codes[k].body),
-                inputs=_input_spec(order[k]),
-                name=str(order[k].op)[:200],
-                support=codes[k].support,
-                init=codes[k].init,
-                libraries=codes[k].libraries,
-                key=None if codes[k].key is None else (codes[k].key, _io_arity(order[k])),
-            )
-            for k in c_nodes
-        ]
+        wrapped = [_with_io(order[k], code) for k, code in enumerate(codes) if code is not None]
         source, index = generate_module(wrapped)
         libraries = tuple(dict.fromkeys(lib for c in wrapped for lib in c.libraries))
         state["codegen"] = _phase_clock() - t0

@@ -4,17 +4,7 @@ optimizers' pass lists (passes.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-
-@dataclass
-class RewriteReport:
-    """What a rewrite run did: time per pass and per rewrite, and validate time."""
-
-    passes: list = field(default_factory=list)  # (name, ns)
-    rewrites: list = field(default_factory=list)  # (name, tried, applied, ns)
-    validate_ns: int = 0
-    applied: list[str] = field(default_factory=list)
+from graphc.opt.report import RewriteReport
 
 
 def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requiring=()):
@@ -22,3 +12,6 @@ def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requ
     from graphc.opt.passes import rewrite_graph as run
 
     return run(fgraph, optimizer, including, excluding, requiring)
+
+
+__all__ = ["RewriteReport", "rewrite_graph"]

@@ -15,6 +15,7 @@ from graphc.opt import specialize as _specialize  # noqa: F401
 from graphc.opt import stabilize as _stabilize  # noqa: F401
 from graphc.opt.destroy import get_destroy_handler
 from graphc.opt.engine import PASSES, REWRITES, Context, all_tags, run_pass
+from graphc.opt.report import RewriteReport
 
 # The pass list: every optimizer runs these in this order, with the rewrites its tags enable.
 PASS_ORDER = [
@@ -69,8 +70,6 @@ def enabled_rewrites(optimizer: str, including=(), excluding=(), requiring=()) -
 
 def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requiring=()):
     """Rewrite ``fgraph`` in place with the named optimizer; returns a RewriteReport."""
-    from graphc.opt import RewriteReport
-
     report = RewriteReport()
     enabled = enabled_rewrites(optimizer, including, excluding, requiring)
     dh = get_destroy_handler(fgraph)

@@ -6,6 +6,7 @@ import numpy as np
 
 from graphc.graph.basic import Constant
 from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.type import TensorType
 
 
 def scalar_name(node) -> str | None:
@@ -15,7 +16,7 @@ def scalar_name(node) -> str | None:
     return None
 
 
-def owner_is(var, name: str):
+def owner_is(var, name: str | None):
     """``var``'s owner when it is an Elemwise of scalar Op ``name``, else None."""
     node = var.owner
     return node if scalar_name(node) == name else None
@@ -28,7 +29,9 @@ def scalar_const(var):
         if not all(s == 1 for s in var.type.shape):
             return None
         var = var.owner.inputs[0]
-    if not isinstance(var, Constant) or not all(s == 1 for s in var.type.shape):
+    if not isinstance(var, Constant) or not isinstance(var.type, TensorType):
+        return None
+    if not all(s == 1 for s in var.type.shape):
         return None
     return np.asarray(var.data).reshape(())[()]
 
@@ -79,7 +82,7 @@ def size_key(var, axis: int, memo: dict):
         return memo[k]
     static = var.type.shape[axis]
     if static is not None:
-        key = ("static", static)
+        key: tuple = ("static", static)
     else:
         key = ("var", id(var), axis)
         node = var.owner
@@ -90,7 +93,7 @@ def size_key(var, axis: int, memo: dict):
                 if len(keys) == 1:
                     key = keys.pop()
             elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
-                key = size_key(node.inputs[0], op.new_order[axis], memo)
+                key = size_key(node.inputs[0], int(op.new_order[axis]), memo)
             elif type(op).__name__ in ("Dot22", "Gemm", "Gemv"):
                 a, b = (
                     (node.inputs[0], node.inputs[1])

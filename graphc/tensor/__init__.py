@@ -1,10 +1,13 @@
 """Symbolic tensors: types, constructors and the tensor Op library."""
 
+import sys
+
 from graphc.tensor import (
     nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
     pprint_rules,  # noqa: E402,F401  (fills graphc.printing's rules)
     subtensor,
 )
+from graphc.tensor import variable as _variable
 from graphc.tensor.basic import *  # noqa: F403
 from graphc.tensor.blas import *  # noqa: F403
 from graphc.tensor.elemwise import DimShuffle, Elemwise
@@ -38,3 +41,8 @@ def __getattr__(name: str):
 
         return getattr(graphc.gradient, name)
     raise AttributeError(f"module 'graphc.tensor' has no attribute {name!r}")
+
+
+# The operator methods of TensorVariable (``x + y``, ``x.sum()``...) call this package's
+# functions: bound once here, so tensor/variable.py imports nothing that builds on it.
+_variable.bind_operator_namespace(sys.modules[__name__])

@@ -248,7 +248,7 @@ class Subtensor(Op):
         x, *rest = inputs
         idx = _np_index(self.idx_list, rest)
         try:
-            out = x[(*idx, Ellipsis)]
+            out = x[tuple(idx) + (Ellipsis,)]
         except IndexError as e:
             raise IndexError(f"{self}: {e} (index {idx} into an array of shape {x.shape})") from e
         except ValueError as e:

@@ -1,10 +1,14 @@
 """TensorVariable and TensorConstant: operators and numpy-like methods on symbolic arrays.
 
-Methods resolve the Op functions at call time (graph building), so this module has no
-import cycle with the Op modules.
+The operators resolve the Op functions through the ``graphc.tensor`` namespace, which
+``graphc.tensor`` binds here once when it is imported (``bind_operator_namespace``): this
+module imports none of the Op modules that build on it.
 """
 
 from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -13,11 +17,19 @@ from graphc.tensor.type import TensorType
 
 _COMPARISONS = frozenset({"lt", "gt", "le", "ge", "eq", "neq"})
 
+_namespace: ModuleType | None = None  # graphc.tensor, once it has finished importing
 
-def _t():
-    import graphc.tensor as t
 
-    return t
+def bind_operator_namespace(namespace: ModuleType) -> None:
+    """Let the operators call ``namespace``'s functions (done once, by ``graphc.tensor``)."""
+    global _namespace
+    _namespace = namespace
+
+
+def _t() -> Any:
+    if _namespace is None:
+        raise ImportError("tensor operators are used before graphc.tensor was imported")
+    return _namespace
 
 
 class _TensorOps:
@@ -174,9 +186,7 @@ class _TensorOps:
     def dimshuffle(self, *pattern):
         if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
             pattern = tuple(pattern[0])
-        from graphc.tensor.elemwise import DimShuffle
-
-        return DimShuffle(self.ndim, pattern)(self)
+        return _t().DimShuffle(self.ndim, pattern)(self)
 
     def reshape(self, *shape, ndim=None):
         if len(shape) == 1 and not isinstance(shape[0], int | np.integer):

@@ -151,7 +151,7 @@ class _CThunk:
             raise SystemError(
                 f"C thunk of node {self.name!r} returned success but left an output NULL"
             )
-        values = [_take(outbuf[k]) for k in range(self.n_out)]
+        values = [_take(outbuf[k] or 0) for k in range(self.n_out)]  # none is NULL (checked)
         for k in range(self.n_out):
             outbuf[k] = None
         return values
@@ -343,7 +343,7 @@ class PyVM:
             storage[s] = v
         profiling = self._profiling
         self._live = 0  # bytes of node-produced values held (memory profiling)
-        self._slot_bytes = {}
+        self._slot_bytes: dict[int, int] = {}
         self._cur = -1
         try:
             if self._lazy:
@@ -431,6 +431,7 @@ class PyVM:
         cells = self._cells[i]
         for cell, s in zip(cells, node.outputs):
             cell[0] = storage[s]
+        assert node.perform is not None  # NodeImpl validation: no C thunk, not lazy
         try:
             node.perform(inputs, cells)
         except BaseException:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import types
 import warnings
 from pathlib import Path
 
@@ -343,23 +342,21 @@ def test_missing_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_root_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import graphc
+    from graphc.flags import config
 
     monkeypatch.delenv("GRAPHC_COMPILEDIR", raising=False)
-    monkeypatch.setattr(
-        graphc, "config", types.SimpleNamespace(compiledir=str(tmp_path / "cfg")), raising=False
-    )
-    assert resolve_root() == tmp_path / "cfg"
-    monkeypatch.setenv("GRAPHC_COMPILEDIR", str(tmp_path / "env"))
-    assert resolve_root() == tmp_path / "env"
-    assert resolve_root(tmp_path / "arg") == tmp_path / "arg"
-    assert get_cache() is get_cache(tmp_path / "env")
-    assert get_cache().root == tmp_path / "env"
-    monkeypatch.setattr(graphc, "config", types.SimpleNamespace(compiledir=""))
-    monkeypatch.delenv("GRAPHC_COMPILEDIR")
-    import platformdirs
+    with config.change_flags(compiledir=str(tmp_path / "cfg")):
+        assert resolve_root() == tmp_path / "cfg"
+        monkeypatch.setenv("GRAPHC_COMPILEDIR", str(tmp_path / "env"))
+        assert resolve_root() == tmp_path / "env"
+        assert resolve_root(tmp_path / "arg") == tmp_path / "arg"
+        assert get_cache() is get_cache(tmp_path / "env")
+        assert get_cache().root == tmp_path / "env"
+    with config.change_flags(compiledir=""):
+        monkeypatch.delenv("GRAPHC_COMPILEDIR")
+        import platformdirs
 
-    assert resolve_root() == Path(platformdirs.user_cache_dir("graphc")).absolute()
+        assert resolve_root() == Path(platformdirs.user_cache_dir("graphc")).absolute()
 
 
 def test_new_root_is_private(tmp_path: Path):

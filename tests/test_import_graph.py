@@ -1,0 +1,191 @@
+"""The module import graph is one-way: no cycles, counting imports inside functions.
+
+The graph is read from the source with ``ast`` (every ``import graphc...`` anywhere in a
+module, including inside functions and ``if TYPE_CHECKING`` blocks), so a cycle hidden
+by a deferred import still fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "graphc"
+
+# Cycles that remain, by module pair (importer, imported). Each pair closes a cycle that
+# is still being taken apart; a new cycle, or a new edge inside these groups, fails.
+KNOWN_CYCLE_EDGES = {
+    # tensor Ops: element-wise gradients are built from math, which builds on Elemwise and
+    # Shape_i (basic); basic's constant folding looks through Subtensor
+    ("graphc.tensor.basic", "graphc.tensor.elemwise"),
+    ("graphc.tensor.basic", "graphc.tensor.math"),
+    ("graphc.tensor.basic", "graphc.tensor.subtensor"),
+    ("graphc.tensor.elemwise", "graphc.tensor.elemwise_grad"),
+    ("graphc.tensor.elemwise", "graphc.tensor.math"),
+    ("graphc.tensor.elemwise_grad", "graphc.tensor.math"),
+    ("graphc.tensor.math", "graphc.tensor.basic"),
+    ("graphc.tensor.math", "graphc.tensor.elemwise"),
+    ("graphc.tensor.subtensor", "graphc.tensor.basic"),
+    ("graphc.tensor.subtensor", "graphc.tensor.elemwise"),
+    ("graphc.tensor.subtensor", "graphc.tensor.math"),
+    # compile: the mode table names DebugMode, which reuses function's helpers
+    ("graphc.compile.debugmode", "graphc.compile.function"),
+    ("graphc.compile.debugmode", "graphc.compile.mode"),
+    ("graphc.compile.function", "graphc.compile.mode"),
+    ("graphc.compile.mode", "graphc.compile.debugmode"),
+    # the profiler's live registry and the function that fills it import each other
+    ("graphc.compile.function", "graphc.compile.profiling"),
+    ("graphc.compile.profiling", "graphc.compile.function"),
+    ("graphc.compile.profiling", "graphc.profile"),
+    ("graphc.profile", "graphc.compile.profiling"),
+}
+
+# Modules below ``compile`` that still import the root package (the profiler's CLI).
+KNOWN_ROOT_IMPORTERS = {"graphc.profile.cli"}
+
+# Modules allowed to import the root package ``graphc``: the layers above compile.
+ABOVE_COMPILE = ("graphc.gradient", "graphc.ifelse", "graphc.printing", "graphc.scan")
+
+
+def module_names() -> dict[str, Path]:
+    """Dotted name -> source file, for every module of the package."""
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported(node: ast.AST, package: str, modules: dict[str, Path]) -> set[str]:
+    """The graphc modules one import statement loads (``from p import m`` -> ``p.m``)."""
+    if isinstance(node, ast.Import):
+        targets = {_resolve(a.name, modules) for a in node.names if a.name.startswith("graphc")}
+        return {t for t in targets if t}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+        source = ".".join(base + ([node.module] if node.module else []))
+    else:
+        source = node.module or ""
+    if not source.startswith("graphc"):
+        return set()
+    found = set()
+    for alias in node.names:
+        full = f"{source}.{alias.name}"
+        target = full if full in modules else _resolve(source, modules)
+        if target:
+            found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the graphc modules it imports anywhere in its source."""
+    modules = module_names()
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            edges |= _imported(node, package, modules)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def cycle_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Edges whose two ends import each other, directly or through other modules."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    component: dict[str, int] = {}
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components, iterative
+        work = [(v, iter(sorted(graph[v])))]
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component[w] = index[node]
+                    if w == node:
+                        break
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return {(a, b) for a, bs in graph.items() for b in bs if component[a] == component[b]}
+
+
+def _is_parent_package(a: str, b: str) -> bool:
+    """A package importing its own submodule (its ``__init__`` re-exporting) is no cycle."""
+    return b.startswith(a + ".")
+
+
+def test_the_scan_sees_imports_inside_functions():
+    graph = {"a": {"b"}, "b": set()}
+    assert cycle_edges(graph) == set()
+    graph["b"].add("a")
+    assert cycle_edges(graph) == {("a", "b"), ("b", "a")}
+    modules = {"graphc": Path(), "graphc.x": Path(), "graphc.x.y": Path()}
+    deferred = ast.parse("def f():\n    from graphc.x import y\n    import graphc\n")
+    found = set().union(*(_imported(n, "graphc.x", modules) for n in ast.walk(deferred)))
+    assert found == {"graphc.x.y", "graphc"}
+
+
+def test_no_new_import_cycle():
+    graph = import_graph()
+    cycles = {
+        (a, b) for a, b in cycle_edges(graph) if not _is_parent_package(a, b)
+    } - KNOWN_CYCLE_EDGES
+    assert not cycles, "modules that import each other (directly or in a loop):\n" + "\n".join(
+        f"  {a} -> {b}" for a, b in sorted(cycles)
+    )
+
+
+def test_known_cycles_are_still_real():
+    """A cycle taken apart must leave the list, so the list only ever shrinks."""
+    graph = import_graph()
+    stale = KNOWN_CYCLE_EDGES - cycle_edges(graph)
+    assert not stale, f"no longer in a cycle, remove from KNOWN_CYCLE_EDGES: {sorted(stale)}"
+
+
+@pytest.mark.parametrize("layer", ["graph", "scalar", "tensor", "opt", "linker", "vm", "profile"])
+def test_layers_below_compile_do_not_import_the_root_package(layer):
+    graph = import_graph()
+    offenders = {
+        m
+        for m, edges in graph.items()
+        if (m == f"graphc.{layer}" or m.startswith(f"graphc.{layer}."))
+        and "graphc" in edges
+        and not m.startswith(ABOVE_COMPILE)
+    } - KNOWN_ROOT_IMPORTERS
+    assert not offenders, f"these modules import the root package graphc: {sorted(offenders)}"
