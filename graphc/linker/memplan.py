@@ -18,6 +18,7 @@ from typing import Any
 
 from graphc.graph.basic import Apply, Variable
 from graphc.linker.program import Program, last_readers
+from graphc.opt.utils import size_key
 
 __all__ = ["MemoryPlan", "SlotInfo", "plan_memory", "slot_infos", "NO_BUFFER"]
 
@@ -125,14 +126,18 @@ def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> Mem
 
 
 def slot_infos(order: Sequence[Apply], slots: dict[Variable, int]) -> list[SlotInfo]:
-    """``SlotInfo`` per slot from the graph: key ``(dtype, static shape)`` for tensors,
-    ``alias_of`` from each Op's ``view_map`` and ``destroy_map``."""
+    """``SlotInfo`` per slot from the graph: for tensors the key is the dtype and, per
+    axis, a size key equal only for sizes surely equal at run time (so buffers change
+    hands only between values of one shape); ``alias_of`` from each Op's ``view_map`` and
+    ``destroy_map``."""
     info = [SlotInfo() for _ in range(len(slots))]
+    memo: dict = {}
     for v, s in slots.items():
         t = v.type
         dtype, shape = getattr(t, "dtype", None), getattr(t, "shape", None)
         if isinstance(dtype, str) and isinstance(shape, tuple):
-            info[s] = SlotInfo(key=(dtype, shape))
+            sizes = tuple(size_key(v, axis, memo) for axis in range(len(shape)))
+            info[s] = SlotInfo(key=(dtype, sizes))
     for node in order:
         aliases = {**node.op.view_map, **node.op.destroy_map}
         for o, ins in aliases.items():

@@ -55,6 +55,7 @@ cdef struct CNode:
     int out_off          # offset of this node's outputs in per-output stat arrays
     int n_clear          # number of slots to clear after the node (gc)
     int *clear           # slots to clear (points into VM._clears)
+    int recyclable       # some output may take a value given back through recycle()
 
 cdef str _REENTERED = "function is already running in another thread"
 _generic = np.generic
@@ -204,6 +205,8 @@ cdef class CVM:
     cdef int *_buf_of            # per slot: memory-plan buffer or -1
     cdef int _n_buf
     cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
+    cdef set _recyclable         # output slots a C thunk writes (see recycle)
+    cdef dict _spare             # slot -> array given back for the next call
 
     def __cinit__(self):
         self._slots = NULL
@@ -328,6 +331,15 @@ cdef class CVM:
                 nd.kind = KIND_PY
                 self._performs.append(node.perform)
         self._capsules = capsules
+        fixed = set(program.inputs) | {s for s, _ in program.constants}
+        self._recyclable = {
+            s for s in program.outputs
+            if program.outputs.count(s) == 1 and s not in fixed
+            and self._nodes[self._producer[s]].kind == KIND_C
+        }
+        for s in self._recyclable:
+            self._nodes[self._producer[s]].recyclable = 1
+        self._spare = {}
         self._n_out_total = out_off
         self._running = False
         self._trace = NULL
@@ -394,6 +406,14 @@ cdef class CVM:
             self._trace_cap = cap
             self._trace_len = 0
             self._trace_dropped = 0
+
+    def recycle(self, k, value):
+        """Offer ``value`` (a previous value of output ``k`` the caller no longer needs)
+        as that output's buffer on the next call (see PyVM.recycle)."""
+        s = self.program.outputs[k]
+        if (s in self._recyclable and type(value) is np.ndarray
+                and cnp.PyArray_CHKFLAGS(<cnp.ndarray>value, cnp.NPY_ARRAY_OWNDATA)):
+            self._spare[s] = value
 
     def plan_bytes(self):
         """Bytes of the memory plan's buffers kept between calls."""
@@ -492,6 +512,9 @@ cdef class CVM:
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
             "peak_bytes": self._peak,
+            "plan_buffers": self._n_buf,
+            "plan_slots": sum(1 for k in range(self._n_storage) if self._buf_of[k] >= 0),
+            "plan_bytes": self.plan_bytes(),
             "clock_resolution_ns": (
                 1 if _use_tsc else max(1, res.tv_sec * 1000000000 + res.tv_nsec)
             ),
@@ -572,6 +595,20 @@ cdef class CVM:
             self._pool[b] = tmp
             return 1
         Py_XDECREF(tmp)
+        return 0
+
+    cdef int _take_spare(self, CNode *nd) except -1:
+        """Put arrays given back through recycle() into node ``nd``'s output slots."""
+        cdef int k, s
+        cdef PyObject *old
+        for k in range(nd.n_out):
+            s = nd.out_start + k
+            value = self._spare.pop(s, None)
+            if value is not None:
+                Py_INCREF(value)
+                old = self._slots[s]
+                self._slots[s] = <PyObject *>value
+                Py_XDECREF(old)
         return 0
 
     cdef inline void _borrow(self, CNode *nd) noexcept:
@@ -717,6 +754,8 @@ cdef class CVM:
             if nd.kind == KIND_C:
                 if self._n_buf:
                     self._borrow(nd)
+                if nd.recyclable and self._spare:
+                    self._take_spare(nd)
                 self._run_c(i, nd)
             else:
                 self._run_py(i, nd)
@@ -746,6 +785,8 @@ cdef class CVM:
             if nd.kind == KIND_C:
                 if self._n_buf:
                     self._borrow(nd)
+                if nd.recyclable and self._spare:
+                    self._take_spare(nd)
                 self._run_c(i, nd)
             else:
                 self._run_py(i, nd)

@@ -191,6 +191,11 @@ class PyVM:
         planned = self.allow_gc and not self._lazy and bool(program.buffers)
         self._buffer_of = list(program.buffers) if planned else [-1] * program.n_storage
         self._pool: list[Any] = [None] * (max(self._buffer_of, default=-1) + 1)
+        # outputs a C thunk writes: the caller may give back their previous arrays
+        fixed = set(program.inputs) | const_slots
+        outs = [s for s in program.outputs if program.outputs.count(s) == 1 and s not in fixed]
+        self._recyclable = {s for s in outs if nodes[self._producer_of(s)].c_thunk is not None}
+        self._spare: dict[int, Any] = {}
         self._borrow = [
             tuple((s, self._buffer_of[s]) for s in node.outputs if self._buffer_of[s] >= 0)
             for node in nodes
@@ -252,6 +257,20 @@ class PyVM:
             if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
         )
 
+    def _producer_of(self, slot: int) -> int:
+        for i, node in enumerate(self.program.nodes):
+            if slot in node.outputs:
+                return i
+        raise ValueError(f"slot {slot} is not written by a node")
+
+    def recycle(self, k: int, value: Any) -> None:
+        """Offer ``value`` (a previous value of output ``k`` the caller no longer needs,
+        e.g. a shared variable's replaced value) as that output's buffer on the next call.
+        The C thunk overwrites it only if nothing else holds it by then."""
+        s = self.program.outputs[k]
+        if s in self._recyclable and type(value) is np.ndarray and value.flags.owndata:
+            self._spare[s] = value
+
     def plan_bytes(self) -> int:
         """Bytes of the memory plan's buffers kept between calls."""
         return sum(value_nbytes(v) for v in self._pool)
@@ -302,6 +321,9 @@ class PyVM:
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
             "peak_bytes": self._peak_bytes,
+            "plan_buffers": len(self._pool),
+            "plan_slots": sum(1 for b in self._buffer_of if b >= 0),
+            "plan_bytes": self.plan_bytes(),
             "clock_resolution_ns": clock_resolution_ns(),
         }
 
@@ -436,6 +458,10 @@ class PyVM:
         inputs = [storage[s] for s in node.inputs]
         cthunk = self._cthunks[i]
         if cthunk is not None:
+            if self._spare:
+                for s in node.outputs:
+                    if s in self._spare:
+                        storage[s] = self._spare.pop(s)
             previous = [storage[s] for s in node.outputs]
             for s in node.outputs:
                 storage[s] = None

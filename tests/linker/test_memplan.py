@@ -137,3 +137,24 @@ def test_no_plan_without_gc():
     vm = make_vm(f.linked.program, kind="py", allow_gc=False)
     vm([np.ones(4)] * 3)
     assert vm.plan_bytes() == 0
+
+
+def test_profile_reports_the_plan():
+    from graphc.profile.serialize import dumps, loads
+    from graphc.profile.text import plan_lines
+
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x, y, z], (x + y) * z - x, mode=NOFUSION, profile=True)
+    a = np.ones(1000)
+    for _ in range(2):
+        f(a, a, a)
+    fp = f.profile.functions[0]
+    if fp.refresh is not None:
+        fp.refresh()
+    assert fp.memory_plan is not None
+    assert (fp.memory_plan.buffers, fp.memory_plan.slots) == (2, 2)
+    assert fp.memory_plan.bytes == f.vm.plan_bytes() == 2 * a.nbytes
+    assert "2 intermediates in 2 reused buffers" in plan_lines(fp.memory_plan)[0]
+    (back,), _ = loads(dumps([fp], None))
+    assert back.memory_plan == fp.memory_plan
