@@ -71,11 +71,9 @@ def test_vm_peak_equals_tracemalloc_with_in_place_nodes(vm):
         f = graphc.function([x], y, mode=mode, profile=True)
     assert any(n.op.destroy_map for n in f.maker.fgraph.toposort())
     xv = np.ones(20000)
-    f(xv)
-    tracemalloc.start()
+    tracemalloc.start()  # from before the first call: planned buffers are allocated then
     try:
         base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
         out = f(xv)
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
@@ -83,7 +81,7 @@ def test_vm_peak_equals_tracemalloc_with_in_place_nodes(vm):
     del out
     vm_peak = f.vm.stats()["peak_bytes"]
     assert vm_peak == 2 * xv.nbytes  # exp(x) and log(x); the rest reuse them
-    assert vm_peak <= peak < vm_peak + 4096  # tracemalloc adds a few small objects
+    assert vm_peak <= peak < vm_peak + 64 * 1024  # tracemalloc adds small objects
 
 
 def test_profile_keeps_its_numbers_after_the_function_is_freed():

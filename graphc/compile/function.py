@@ -479,14 +479,25 @@ class Function:
             if (n & (n - 1) == 0) != prof.shapes_on:
                 prof.sample_shapes(n & (n - 1) == 0)
 
+    def _recycle_replaced(self, old_values, new_values) -> None:
+        """Give the VM the shared values just replaced: the next call writes the updates
+        into them (double buffering) when nothing else holds them by then."""
+        recycle = getattr(self.vm, "recycle", None)
+        if recycle is not None:
+            for j, (old, new) in enumerate(zip(old_values, new_values)):
+                if old is not new:
+                    recycle(self.n_out + j, old)
+
     def _finish(self, outs):
         n = self.n_out
         if self.update_targets:
+            old_values = [s._value for _, s in self.update_targets]
             new_values = outs[n:]
             for k in self._copy_updates:
                 new_values[k] = np.array(new_values[k], copy=True)
             for (_, s), v in zip(self.update_targets, new_values):
                 s._value = v
+            self._recycle_replaced(old_values, new_values)
         results = outs[:n]
         for k in self._copy_outputs:
             results[k] = np.array(results[k], copy=True)

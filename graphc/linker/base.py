@@ -7,6 +7,7 @@ schedule order (so a node's outputs are contiguous, as the VM's C entry point ex
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -15,6 +16,7 @@ from typing import Any
 
 from graphc.graph.basic import Apply, Constant, Variable
 from graphc.graph.fg import FunctionGraph
+from graphc.linker.memplan import plan_memory, slot_infos
 from graphc.linker.program import NodeSpec, Program
 
 
@@ -105,6 +107,9 @@ def link(
         outputs=tuple(slots[v] for v in outputs),
         constants=tuple(constants),
         nodes=tuple(specs),
+    )
+    program = dataclasses.replace(
+        program, buffers=plan_memory(program, slot_infos(order, slots)).buffer_of
     )
     linked = Linked(program, order, slots, impls, linker_name)
     linked.phases.setdefault("link", time.perf_counter_ns() - t0)

@@ -69,6 +69,7 @@ class Program:
     outputs: tuple[int, ...]  # slots returned by a call (function outputs, then updates)
     constants: tuple[tuple[int, Any], ...]  # (slot, value) pairs filled once, never freed
     nodes: tuple[NodeSpec, ...]  # in schedule (topological) order
+    buffers: tuple[int, ...] = ()  # per slot, memory-plan buffer or -1; () for no plan
 
     def __post_init__(self) -> None:
         n = int(self.n_storage)
@@ -79,6 +80,9 @@ class Program:
         object.__setattr__(self, "nodes", tuple(self.nodes))
         if n < 0:
             raise ValueError("n_storage must be >= 0")
+        object.__setattr__(self, "buffers", tuple(int(b) for b in self.buffers))
+        if self.buffers and (len(self.buffers) != n or min(self.buffers) < -1):
+            raise ValueError("buffers: one buffer index (or -1) per slot expected")
 
         def check(slot: int, what: str) -> None:
             if not 0 <= slot < n:

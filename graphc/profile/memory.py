@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphc.profile.fmt import pct
+from graphc.profile.memplan import MemoryPlanRecord
 from graphc.profile.model import FunctionProfile, NodeRecord, StorageRecord
 
 
@@ -167,6 +168,7 @@ class FunctionMemory:
     measured: int | None
     inputs: tuple[StorageRecord, ...]
     constants: tuple[StorageRecord, ...]
+    plan: MemoryPlanRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,7 @@ def function_memory(fp: FunctionProfile) -> FunctionMemory:
         measured=fp.measured_peak_bytes,
         inputs=tuple(fp.inputs),
         constants=tuple(fp.constants),
+        plan=fp.memory_plan,
     )
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from graphc.profile.memplan import MemoryPlanRecord
+
 #: How many recent per-call samples a merged node keeps for its median.
 SAMPLE_CAP = 1024
 
@@ -158,6 +160,7 @@ class FunctionProfile:
     measured_peak_bytes: int | None = None
     optimizer_profile: OptimizerProfile | None = None
     trace: TraceRecord | None = None
+    memory_plan: MemoryPlanRecord | None = None  # buffers the VM's memory plan keeps
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:

@@ -16,6 +16,7 @@ from graphc.profile.fmt import (
     table,
 )
 from graphc.profile.fmt import value_line as _value_line
+from graphc.profile.memplan import MemoryPlanRecord
 from graphc.profile.merge import combined_optimizer
 from graphc.profile.model import FunctionProfile
 from graphc.profile.steady import has_first_call, steady_state
@@ -219,7 +220,17 @@ def _memory_lines(m: mem.FunctionMemory, several: bool) -> list[str]:
         lines.append(
             f"    Peak measured by the VM (outputs included): {nbytes(m.measured)} ({m.measured}B)"
         )
-    return lines
+    return lines + plan_lines(m.plan)
+
+
+def plan_lines(rec: MemoryPlanRecord | None) -> list[str]:
+    """The memory plan's line of the memory section (none without a plan)."""
+    if rec is None or rec.buffers == 0:
+        return []
+    return [
+        f"    Memory plan: {rec.slots} intermediates in {rec.buffers} reused buffers, "
+        f"{nbytes(rec.bytes)} ({rec.bytes}B) kept between calls"
+    ]
 
 
 def render_memory(s: mem.MemorySummary) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from graphc.profile.memplan import plan_record
 from graphc.profile.model import FunctionProfile, ValueInfo
 
 
@@ -58,3 +59,4 @@ def update_from_vm_stats(fp: FunctionProfile, stats: Mapping[str, Any]) -> None:
         fp.clock_resolution_ns = max(int(stats["clock_resolution_ns"]), 1)
     if fp.memory_recorded and "peak_bytes" in stats:
         fp.measured_peak_bytes = int(stats["peak_bytes"])
+    fp.memory_plan = plan_record(stats)

@@ -55,6 +55,7 @@ cdef struct CNode:
     int out_off          # offset of this node's outputs in per-output stat arrays
     int n_clear          # number of slots to clear after the node (gc)
     int *clear           # slots to clear (points into VM._clears)
+    int recyclable       # some output may take a value given back through recycle()
 
 cdef str _REENTERED = "function is already running in another thread"
 _generic = np.generic
@@ -201,10 +202,17 @@ cdef class CVM:
     cdef int64_t _live, _peak
     cdef int64_t _calls_total
     cdef list _shape_sigs
+    cdef int *_buf_of            # per slot: memory-plan buffer or -1
+    cdef int _n_buf
+    cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
+    cdef set _recyclable         # output slots a C thunk writes (see recycle)
+    cdef dict _spare             # slot -> array given back for the next call
 
     def __cinit__(self):
         self._slots = NULL
         self._nodes = NULL
+        self._pool = NULL
+        self._buf_of = NULL
 
     def __init__(self, program: Program, allow_gc: bool = True):
         cdef int i, k, n_ins_total = 0, n_clear_total = 0, max_in = 1, s
@@ -238,6 +246,15 @@ cdef class CVM:
         self._input_slots = <int *>calloc(max(self._n_inputs, 1), sizeof(int))
         self._output_slots = <int *>calloc(max(self._n_outputs, 1), sizeof(int))
         self._end_clear = <int *>calloc(S, sizeof(int))
+        # the memory plan (gc only; lazy programs have none)
+        planned = self.allow_gc and bool(program.buffers) and not program.has_lazy
+        self._n_buf = max(program.buffers) + 1 if planned else 0
+        self._buf_of = <int *>malloc(S * sizeof(int))
+        self._pool = <PyObject **>calloc(max(self._n_buf, 1), sizeof(PyObject *))
+        if self._buf_of == NULL or self._pool == NULL:
+            raise MemoryError()
+        for s in range(S):
+            self._buf_of[s] = program.buffers[s] if planned and s < self._n_storage else -1
         if (self._slots == NULL or self._inbuf == NULL or self._nodes == NULL
                 or self._ins == NULL or self._clears == NULL or self._is_const == NULL
                 or self._keep_lazy == NULL or self._producer == NULL
@@ -314,6 +331,15 @@ cdef class CVM:
                 nd.kind = KIND_PY
                 self._performs.append(node.perform)
         self._capsules = capsules
+        fixed = set(program.inputs) | {s for s, _ in program.constants}
+        self._recyclable = {
+            s for s in program.outputs
+            if program.outputs.count(s) == 1 and s not in fixed
+            and self._nodes[self._producer[s]].kind == KIND_C
+        }
+        for s in self._recyclable:
+            self._nodes[self._producer[s]].recyclable = 1
+        self._spare = {}
         self._n_out_total = out_off
         self._running = False
         self._trace = NULL
@@ -348,6 +374,10 @@ cdef class CVM:
         free(self._calls); free(self._ns_total); free(self._ns_min); free(self._ns_max)
         free(self._below); free(self._ns_ring); free(self._bytes_min)
         free(self._bytes_max); free(self._trace)
+        if self._pool != NULL:
+            for s in range(self._n_buf):
+                Py_XDECREF(self._pool[s])
+        free(self._pool); free(self._buf_of)
 
     property kind:
         def __get__(self):
@@ -377,10 +407,26 @@ cdef class CVM:
             self._trace_len = 0
             self._trace_dropped = 0
 
-    def held_bytes(self):
-        """Bytes of array storage the VM's slots own now: arrays that own their data
-        (views add nothing), constants excluded."""
+    def recycle(self, k, value):
+        """Offer ``value`` (a previous value of output ``k`` the caller no longer needs)
+        as that output's buffer on the next call (see PyVM.recycle)."""
+        s = self.program.outputs[k]
+        if (s in self._recyclable and type(value) is np.ndarray
+                and cnp.PyArray_CHKFLAGS(<cnp.ndarray>value, cnp.NPY_ARRAY_OWNDATA)):
+            self._spare[s] = value
+
+    def plan_bytes(self):
+        """Bytes of the memory plan's buffers kept between calls."""
         cdef int64_t total = 0
+        cdef int b
+        for b in range(self._n_buf):
+            total += _nbytes(self._pool[b])
+        return total
+
+    def held_bytes(self):
+        """Bytes of array storage the VM's slots and planned buffers own now: arrays that
+        own their data (views add nothing), constants excluded."""
+        cdef int64_t total = self.plan_bytes()
         cdef int s
         cdef object v
         for s in range(self._n_storage):
@@ -466,6 +512,9 @@ cdef class CVM:
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
             "peak_bytes": self._peak,
+            "plan_buffers": self._n_buf,
+            "plan_slots": sum(1 for k in range(self._n_storage) if self._buf_of[k] >= 0),
+            "plan_bytes": self.plan_bytes(),
             "clock_resolution_ns": (
                 1 if _use_tsc else max(1, res.tv_sec * 1000000000 + res.tv_nsec)
             ),
@@ -561,9 +610,51 @@ cdef class CVM:
         return None if p == NULL else <object>p
 
     cdef inline void _clear_counted(self, int s) noexcept:
-        _clear(self._slots, s)
-        self._live -= self._slot_bytes[s]
+        if not self._release(s):  # a pooled array's bytes stay held, in its buffer
+            self._live -= self._slot_bytes[s]
         self._slot_bytes[s] = 0
+
+    cdef inline bint _release(self, int s) noexcept:
+        """Clear slot ``s``; a planned slot's array goes back to its buffer (returns 1)."""
+        cdef PyObject *tmp = self._slots[s]
+        cdef int b = self._buf_of[s]
+        self._slots[s] = NULL
+        if (b >= 0 and tmp != NULL and cnp.PyArray_CheckExact(<object>tmp)
+                and cnp.PyArray_CHKFLAGS(<cnp.ndarray>tmp, cnp.NPY_ARRAY_OWNDATA)):
+            Py_XDECREF(self._pool[b])
+            self._pool[b] = tmp
+            return 1
+        Py_XDECREF(tmp)
+        return 0
+
+    cdef int _take_spare(self, CNode *nd) except -1:
+        """Put arrays given back through recycle() into node ``nd``'s output slots."""
+        cdef int k, s
+        cdef PyObject *old
+        for k in range(nd.n_out):
+            s = nd.out_start + k
+            value = self._spare.pop(s, None)
+            if value is not None:
+                Py_INCREF(value)
+                old = self._slots[s]
+                self._slots[s] = <PyObject *>value
+                Py_XDECREF(old)
+        return 0
+
+    cdef inline void _borrow(self, CNode *nd) noexcept:
+        """Hand node ``nd`` its planned buffers as the output slots' previous values."""
+        cdef int k, s, b
+        cdef PyObject *old
+        for k in range(nd.n_out):
+            s = nd.out_start + k
+            b = self._buf_of[s]
+            if b >= 0 and self._pool[b] != NULL:
+                old = self._slots[s]
+                self._slots[s] = self._pool[b]
+                self._pool[b] = NULL
+                Py_XDECREF(old)
+                if self._memory:
+                    self._slot_bytes[s] = _nbytes(self._slots[s])
 
     # -- running --------------------------------------------------------------------
 
@@ -691,11 +782,15 @@ cdef class CVM:
             nd = &nodes[i]
             self._cur = i
             if nd.kind == KIND_C:
+                if self._n_buf:
+                    self._borrow(nd)
+                if nd.recyclable and self._spare:
+                    self._take_spare(nd)
                 self._run_c(i, nd)
             else:
                 self._run_py(i, nd)
             for k in range(nd.n_clear):
-                _clear(slots, nd.clear[k])
+                self._release(nd.clear[k])
         return 0
 
     cdef int _run_profiled(self) except -1:
@@ -710,7 +805,7 @@ cdef class CVM:
         cdef bint timing = self._timing or self._trace_cap > 0
         cdef bint values = self._memory or self._shapes
         cdef int64_t t0 = 0, t1 = 0
-        self._live = 0
+        self._live = self.plan_bytes()
         memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
         if timing:
             t0 = _now()
@@ -718,6 +813,10 @@ cdef class CVM:
             nd = &self._nodes[i]
             self._cur = i
             if nd.kind == KIND_C:
+                if self._n_buf:
+                    self._borrow(nd)
+                if nd.recyclable and self._spare:
+                    self._take_spare(nd)
                 self._run_c(i, nd)
             else:
                 self._run_py(i, nd)

@@ -128,16 +128,21 @@ class _CThunk:
         self.n_out = n_out
 
     def __call__(self, inputs: list, previous: list) -> list:
-        """Run the thunk; ``previous`` are the output slots' current values (or None)."""
+        """Run the thunk; ``previous`` are the output slots' current values (or None).
+
+        ``previous`` is emptied: its references move into the thunk's output slots, so a
+        value nothing else holds has a reference count of one there and may be reused.
+        """
         inbuf, outbuf = self.inbuf, self.outbuf
         for k, v in enumerate(inputs):
             inbuf[k] = id(v)  # borrowed: ``inputs`` keeps them alive during the call
-        for k, v in enumerate(previous):
-            if v is None:
+        for k in range(len(previous)):
+            if previous[k] is None:
                 outbuf[k] = None
             else:
-                _IncRef(id(v))  # the slot owns a reference, as in the C VM
-                outbuf[k] = id(v)
+                _IncRef(id(previous[k]))  # the slot owns a reference, as in the C VM
+                outbuf[k] = id(previous[k])
+        previous.clear()
         try:
             status = self.fn(self.params, inbuf, outbuf)  # raises if an error is set
         except BaseException:
@@ -195,6 +200,19 @@ class PyVM:
             for node in nodes
         ]
         self._lazy = program.has_lazy
+        # the memory plan (gc only): per node its (slot, buffer) outputs; per slot its buffer
+        planned = self.allow_gc and not self._lazy and bool(program.buffers)
+        self._buffer_of = list(program.buffers) if planned else [-1] * program.n_storage
+        self._pool: list[Any] = [None] * (max(self._buffer_of, default=-1) + 1)
+        # outputs a C thunk writes: the caller may give back their previous arrays
+        fixed = set(program.inputs) | const_slots
+        outs = [s for s in program.outputs if program.outputs.count(s) == 1 and s not in fixed]
+        self._recyclable = {s for s in outs if nodes[self._producer_of(s)].c_thunk is not None}
+        self._spare: dict[int, Any] = {}
+        self._borrow = [
+            tuple((s, self._buffer_of[s]) for s in node.outputs if self._buffer_of[s] >= 0)
+            for node in nodes
+        ]
         self._clear_after = gc_schedule(program) if self.allow_gc else [()] * self._n
         if self.allow_gc:
             end = set(range(program.n_storage))
@@ -243,14 +261,39 @@ class PyVM:
         return self._timing or self._memory or self._shapes or self._trace_capacity > 0
 
     def held_bytes(self) -> int:
-        """Bytes of array storage the VM's slots own now: arrays that own their data
-        (views add nothing), constants excluded."""
+        """Bytes of array storage the VM's slots and planned buffers own now: arrays that
+        own their data (views add nothing), constants excluded."""
         consts = {s for s, _ in self.program.constants}
-        return sum(
+        return self.plan_bytes() + sum(
             value_nbytes(v)
             for s, v in enumerate(self._storage)
             if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
         )
+
+    def _producer_of(self, slot: int) -> int:
+        for i, node in enumerate(self.program.nodes):
+            if slot in node.outputs:
+                return i
+        raise ValueError(f"slot {slot} is not written by a node")
+
+    def recycle(self, k: int, value: Any) -> None:
+        """Offer ``value`` (a previous value of output ``k`` the caller no longer needs,
+        e.g. a shared variable's replaced value) as that output's buffer on the next call.
+        The C thunk overwrites it only if nothing else holds it by then."""
+        s = self.program.outputs[k]
+        if s in self._recyclable and type(value) is np.ndarray and value.flags.owndata:
+            self._spare[s] = value
+
+    def plan_bytes(self) -> int:
+        """Bytes of the memory plan's buffers kept between calls."""
+        return sum(value_nbytes(v) for v in self._pool)
+
+    def _release(self, s: int) -> None:
+        """Clear slot ``s``; a planned slot's array goes back to its buffer."""
+        v, self._storage[s] = self._storage[s], None
+        b = self._buffer_of[s]
+        if b >= 0 and type(v) is np.ndarray and v.flags.owndata:
+            self._pool[b] = v
 
     def reset_stats(self) -> None:
         """Zero every counter (the profiling choices are kept)."""
@@ -291,6 +334,9 @@ class PyVM:
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
             "peak_bytes": self._peak_bytes,
+            "plan_buffers": len(self._pool),
+            "plan_slots": sum(1 for b in self._buffer_of if b >= 0),
+            "plan_bytes": self.plan_bytes(),
             "clock_resolution_ns": clock_resolution_ns(),
         }
 
@@ -342,7 +388,8 @@ class PyVM:
         for s, v in zip(program.inputs, args):
             storage[s] = v
         profiling = self._profiling
-        self._live = 0  # bytes of node-produced values held (memory profiling)
+        # bytes of node-produced values held (memory profiling), planned buffers included
+        self._live = self.plan_bytes()
         self._slot_bytes: dict[int, int] = {}
         self._cur = -1
         try:
@@ -371,12 +418,12 @@ class PyVM:
 
     def _run(self) -> None:
         """The plain loop: no clock, no counters."""
-        storage, clear_after = self._storage, self._clear_after
+        clear_after, release = self._clear_after, self._release
         for i in range(self._n):
             self._cur = i
             self._run_node(i)
             for s in clear_after[i]:
-                storage[s] = None
+                release(s)
 
     def _run_profiled(self) -> None:
         clear_after = self._clear_after
@@ -415,16 +462,31 @@ class PyVM:
         self._peak_bytes = max(self._peak_bytes, self._live)
 
     def _clear_slot(self, s: int) -> None:
-        self._storage[s] = None
-        self._live -= self._slot_bytes.pop(s, 0)
+        b = self._buffer_of[s]
+        self._release(s)
+        if b < 0 or self._pool[b] is None:  # else the bytes stay held, in the buffer
+            self._live -= self._slot_bytes.pop(s, 0)
+        else:
+            self._slot_bytes.pop(s, None)
 
     def _run_node(self, i: int) -> None:
         """Run a non-lazy node: inputs from the slots, outputs into the slots."""
         node, storage = self.program.nodes[i], self._storage
+        for s, b in self._borrow[i]:  # the planned buffer becomes the previous value
+            storage[s], self._pool[b] = self._pool[b], None
+            if self._memory:
+                self._slot_bytes[s] = value_nbytes(storage[s])
         inputs = [storage[s] for s in node.inputs]
         cthunk = self._cthunks[i]
         if cthunk is not None:
-            values = cthunk(inputs, [storage[s] for s in node.outputs])
+            if self._spare:
+                for s in node.outputs:
+                    if s in self._spare:
+                        storage[s] = self._spare.pop(s)
+            previous = [storage[s] for s in node.outputs]
+            for s in node.outputs:
+                storage[s] = None
+            values = cthunk(inputs, previous)
             for s, v in zip(node.outputs, values):
                 storage[s] = v
             return

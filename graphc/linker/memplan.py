@@ -1,0 +1,147 @@
+"""Static memory plan: which intermediates share a buffer kept across calls.
+
+A value's lifetime runs from the node producing it to the last node reading it or any of
+its aliases (views and in-place outputs keep their base alive).  Intermediates whose
+lifetimes do not overlap and whose (dtype, ndim) agree get the same buffer (a linear scan
+over the schedule, as interval colouring).  Under gc the VM then hands each producing node
+its buffer's array as the output slot's previous value (the C thunk ABI lets a thunk
+overwrite it) and takes the array back when the slot is cleared, so steady-state calls
+allocate only their outputs.  A thunk still allocates when the array is held elsewhere
+(reference count above one) or has the wrong shape, so a plan can never corrupt a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphc.graph.basic import Apply, Variable
+from graphc.linker.program import Program, last_readers
+from graphc.opt.utils import size_key
+
+__all__ = ["MemoryPlan", "SlotInfo", "plan_memory", "slot_infos", "NO_BUFFER"]
+
+NO_BUFFER = -1
+
+
+@dataclass(frozen=True, slots=True)
+class SlotInfo:
+    """What the planner needs to know about one slot's value."""
+
+    key: Hashable | None = None  # buffers are shared only between equal keys; None: never
+    alias_of: int | None = None  # the input slot this value views or overwrites in place
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPlan:
+    """Per slot, the buffer it borrows (``NO_BUFFER`` for none)."""
+
+    buffer_of: tuple[int, ...]
+    n_buffers: int
+
+    @property
+    def n_planned(self) -> int:
+        """Number of slots that borrow a buffer."""
+        return sum(1 for b in self.buffer_of if b != NO_BUFFER)
+
+    def slots_of(self, buffer: int) -> tuple[int, ...]:
+        """The slots sharing ``buffer``, in schedule order."""
+        return tuple(s for s, b in enumerate(self.buffer_of) if b == buffer)
+
+
+def _roots(program: Program, info: Sequence[SlotInfo]) -> list[int]:
+    root = list(range(program.n_storage))
+    for node in program.nodes:
+        for s in node.outputs:
+            a = info[s].alias_of
+            if a is not None:
+                root[s] = root[a]
+    return root
+
+
+def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> MemoryPlan:
+    """Assign the intermediates of ``program`` to reusable buffers.
+
+    Only values written by nodes with a C thunk are planned (a numpy ``perform`` ignores
+    the previous value); program outputs, anything a program output aliases, lazy programs
+    and values with a ``None`` key get no buffer.
+    """
+    n = program.n_storage
+    if info is None:
+        info = [SlotInfo() for _ in range(n)]
+    if len(info) != n:
+        raise ValueError(f"plan_memory: {len(info)} slot infos for {n} slots")
+    none = MemoryPlan(buffer_of=(NO_BUFFER,) * n, n_buffers=0)
+    if program.has_lazy:
+        return none
+    root = _roots(program, info)
+    producer = [-1] * n
+    for i, node in enumerate(program.nodes):
+        for s in node.outputs:
+            producer[s] = i
+    last = last_readers(program)
+    end = [-1] * n  # per root: last node using it or any alias
+    escapes = set()  # roots some program output aliases
+    for s in range(n):
+        r = root[s]
+        end[r] = max(end[r], last[s], producer[s])
+    for s in program.outputs:
+        escapes.add(root[s])
+    candidates = [
+        s
+        for s in range(n)
+        if producer[s] >= 0
+        and root[s] == s
+        and s not in escapes
+        and info[s].key is not None
+        and info[s].alias_of is None
+        and program.nodes[producer[s]].c_thunk is not None
+    ]
+    by_start: dict[int, list[int]] = {}
+    for s in candidates:
+        by_start.setdefault(producer[s], []).append(s)
+    buffer_of = [NO_BUFFER] * n
+    free: dict[Any, list[int]] = {}  # key -> buffers free now
+    busy: list[tuple[int, int, Any]] = []  # (end node, buffer, key)
+    n_buffers = 0
+    for i in range(len(program.nodes)):
+        still = []
+        for e, b, k in busy:
+            if e < i:
+                free.setdefault(k, []).append(b)
+            else:
+                still.append((e, b, k))
+        busy = still
+        for s in by_start.get(i, ()):
+            k = info[s].key
+            pool = free.get(k)
+            if pool:
+                b = pool.pop()
+            else:
+                b, n_buffers = n_buffers, n_buffers + 1
+            buffer_of[s] = b
+            busy.append((end[s], b, k))
+    return MemoryPlan(buffer_of=tuple(buffer_of), n_buffers=n_buffers)
+
+
+def slot_infos(order: Sequence[Apply], slots: dict[Variable, int]) -> list[SlotInfo]:
+    """``SlotInfo`` per slot from the graph: for tensors the key is the dtype and, per
+    axis, a size key equal only for sizes surely equal at run time (so buffers change
+    hands only between values of one shape); ``alias_of`` from each Op's ``view_map`` and
+    ``destroy_map``."""
+    info = [SlotInfo() for _ in range(len(slots))]
+    memo: dict = {}
+    for v, s in slots.items():
+        t = v.type
+        dtype, shape = getattr(t, "dtype", None), getattr(t, "shape", None)
+        if isinstance(dtype, str) and isinstance(shape, tuple):
+            sizes = tuple(size_key(v, axis, memo) for axis in range(len(shape)))
+            info[s] = SlotInfo(key=(dtype, sizes))
+    for node in order:
+        aliases = {**node.op.view_map, **node.op.destroy_map}
+        for o, ins in aliases.items():
+            if ins:
+                s = slots[node.outputs[o]]
+                info[s] = SlotInfo(key=info[s].key, alias_of=slots[node.inputs[ins[0]]])
+    return info

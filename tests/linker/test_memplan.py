@@ -1,0 +1,160 @@
+"""The static memory plan: buffer assignment, and VMs that honour it."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc.tensor as T
+from graphc.linker.memplan import NO_BUFFER, SlotInfo, plan_memory
+from graphc.linker.program import NodeSpec, Program
+from graphc.vm import cvm_available, make_vm
+
+KINDS = ["py"] + (["cvm"] if cvm_available() else [])
+NOFUSION = graphc.Mode(linker="c|py").excluding("fusion")
+
+
+def _capsule_free_program(n_nodes: int) -> Program:
+    """A chain x -> n0 -> n1 -> ... where every node 'has' a C thunk (never run)."""
+    nodes = [
+        NodeSpec(name=f"n{i}", inputs=(i,), outputs=(i + 1,), perform=None, c_thunk=object())
+        for i in range(n_nodes)
+    ]
+    return Program(n_nodes + 1, (0,), (n_nodes,), (), tuple(nodes))
+
+
+def test_chain_alternates_two_buffers():
+    prog = _capsule_free_program(5)
+    plan = plan_memory(prog, [SlotInfo(key="f8")] * prog.n_storage)
+    # slot 0 is the input, slot 5 the output; 1..4 alternate between two buffers
+    assert plan.buffer_of == (NO_BUFFER, 0, 1, 0, 1, NO_BUFFER)
+    assert plan.n_buffers == 2 and plan.n_planned == 4
+
+
+def test_keys_and_aliases_are_respected():
+    prog = _capsule_free_program(4)
+    info = [SlotInfo(key="f8")] * prog.n_storage
+    info[2] = SlotInfo(key="f4")  # a different dtype never shares
+    plan = plan_memory(prog, info)
+    assert plan.buffer_of[2] not in (plan.buffer_of[1], plan.buffer_of[3])
+    # slot 2 views slot 1: slot 1 lives until slot 2's last reader, so 3 cannot take it
+    info = [SlotInfo(key="f8")] * prog.n_storage
+    info[2] = SlotInfo(key="f8", alias_of=1)
+    plan = plan_memory(prog, info)
+    assert plan.buffer_of[2] == NO_BUFFER
+    assert plan.buffer_of[3] != plan.buffer_of[1]
+    # an output viewing an intermediate makes it escape: no buffer for it
+    info = [SlotInfo(key="f8")] * prog.n_storage
+    info[4] = SlotInfo(key="f8", alias_of=3)
+    assert plan_memory(prog, info).buffer_of[3] == NO_BUFFER
+
+
+def _chain_function():
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    return graphc.function([x, y, z], (x + y) * z - x, mode=NOFUSION)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_steady_state_allocates_only_outputs(kind):
+    f = _chain_function()
+    assert f.linked.program.buffers.count(NO_BUFFER) < f.linked.program.n_storage
+    vm = make_vm(f.linked.program, kind=kind)
+    n = 200_000
+    a, b, c = (np.random.default_rng(k).random(n) for k in range(3))
+    expected = (a + b) * c - a
+    vm([a, b, c])  # the first call fills the plan's buffers
+    tracemalloc.start()
+    try:
+        for _ in range(3):
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            (out,) = vm([a, b, c])
+            growth = tracemalloc.get_traced_memory()[1] - before
+            np.testing.assert_array_equal(out, expected)
+            assert out.nbytes <= growth < out.nbytes + 4096
+            del out
+    finally:
+        tracemalloc.stop()
+    assert vm.plan_bytes() == 2 * a.nbytes  # two alternating intermediates, kept
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_profiled_peak_matches_tracemalloc(kind):
+    f = _chain_function()
+    vm = make_vm(f.linked.program, kind=kind)
+    vm.set_profiling(memory=True)
+    a, b, c = (np.full(100_000, float(k)) for k in range(3))
+    for call in range(3):  # the first call allocates the buffers, later ones reuse them
+        vm.reset_stats()
+        held = vm.plan_bytes()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            (out,) = vm([a, b, c])
+            traced = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+        # the VM's peak counts the plan's buffers held from the start of the call
+        grown = vm.stats()["peak_bytes"] - held
+        assert abs(grown - traced) < 4096, (call, grown, traced)
+        assert held == (0 if call == 0 else 2 * a.nbytes)
+        del out
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_plan_agrees_with_gc_free_and_py(kind):
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    t = T.exp(x)
+    outs = [t * 2, t.sum(), T.tanh(t) + y, (x.T * 3).T - y]
+    f = graphc.function([x, y], outs, mode=NOFUSION)
+    vm = make_vm(f.linked.program, kind=kind)
+    rng = np.random.default_rng(0)
+    for shape in [(3, 4), (3, 4), (5, 2), (1, 1), (0, 3)]:
+        a, b = rng.normal(size=shape), rng.normal(size=shape)
+        got = vm([a, b])
+        want = [np.exp(a) * 2, np.exp(a).sum(), np.tanh(np.exp(a)) + b, a * 3 - b]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_returned_outputs_never_reused(kind):
+    x = T.dvector("x")
+    f = graphc.function([x], [T.exp(x) + 1, (T.exp(x) + 1) * 2], mode=NOFUSION)
+    vm = make_vm(f.linked.program, kind=kind)
+    first = vm([np.zeros(10)])
+    kept = [v.copy() for v in first]
+    vm([np.ones(10)])
+    for v, k in zip(first, kept):
+        np.testing.assert_array_equal(v, k)
+
+
+def test_no_plan_without_gc():
+    f = _chain_function()
+    vm = make_vm(f.linked.program, kind="py", allow_gc=False)
+    vm([np.ones(4)] * 3)
+    assert vm.plan_bytes() == 0
+
+
+def test_profile_reports_the_plan():
+    from graphc.profile.serialize import dumps, loads
+    from graphc.profile.text import plan_lines
+
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x, y, z], (x + y) * z - x, mode=NOFUSION, profile=True)
+    a = np.ones(1000)
+    for _ in range(2):
+        f(a, a, a)
+    fp = f.profile.functions[0]
+    if fp.refresh is not None:
+        fp.refresh()
+    assert fp.memory_plan is not None
+    assert (fp.memory_plan.buffers, fp.memory_plan.slots) == (2, 2)
+    assert fp.memory_plan.bytes == f.vm.plan_bytes() == 2 * a.nbytes
+    assert "2 intermediates in 2 reused buffers" in plan_lines(fp.memory_plan)[0]
+    (back,), _ = loads(dumps([fp], None))
+    assert back.memory_plan == fp.memory_plan
