@@ -16,14 +16,11 @@ import time
 import warnings
 from collections.abc import Sequence
 
-import numpy as np
-
 from graphc.flags import config
 from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.linker.base import Linked, NodeImpl, link, py_impl
 from graphc.linker.c.registry import CThunkCode, c_code_for
-from graphc.tensor.type import TensorType
 
 __all__ = ["available", "has_c_code", "link_cpy", "generate_module", "reset_available"]
 
@@ -86,20 +83,6 @@ _PRELUDE = """\
 #include <stdint.h>
 #include <string.h>
 #define FAIL return -1
-
-/* Refuse (TypeError naming the node and input) anything but an ndarray of the declared
-   ndim and dtype: a thunk reads its operands' memory directly. typenum < 0: any dtype. */
-static int graphc_check_input(PyObject *o, int k, int nd, int typenum, const char *node) {
-    if (PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) == nd
-        && (typenum < 0 || PyArray_EquivTypenums(PyArray_TYPE((PyArrayObject *)o), typenum))
-        && PyArray_ISNOTSWAPPED((PyArrayObject *)o))
-        return 0;
-    PyErr_Format(PyExc_TypeError,
-                 "%s: input %d must be a %d-d ndarray of its declared dtype, got %.200R",
-                 node, k, nd, PyArray_Check(o) ? (PyObject *)PyArray_DESCR((PyArrayObject *)o)
-                                                : (PyObject *)Py_TYPE(o));
-    return -1;
-}
 """
 
 
@@ -191,22 +174,8 @@ def _thunk(k: int, body: str) -> str:
     )
 
 
-def _input_check(node: Apply, j: int) -> str:
-    """C refusing a non-ndarray (or wrong dtype/ndim) input ``j`` of a tensor type."""
-    t = node.inputs[j].type
-    if not isinstance(t, TensorType):
-        return ""
-    try:
-        num = f"NPY_{np.dtype(t.dtype).name.upper()}"
-    except TypeError:
-        num = "-1"
-    name = str(node.op).replace("\\", "\\\\").replace('"', "'")[:150]
-    return f'    if (graphc_check_input(inputs[{j}], {j}, {t.ndim}, {num}, "{name}") < 0) FAIL;'
-
-
-def _declare_io(node: Apply, body: str, validates_inputs: bool = False) -> str:
-    lines = [] if validates_inputs else [_input_check(node, j) for j in range(len(node.inputs))]
-    lines += [
+def _declare_io(node: Apply, body: str) -> str:
+    lines = [
         f"    PyArrayObject *i{j} = (PyArrayObject *)inputs[{j}]; (void)i{j};"
         for j in range(len(node.inputs))
     ]
@@ -251,13 +220,11 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
             return impls
         wrapped = [
             CThunkCode(
-                body=_declare_io(order[k], codes[k].body, codes[k].validates_inputs),
+                body=_declare_io(order[k], codes[k].body),
                 support=codes[k].support,
                 init=codes[k].init,
                 libraries=codes[k].libraries,
-                key=None
-                if codes[k].key is None
-                else (codes[k].key, _io_arity(order[k]), _input_types(order[k])),
+                key=None if codes[k].key is None else (codes[k].key, _io_arity(order[k])),
             )
             for k in c_nodes
         ]
@@ -298,11 +265,6 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
     linked.c_source = state.get("source")  # type: ignore[attr-defined]
     linked.c_module = state.get("module")  # type: ignore[attr-defined]
     return linked
-
-
-def _input_types(node: Apply) -> tuple:
-    """The input types: the generic input checks of a thunk depend on them."""
-    return tuple(v.type for v in node.inputs)
 
 
 def _io_arity(node: Apply) -> tuple[int, int]:

@@ -628,7 +628,7 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     for k in range(nin):
         b.append(f"    Py_XDECREF(tmp[{k}]); Py_XDECREF(own[{k}]);")
     b.append("    if (rc < 0) FAIL;")
-    return CThunkCode(body="\n".join(b), support=(*SUPPORT, kern), validates_inputs=True)
+    return CThunkCode(body="\n".join(b), support=(*SUPPORT, kern))
 
 
 # ------------------------------------------------------------------ DimShuffle
@@ -669,7 +669,7 @@ def gen_dimshuffle(node: Apply) -> CThunkCode | None:
         "    }\n"
         "    Py_XSETREF(*o0, r);"
     )
-    return CThunkCode(body="\n".join(b), support=SUPPORT, validates_inputs=True)
+    return CThunkCode(body="\n".join(b), support=SUPPORT)
 
 
 # ------------------------------------------------------------------ reductions
@@ -926,7 +926,7 @@ def gen_careduce(node: Apply) -> CThunkCode | None:
         empty = c_string(f"%s: zero-size array to reduction operation {fn} which has no identity")
     accumulate = f"{name}_c(" in code
     body = _reduce_body(node, tuple(op.axis), name, 1, empty, c_string(str(op)), accumulate)
-    return CThunkCode(body=body, support=(*SUPPORT, code), validates_inputs=True)
+    return CThunkCode(body=body, support=(*SUPPORT, code))
 
 
 @register_c(Argmax)
@@ -940,4 +940,4 @@ def gen_argmax(node: Apply) -> CThunkCode | None:
     code = code.replace("NAME", name)
     empty = c_string(f"%s: attempt to get the arg{op.kind} of an empty axis")
     body = _reduce_body(node, tuple(op.axis), name, 0, empty, c_string(str(op)), False)
-    return CThunkCode(body=body, support=(*SUPPORT, code), validates_inputs=True)
+    return CThunkCode(body=body, support=(*SUPPORT, code))

@@ -38,7 +38,6 @@ class CThunkCode:
     init: tuple[str, ...] = ()  # statements run once in the module init; FAIL on error
     libraries: tuple[str, ...] = ()  # extra libraries to link (besides m, mvec)
     key: object = None  # equal keys share one thunk function (same Op, same input types)
-    validates_inputs: bool = False  # the body checks each input's class, dtype and ndim itself
 
 
 _GENERATORS: dict[type, Callable[[Apply], CThunkCode | None]] = {}
