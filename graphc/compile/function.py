@@ -8,6 +8,7 @@ implicit inputs, updates as extra outputs) -> rewrite (graphc.opt) -> link (grap
 from __future__ import annotations
 
 import copy as _copy
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -304,6 +305,9 @@ class Function:
         )  # fmt: skip
         self.profile = None
         self._calls = 0
+        # calls with updates are serialized: reading the shared values, running the VM and
+        # writing the updates back form one critical section, so no thread loses an update
+        self._update_lock = threading.Lock() if self.update_targets else None
         if _profiling_requested(maker.profile, maker.mode):  # else skip importing it
             from graphc.compile.profiling import attach_profile
 
@@ -367,6 +371,13 @@ class Function:
             ) from None
 
     def __call__(self, *args, **kwargs):
+        if self._update_lock is not None:
+            with self._update_lock:
+                return self._call(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """One call: arguments checked, the VM run, outputs returned, updates written."""
         if self.profile is not None:
             return self._profiled_call(args, kwargs)
         values = self._prepare(args, kwargs)
