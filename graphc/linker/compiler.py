@@ -21,9 +21,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphc.flags import config
+
 __all__ = [
     "DEFAULT_CFLAGS",
     "CompileError",
+    "CompileTimeout",
     "CompilerUnavailable",
     "Compiler",
     "compiler_available",
@@ -58,6 +61,10 @@ class CompileError(RuntimeError):
         self.stderr = stderr
 
 
+class CompileTimeout(CompileError):
+    """The compiler ran longer than ``graphc.config.compile_timeout`` and was stopped."""
+
+
 @dataclass(frozen=True)
 class Compiler:
     """A resolved compiler command and what it was found to be."""
@@ -80,8 +87,18 @@ class Compiler:
     ) -> None:
         """Compile ``source`` into the shared object ``output``; raise CompileError."""
         cmd = self.command(source, output, cflags, libraries)
+        timeout = float(config.compile_timeout)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, errors="replace", timeout=timeout
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise CompileTimeout(
+                f"the C compiler did not finish within {timeout:g} s and was stopped "
+                f"(graphc.config.compile_timeout): {shlex.join(cmd)}",
+                source,
+                exc.stderr if isinstance(exc.stderr, str) else "",
+            ) from None
         except OSError as exc:  # the binary vanished since it was probed
             raise CompilerUnavailable(f"cannot run C compiler {self.argv[0]!r}: {exc}") from exc
         if proc.returncode != 0 or not output.is_file():
