@@ -489,7 +489,9 @@ class Function:
         original = self.maker.original
         entries, refs = flatten(collect_vars(original))
         flat_original = replace_refs(original, lambda v: refs[v])
-        return (_rebuild_function, (entries, flat_original, self.maker.mode, self.trust_input))
+        profiled = self.profile is not None
+        args = (entries, flat_original, self.maker.mode, self.trust_input, profiled)
+        return (_rebuild_function, args)
 
     @property
     def fgraph(self) -> FunctionGraph:
@@ -524,7 +526,7 @@ def _known_axes(t) -> bool:
     return any(s is not None for s in getattr(t, "shape", ()))
 
 
-def _rebuild_function(entries, flat_original, mode, trust_input):
+def _rebuild_function(entries, flat_original, mode, trust_input, profiled=False):
     from graphc.graph.flat import unflatten
 
     built = unflatten(entries)
@@ -538,6 +540,7 @@ def _rebuild_function(entries, flat_original, mode, trust_input):
         name=original["name"],
         on_unused_input=original["on_unused_input"],
         allow_input_downcast=original["allow_input_downcast"],
+        profile=True if profiled else None,
     )
     fn.trust_input = trust_input
     return fn
