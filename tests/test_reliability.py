@@ -6,10 +6,13 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 
 import graphc
 import graphc.tensor as T
+from graphc.compile.debugmode import BadThunkOutput
 from graphc.compile.mode import Mode
+from graphc.graph.basic import Apply, Op
 
 
 def test_pickled_profiled_function_stays_profiled():
@@ -24,3 +27,60 @@ def test_pickled_profiled_function_stays_profiled():
     assert rec.calls == 1 and rec.name == f.profile.functions[-1].name
     h = pickle.loads(pickle.dumps(graphc.function([x], x * 2, mode=Mode(linker="py"))))
     assert h.profile is None
+
+
+# -- DEBUG_MODE runs every perform with its inputs aliased --------------------------------
+
+
+class _AccumulateRows(Op):
+    """``z <- z + cumsum-like(x)`` in place: ``z[k] += x[k - 1]`` row by row; with
+    ``careful`` it copies an ``x`` that aliases ``z`` first."""
+
+    __props__ = ("careful",)
+    destroy_map = {0: [0]}
+
+    def __init__(self, careful: bool):
+        self.careful = careful
+
+    def make_node(self, z, x):
+        z, x = T.as_tensor_variable(z), T.as_tensor_variable(x)
+        return Apply(self, [z, x], [z.type()])
+
+    def perform(self, node, inputs, out):
+        z, x = inputs
+        if self.careful and np.may_share_memory(z, x):
+            x = x.copy()
+        for k in range(1, len(z)):
+            z[k] += x[k - 1]
+        out[0][0] = z
+
+
+def _accumulate_graph(careful: bool):
+    v = T.vector("v")
+    z = T.exp(v)
+    return graphc.function([v], _AccumulateRows(careful)(z, z), mode="DEBUG_MODE")
+
+
+def test_debug_mode_catches_inplace_perform_reading_its_own_output():
+    with pytest.raises(BadThunkOutput, match="aliased"):
+        _accumulate_graph(careful=False)(np.array([0.0, 1.0, 2.0]))
+
+
+def test_debug_mode_accepts_inplace_perform_safe_under_aliasing():
+    e = np.exp(np.array([0.0, 1.0, 2.0]))
+    np.testing.assert_allclose(_accumulate_graph(careful=True)(np.log(e)), e + [0, e[0], e[1]])
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 4)])
+def test_debug_mode_checks_gemm_under_aliasing(shape):
+    x = T.matrix("x")
+    z = T.exp(x)
+    f = graphc.function([x], [z + T.dot(z, z)], mode="DEBUG_MODE")
+    assert "Gemm{inplace}" in [str(n.op) for n in f.maker.fgraph.toposort()]
+    a = np.linspace(-1, 1, np.prod(shape)).reshape(shape)
+    try:
+        (got,) = f(a)
+    except BadThunkOutput as e:  # a perform unsafe under aliasing is reported, not hidden
+        assert "aliased" in str(e)
+    else:
+        np.testing.assert_allclose(got, np.exp(a) + np.exp(a) @ np.exp(a))
