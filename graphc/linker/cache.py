@@ -545,9 +545,12 @@ class CompileCache:
             stacklevel=5,
         )
         private = Path(tempfile.mkdtemp(prefix="private-", dir=self.dir / "tmp")) / key
-        self._build(private, key, source, compiler, cflags, libs, name_hint)
-        self.stats.compiled += 1
-        return self._import(private, _read_manifest(private))
+        try:
+            self._build(private, key, source, compiler, cflags, libs, name_hint)
+            self.stats.compiled += 1
+            return self._import(private, _read_manifest(private))
+        finally:  # a loaded extension stays mapped once its file is gone
+            shutil.rmtree(private.parent, ignore_errors=True)
 
     def _try_entry(self, entry: Path, key: str) -> tuple[types.ModuleType | None, str | None]:
         """(module, None) if good, (None, why) if bad, (None, None) if there is none."""

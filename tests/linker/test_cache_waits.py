@@ -104,6 +104,7 @@ def test_lock_held_by_a_stopped_process_is_named_then_bypassed(tmp_path: Path):
         assert time.monotonic() - t0 < 30
         texts = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
         assert any("private copy" in t and str(holder.pid) in t for t in texts), texts
+        assert not [p for p in (cache.dir / "tmp").iterdir() if p.name.startswith("private-")]
     finally:
         holder.kill()
         holder.wait()
