@@ -10,7 +10,7 @@ import pytest
 
 import graphc
 import graphc.tensor as T
-from graphc.compile.debugmode import BadThunkOutput
+from graphc.compile.debugmode import BadDestroyMap, BadThunkOutput
 from graphc.compile.mode import Mode
 from graphc.graph.basic import Apply, Op
 
@@ -84,3 +84,35 @@ def test_debug_mode_checks_gemm_under_aliasing(shape):
         assert "aliased" in str(e)
     else:
         np.testing.assert_allclose(got, np.exp(a) + np.exp(a) @ np.exp(a))
+
+
+class _AddOneReusing(Op):
+    """``x + 1`` into the previous output buffer when it has the right shape; ``careful``
+    refuses a buffer that is (a view of) the input."""
+
+    __props__ = ("careful",)
+
+    def __init__(self, careful: bool):
+        self.careful = careful
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, out):
+        (x,), prev = inputs, out[0][0]
+        usable = prev is not None and prev.shape == x.shape and prev.dtype == x.dtype
+        if usable and not (self.careful and np.may_share_memory(prev, x)):
+            np.add(x, 1, out=prev)
+            out[0][0] = prev
+        else:
+            out[0][0] = x + 1
+
+
+def test_debug_mode_runs_perform_with_its_output_buffer_being_an_input():
+    v = T.vector("v")
+    f = graphc.function([v], _AddOneReusing(False)(T.exp(v)), mode="DEBUG_MODE")
+    with pytest.raises(BadDestroyMap, match="previous buffer being input 0"):
+        f(np.zeros(3))
+    g = graphc.function([v], _AddOneReusing(True)(T.exp(v)), mode="DEBUG_MODE")
+    np.testing.assert_allclose(g(np.zeros(3)), np.full(3, 2.0))

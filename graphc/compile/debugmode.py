@@ -254,6 +254,20 @@ def _alias_variants(node, args: list) -> list:
     return [variant(src, dups) for src, dups in groups]
 
 
+def _output_input_pairs(ref: list, args: list) -> list[tuple[int, int]]:
+    """``(output k, input i)`` pairs of the same dtype and shape: a VM may hand a node its
+    previous output buffer while that array is also one of its inputs."""
+    pairs = []
+    for k, r in enumerate(ref):
+        if not isinstance(r, np.ndarray) or not r.size:
+            continue
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray) and a.shape == r.shape and a.dtype == r.dtype:
+                pairs.append((k, i))
+                break
+    return pairs
+
+
 def _garbage(shape, dtype, rng):
     dt = np.dtype(dtype)
     if dt.kind == "b":
@@ -578,6 +592,13 @@ class DebugVM:
             for label, make in self._input_variants(args):
                 for impl, fn in impls:
                     rerun(impl, fn, make(), None, f"{label} inputs", "contiguous ones")
+        for k, i in _output_input_pairs(ref, args):
+            for impl, fn in impls:
+                ins = fresh_args()
+                prev = [None] * len(ref)
+                prev[k] = ins[i]
+                what = f"output {k}'s previous buffer being input {i}"
+                rerun(impl, fn, ins, prev, what, "fresh ones")
         return result
 
     def _output_variants(self, ref: list):
