@@ -10,6 +10,10 @@ of examples follows ``--fuzz-examples`` (bounded in the default suite, long in
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -349,13 +353,16 @@ def _trusted_functions():
     }
 
 
-def test_fuzz_arbitrary_objects_to_trusted_c_thunks(fuzz_examples):
+def run_trusted_objects(n: int) -> None:
+    """Hand ``n`` random objects to trusted C thunks; print each case before trying it (a
+    crash then names its case)."""
     fns = _trusted_functions()
 
     def check(example):
         name, picks = example
-        f, n = fns[name]
-        args = [OBJECTS[p % len(OBJECTS)] for p in picks[:n]]
+        f, k = fns[name]
+        args = [OBJECTS[p % len(OBJECTS)] for p in picks[:k]]
+        print(f"{name}{tuple(type(a).__name__ for a in args)}", flush=True)
         try:
             f(*args)
         except Exception:  # noqa: BLE001 - any Python error is fine; a crash is not
@@ -363,4 +370,19 @@ def test_fuzz_arbitrary_objects_to_trusted_c_thunks(fuzz_examples):
 
     strategy = st.tuples(st.sampled_from(sorted(fns)), st.lists(st.integers(0, 99), min_size=2,
                                                                 max_size=2))  # fmt: skip
-    _fuzz(strategy, check, fuzz_examples * 3)
+    _fuzz(strategy, check, n)
+
+
+def test_fuzz_arbitrary_objects_to_trusted_c_thunks(fuzz_examples):
+    """Run in a child process, so a crash is reported as a failure naming the case."""
+    here = Path(__file__).resolve()
+    code = (
+        f"import sys; sys.path.insert(0, {str(here.parent)!r}); "
+        f"import {here.stem} as m; m.run_trusted_objects({fuzz_examples * 3})"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=1800)  # fmt: skip
+    last = proc.stdout.strip().splitlines()[-1:] or ["(before any call)"]
+    assert proc.returncode == 0, (
+        f"the process died (status {proc.returncode}) at {last[0]}\n{proc.stderr[-2000:]}"
+    )
