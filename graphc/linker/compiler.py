@@ -223,10 +223,17 @@ def _probe_cached(argv: tuple[str, ...], path: str, probe_dir: Path | None) -> C
 
 
 def _probe(argv: tuple[str, ...], path: str) -> Compiler:
+    timeout = float(config.compile_timeout)
     try:
         proc = subprocess.run(
-            [*argv, "--version"], capture_output=True, text=True, errors="replace"
-        )
+            [*argv, "--version"], capture_output=True, text=True, errors="replace",
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise CompilerUnavailable(
+            f"C compiler {shlex.join(argv)!r} did not answer --version within {timeout:g} s "
+            "(graphc.config.compile_timeout)"
+        ) from None
     except OSError as exc:
         raise CompilerUnavailable(f"cannot run C compiler {argv[0]!r}: {exc}") from exc
     if proc.returncode != 0:
@@ -245,7 +252,7 @@ def _links(argv: tuple[str, ...], library: str) -> bool:
         out = Path(tmp, "probe.so")
         cmd = [*argv, "-shared", "-fPIC", str(src), "-o", str(out), f"-l{library}"]
         try:
-            proc = subprocess.run(cmd, capture_output=True)
-        except OSError:
+            proc = subprocess.run(cmd, capture_output=True, timeout=float(config.compile_timeout))
+        except (OSError, subprocess.TimeoutExpired):
             return False
         return proc.returncode == 0 and out.is_file()

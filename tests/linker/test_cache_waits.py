@@ -19,7 +19,7 @@ import pytest
 import graphc
 from graphc.linker.buildlock import describe_holder
 from graphc.linker.cache import CacheError, CacheWarning, CompileCache
-from graphc.linker.compiler import CompileTimeout
+from graphc.linker.compiler import CompilerUnavailable, CompileTimeout, find_compiler
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = r"""
@@ -134,3 +134,15 @@ def test_cache_folder_replaced_by_a_file_is_a_clear_error(tmp_path: Path, sub: s
     folder.write_text("not a folder")
     with pytest.raises(CacheError, match=f"{sub} must be a directory"):
         CompileCache(tmp_path / "root")
+
+
+def test_compiler_hanging_on_version_is_unavailable_not_a_hang(tmp_path: Path, monkeypatch):
+    cc = tmp_path / "mute-cc"
+    cc.write_text("#!/bin/sh\nexec sleep 60\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    with graphc.config.change_flags(compile_timeout=1.0):
+        t0 = time.monotonic()
+        with pytest.raises(CompilerUnavailable, match="did not answer --version within 1 s"):
+            find_compiler(tmp_path / "probes")
+        assert time.monotonic() - t0 < 30
