@@ -146,3 +146,27 @@ def test_fuzz_threads_calling_one_function_with_updates(fuzz_examples):
     """8 threads, 1.5 s in the default suite; 10 s under ``make fuzz``."""
     _hammer_updates(Mode(linker="c|py") if c_available() else Mode(linker="py"), 8,
                     10.0 if fuzz_examples > 100 else 1.5)  # fmt: skip
+
+
+def test_a_call_from_inside_its_own_run_refuses_instead_of_deadlocking():
+    from graphc.graph.basic import Apply, Op
+
+    class CallsBack(Op):
+        __props__ = ()
+        callback = None
+
+        def make_node(self, x):
+            x = T.as_tensor_variable(x)
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, out):
+            type(self).callback()
+            out[0][0] = inputs[0].copy()
+
+    c = graphc.shared(np.float64(0.0), name="c")
+    x = T.scalar("x")
+    f = graphc.function([x], CallsBack()(x), updates=[(c, c + 1)], mode=Mode(linker="py"))
+    CallsBack.callback = lambda: f(1.0)
+    errors = _run_threads(lambda k: f(2.0), 1)
+    assert len(errors) == 1 and "already running" in str(errors[0])
+    assert c.get_value() == 0.0  # the failed call left the shared value as it was

@@ -307,7 +307,8 @@ class Function:
         self._calls = 0
         # calls with updates are serialized: reading the shared values, running the VM and
         # writing the updates back form one critical section, so no thread loses an update
-        self._update_lock = threading.Lock() if self.update_targets else None
+        # (reentrant: a call from inside its own run still gets the VM's "already running")
+        self._update_lock = threading.RLock() if self.update_targets else None
         if _profiling_requested(maker.profile, maker.mode):  # else skip importing it
             from graphc.compile.profiling import attach_profile
 
