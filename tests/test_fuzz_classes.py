@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import graphc
@@ -32,13 +32,18 @@ INTS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", 
 FLOATS = ("float32", "float64")  # graphc has no float16 type; int8 -> float32 covers it
 
 
-def _fuzz(strategy, check, n: int) -> None:
+def _fuzz(strategy, check, n: int, seeds=()) -> None:
+    """``n`` examples of ``strategy`` through ``check``, after the ``seeds`` (examples that
+    once found a bug of the class, always tried first)."""
+
     @settings(max_examples=n, deadline=None, derandomize=n <= 200,
               suppress_health_check=list(HealthCheck), database=None)  # fmt: skip
     @given(strategy)
     def run(example):
         check(example)
 
+    for seed in seeds:
+        run = example(seed)(run)
     run()
 
 
@@ -54,14 +59,6 @@ def _extremes(dtype: str) -> list:
     if info.min < 0:
         vals |= {-1, info.min + 1}
     return sorted(vals)
-
-
-def _values(dtype: str):
-    """Vectors of length 1 to 4 drawn from ``dtype``'s extremes."""
-    ex = _extremes(dtype)
-    return st.lists(st.sampled_from(ex), min_size=1, max_size=4).map(
-        lambda v: np.array(v, dtype=dtype) if dtype in INTS else _as_float(v, dtype)
-    )
 
 
 def _as_float(v, dtype):
@@ -89,40 +86,50 @@ BINARY = {
 UNARY_FLOAT = {"exp": (T.exp, np.exp), "tanh": (T.tanh, np.tanh), "sqrt": (T.sqrt, np.sqrt)}
 
 
-@st.composite
-def dtype_pairs(draw):
-    a = draw(st.sampled_from(INTS + FLOATS))
-    b = draw(st.sampled_from(INTS + FLOATS))
-    return a, b, draw(_values(a)), draw(_values(b))
+DTYPE_PAIRS = st.lists(st.tuples(st.sampled_from(INTS + FLOATS), st.sampled_from(INTS + FLOATS)),
+                       min_size=1, max_size=4)  # fmt: skip
+PAIR_SEEDS = ([("int64", "uint64"), ("uint64", "int8"), ("int8", "float32"), ("bool", "uint8")],)
 
 
-def _check_pair(example, mode) -> None:
-    a_dt, b_dt, a, b = example
-    n = min(len(a), len(b))
-    a, b = a[:n], b[:n]
-    x = T.tensor(a_dt, shape=(None,), name="x")
-    y = T.tensor(b_dt, shape=(None,), name="y")
-    names = list(BINARY)
-    outs = [BINARY[k][0](x, y) for k in names]
-    outs += [fn(x) for fn, _ in UNARY_FLOAT.values()]
-    f = graphc.function([x, y], outs, mode=mode)
-    got = f(a, b)
+def _grid(dtype: str, column: bool) -> np.ndarray:
+    """All of ``dtype``'s extremes as a column (n, 1) or a row (1, n): broadcasting a column
+    against a row tries every pair of values."""
+    vals = _as_float(_extremes(dtype), dtype) if dtype in FLOATS else np.array(
+        _extremes(dtype), dtype=dtype)  # fmt: skip
+    return vals.reshape((-1, 1) if column else (1, -1))
+
+
+def _check_pairs(pairs, mode) -> None:
+    outs, refs = [], []
+    args = []
+    for a_dt, b_dt in pairs:
+        x = T.tensor(a_dt, shape=(None, 1), name="x")
+        y = T.tensor(b_dt, shape=(1, None), name="y")
+        a, b = _grid(a_dt, True), _grid(b_dt, False)
+        args += [(x, a), (y, b)]
+        for name, (fn, np_fn) in BINARY.items():
+            outs.append(fn(x, y))
+            refs.append((f"{name}({a_dt}, {b_dt})", np_fn, (a, b)))
+        for name, (fn, np_fn) in UNARY_FLOAT.items():
+            outs.append(fn(x))
+            refs.append((f"{name}({a_dt})", np_fn, (a,)))
+    f = graphc.function([v for v, _ in args], outs, mode=mode)
+    got = f(*[val for _, val in args])
     with np.errstate(all="ignore"):
-        for k, name in enumerate(names):
-            want = np.asarray(BINARY[name][1](a, b)).astype(outs[k].dtype)
-            _same(got[k], want, f"{name}({a_dt} {a!r}, {b_dt} {b!r}) under {mode}")
-        for k, (name, (_, np_fn)) in enumerate(UNARY_FLOAT.items()):
-            out = outs[len(names) + k]
-            want = np_fn(a.astype(out.dtype)).astype(out.dtype)  # computed in its dtype
-            _same(got[len(names) + k], want, f"{name}({a_dt} {a!r}) under {mode}")
+        for g, out, (where, np_fn, vals) in zip(got, outs, refs):
+            if len(vals) == 1:  # a float function computes in its declared dtype
+                want = np_fn(vals[0].astype(out.dtype)).astype(out.dtype)
+            else:
+                want = np.asarray(np_fn(*vals)).astype(out.dtype)
+            _same(g, want, f"{where} under {mode} over {vals}")
 
 
 def test_fuzz_dtype_pairs_py(fuzz_examples):
-    _fuzz(dtype_pairs(), lambda ex: _check_pair(ex, PY), max(5, fuzz_examples // 2))
+    _fuzz(DTYPE_PAIRS, lambda ex: _check_pairs(ex, PY), max(5, fuzz_examples // 2), PAIR_SEEDS)
 
 
 def test_fuzz_dtype_pairs_c(fuzz_examples):
-    _fuzz(dtype_pairs(), lambda ex: _check_pair(ex, CPY), max(3, fuzz_examples // 6))
+    _fuzz(DTYPE_PAIRS, lambda ex: _check_pairs(ex, CPY), max(3, fuzz_examples // 6), PAIR_SEEDS)
 
 
 @st.composite
@@ -156,7 +163,8 @@ def test_fuzz_index_and_slice_bounds(fuzz_examples):
                 graphc.function([x, k], [x[:k], x[k:], x[::k]], mode=mode),
                 graphc.function([x, k], x[k], mode=mode),
             )
-    _fuzz(index_examples(), lambda ex: _check_index(ex, fns), fuzz_examples)
+    seeds = [("uint64", 2**64 - 1, 3), ("uint64", 2**63, 2)]
+    _fuzz(index_examples(), lambda ex: _check_index(ex, fns), fuzz_examples, seeds)
 
 
 # ------------------------------------------------------------------ aliasing and in-place
@@ -195,7 +203,9 @@ def _check_alias(example, mode) -> None:
 @pytest.mark.parametrize("mode", [PY, CPY, "DEBUG_MODE"], ids=str)
 def test_fuzz_aliased_intermediates_into_inplace_nodes(fuzz_examples, mode):
     share = 2 if mode == PY else 8
-    _fuzz(alias_examples(), lambda ex: _check_alias(ex, mode), max(3, fuzz_examples // share))
+    seeds = [("z + dot(z, z)", "exp", 3, 0)]
+    _fuzz(alias_examples(), lambda ex: _check_alias(ex, mode), max(3, fuzz_examples // share),
+          seeds)  # fmt: skip
 
 
 # ------------------------------------------------------------------ subclasses and numbers
@@ -239,7 +249,8 @@ def test_fuzz_ndarray_subclasses(fuzz_examples):
     x = T.matrix("x")
     fns = {m: graphc.function([x], [x.sum(axis=1), x * 2], mode=m)
            for m in ("FAST_COMPILE", "FAST_RUN", PY)}  # fmt: skip
-    _fuzz(subclass_examples(), lambda ex: _check_subclass(ex, fns), fuzz_examples)
+    seeds = [("matrix", 2, 3, 0), ("masked-some", 2, 2, 1)]
+    _fuzz(subclass_examples(), lambda ex: _check_subclass(ex, fns), fuzz_examples, seeds)
 
 
 NUMBERS = st.one_of(
@@ -286,7 +297,8 @@ def test_fuzz_python_numbers_into_inputs(fuzz_examples):
         else:
             assert got == v, where
 
-    _fuzz(st.tuples(NUMBERS, st.sampled_from(sorted(fns))), check, fuzz_examples)
+    seeds = [(1e300, "float32"), (1e-50, "float32"), (2**24 + 1, "float32"), (2**64 - 1, "int64")]
+    _fuzz(st.tuples(NUMBERS, st.sampled_from(sorted(fns))), check, fuzz_examples, seeds)
 
 
 # ------------------------------------------------------------------ several dtypes, one Op
@@ -318,7 +330,8 @@ def _check_mixed(example) -> None:
 
 
 def test_fuzz_several_dtypes_of_one_op_in_one_function(fuzz_examples):
-    _fuzz(mixed_dtype_graphs(), _check_mixed, max(2, fuzz_examples // 10))
+    seeds = [(["float32", "float64"], 2, 0)]
+    _fuzz(mixed_dtype_graphs(), _check_mixed, max(2, fuzz_examples // 10), seeds)
 
 
 # ------------------------------------------------------------------ trusted C thunks
