@@ -120,6 +120,14 @@ FLAGS: tuple[Flag, ...] = (
     Flag("ProfileMode__n_ops_to_print", 20, int, "legacy ProfileMode Op rows"),
     Flag("compute_test_value", "off", _choice("off", "ignore", "warn", "raise"), "unused"),
     Flag("DebugMode__check_nan", False, _bool, "DEBUG_MODE raises on NaN/Inf outputs"),
+    Flag("compile_timeout", 600.0, float, "seconds one C compile may take before it is stopped"),
+    Flag(
+        "compile_lock_wait",
+        120.0,
+        float,
+        "seconds to wait for another process building the same module before building a "
+        "private copy",
+    ),
 )
 
 

@@ -108,3 +108,65 @@ def test_compiling_from_several_threads():
     assert _run_threads(work, 4) == []
     for got, want in results.values():
         np.testing.assert_allclose(got, want)
+
+
+def _hammer_updates(mode, n_threads: int, seconds: float) -> None:
+    """``n_threads`` call one function with updates for ``seconds``: each call sees a distinct
+    counter value, and the counter ends at the number of calls (no update lost)."""
+    import time
+
+    c = graphc.shared(np.int64(0), name="c")
+    acc = graphc.shared(np.zeros(3), name="acc")
+    x = T.vector("x")
+    f = graphc.function([x], [c * 1, acc.sum()], updates=[(c, c + 1), (acc, acc + x)], mode=mode)
+    seen: list[list[int]] = [[] for _ in range(n_threads)]
+    stop = time.monotonic() + seconds
+
+    def work(k):
+        one = np.ones(3)
+        while time.monotonic() < stop:
+            old, _ = f(one)
+            seen[k].append(int(old))
+
+    assert _run_threads(work, n_threads) == []
+    calls = [v for s in seen for v in s]
+    assert len(calls) > n_threads
+    assert c.get_value() == len(calls)
+    assert sorted(calls) == list(range(len(calls)))  # each call saw its own counter value
+    np.testing.assert_array_equal(acc.get_value(), np.full(3, float(len(calls))))
+
+
+@pytest.mark.parametrize("mode", [*MODES, DebugMode(linker="py")], ids=[*IDS, "DEBUG_MODE"])
+def test_threads_calling_one_function_with_updates_lose_none(mode):
+    _hammer_updates(mode, 8, 0.3)
+
+
+@pytest.mark.fuzz
+def test_fuzz_threads_calling_one_function_with_updates(fuzz_examples):
+    """8 threads, 1.5 s in the default suite; 10 s under ``make fuzz``."""
+    _hammer_updates(Mode(linker="c|py") if c_available() else Mode(linker="py"), 8,
+                    10.0 if fuzz_examples > 100 else 1.5)  # fmt: skip
+
+
+def test_a_call_from_inside_its_own_run_refuses_instead_of_deadlocking():
+    from graphc.graph.basic import Apply, Op
+
+    class CallsBack(Op):
+        __props__ = ()
+        callback = None
+
+        def make_node(self, x):
+            x = T.as_tensor_variable(x)
+            return Apply(self, [x], [x.type()])
+
+        def perform(self, node, inputs, out):
+            type(self).callback()
+            out[0][0] = inputs[0].copy()
+
+    c = graphc.shared(np.float64(0.0), name="c")
+    x = T.scalar("x")
+    f = graphc.function([x], CallsBack()(x), updates=[(c, c + 1)], mode=Mode(linker="py"))
+    CallsBack.callback = lambda: f(1.0)
+    errors = _run_threads(lambda k: f(2.0), 1)
+    assert len(errors) == 1 and "already running" in str(errors[0])
+    assert c.get_value() == 0.0  # the failed call left the shared value as it was

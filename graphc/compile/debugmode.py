@@ -217,6 +217,57 @@ def _shares(a, b) -> bool:
         return True
 
 
+def _alias_variants(node, args: list) -> list:
+    """``(label, reference args, aliased args)`` makers that run a node with its inputs
+    aliased: as they alias in the graph (one array passed twice), and, for an Op that
+    destroys input ``i``, with every other input of the same dtype and shape being that very
+    array (``Gemm{inplace}(z, 1, z, z, 1)``). The reference runs on separate copies of the
+    same values, so an in-place ``perform`` that reads what it already overwrote differs."""
+    arrays = [k for k, a in enumerate(args) if isinstance(a, np.ndarray) and a.size]
+    groups: list[tuple[int, list[int]]] = []
+    seen: set[int] = set()
+    for k in arrays:
+        same = [j for j in arrays if j > k and j not in seen and _shares(args[j], args[k])]
+        if same:
+            groups.append((k, same))
+            seen.update(same)
+    for i in sorted({i for ins in node.op.destroy_map.values() for i in ins}):
+        if i not in arrays:
+            continue
+        like = [j for j in arrays if j != i and args[j].shape == args[i].shape
+                and args[j].dtype == args[i].dtype]  # fmt: skip
+        if like and all(not (k == i and set(js) >= set(like)) for k, js in groups):
+            groups.append((i, like))
+
+    def variant(src: int, dups: list[int]):
+        def reference():
+            return [_copy(args[src] if k in dups else a) for k, a in enumerate(args)]
+
+        def aliased():
+            ins = [_copy(a) for a in args]
+            for j in dups:
+                ins[j] = ins[src]
+            return ins
+
+        return (f"inputs {[src, *dups]} aliased (one array)", reference, aliased)
+
+    return [variant(src, dups) for src, dups in groups]
+
+
+def _output_input_pairs(ref: list, args: list) -> list[tuple[int, int]]:
+    """``(output k, input i)`` pairs of the same dtype and shape: a VM may hand a node its
+    previous output buffer while that array is also one of its inputs."""
+    pairs = []
+    for k, r in enumerate(ref):
+        if not isinstance(r, np.ndarray) or not r.size:
+            continue
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray) and a.shape == r.shape and a.dtype == r.dtype:
+                pairs.append((k, i))
+                break
+    return pairs
+
+
 def _garbage(shape, dtype, rng):
     dt = np.dtype(dtype)
     if dt.kind == "b":
@@ -520,6 +571,18 @@ class DebugVM:
                 ) from e
             self._compare(node, impl, outs, ref, f" with {what}", rtol, atol)
 
+        for label, make_ref, make_aliased in _alias_variants(node, args):
+            ref_a = _run_perform(node, make_ref())
+            for impl, fn in impls:
+                try:
+                    outs = fn(make_aliased(), None)
+                except Exception as e:
+                    raise BadThunkOutput(
+                        f"node {node}: {impl} raised {type(e).__name__}: {e} with {label}, "
+                        "but succeeded on unaliased copies"
+                    ) from e
+                self._check_valid(node, outs, f"{impl} with {label}")
+                self._compare(node, impl, outs, ref_a, f" with {label}", rtol, atol)
         if self.mode.check_preallocated_output:
             for label, make in self._output_variants(ref):
                 for impl, fn in impls:
@@ -529,6 +592,13 @@ class DebugVM:
             for label, make in self._input_variants(args):
                 for impl, fn in impls:
                     rerun(impl, fn, make(), None, f"{label} inputs", "contiguous ones")
+        for k, i in _output_input_pairs(ref, args):
+            for impl, fn in impls:
+                ins = fresh_args()
+                prev = [None] * len(ref)
+                prev[k] = ins[i]
+                what = f"output {k}'s previous buffer being input {i}"
+                rerun(impl, fn, ins, prev, what, "fresh ones")
         return result
 
     def _output_variants(self, ref: list):

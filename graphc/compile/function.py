@@ -8,6 +8,7 @@ implicit inputs, updates as extra outputs) -> rewrite (graphc.opt) -> link (grap
 from __future__ import annotations
 
 import copy as _copy
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -351,6 +352,10 @@ class Function:
         )  # fmt: skip
         self.profile = None
         self._calls = 0
+        # calls with updates are serialized: reading the shared values, running the VM and
+        # writing the updates back form one critical section, so no thread loses an update
+        # (reentrant: a call from inside its own run still gets the VM's "already running")
+        self._update_lock = threading.RLock() if self.update_targets else None
         if _profiling_requested(maker.profile, maker.mode):  # else skip importing it
             from graphc.compile.profiling import attach_profile
 
@@ -414,6 +419,13 @@ class Function:
             ) from None
 
     def __call__(self, *args, **kwargs):
+        if self._update_lock is not None:
+            with self._update_lock:
+                return self._call(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """One call: arguments checked, the VM run, outputs returned, updates written."""
         if self.profile is not None:
             return self._profiled_call(args, kwargs)
         values = self._prepare(args, kwargs)
@@ -584,7 +596,9 @@ class Function:
         original = self.maker.original
         entries, refs = flatten(collect_vars(original))
         flat_original = replace_refs(original, lambda v: refs[v])
-        return (_rebuild_function, (entries, flat_original, self.maker.mode, self.trust_input))
+        profiled = self.profile is not None
+        args = (entries, flat_original, self.maker.mode, self.trust_input, profiled)
+        return (_rebuild_function, args)
 
     @property
     def fgraph(self) -> FunctionGraph:
@@ -619,7 +633,7 @@ def _known_axes(t) -> bool:
     return any(s is not None for s in getattr(t, "shape", ()))
 
 
-def _rebuild_function(entries, flat_original, mode, trust_input):
+def _rebuild_function(entries, flat_original, mode, trust_input, profiled=False):
     from graphc.graph.flat import unflatten
 
     built = unflatten(entries)
@@ -634,6 +648,7 @@ def _rebuild_function(entries, flat_original, mode, trust_input):
         on_unused_input=original["on_unused_input"],
         allow_input_downcast=original["allow_input_downcast"],
         no_default_updates=original.get("no_default_updates", False),
+        profile=True if profiled else None,
     )
     fn.trust_input = trust_input
     return fn

@@ -48,9 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from graphc.flags import config
+from graphc.linker.buildlock import BuildLock, describe_holder
 from graphc.linker.compiler import (
     DEFAULT_CFLAGS,
     CompileError,
@@ -183,8 +184,9 @@ def _unwritable(path: Path) -> OSError | None:
 
 
 def _mkdir_private(path: Path) -> None:
-    """Create ``path`` and any missing parents, each with mode 0700."""
-    missing = []
+    """Create ``path`` and any missing parents, each with mode 0700; CacheError when
+    ``path`` exists but is not a directory."""
+    target, missing = path, []
     while not os.path.lexists(path) and path != path.parent:
         missing.append(path)
         path = path.parent
@@ -193,6 +195,11 @@ def _mkdir_private(path: Path) -> None:
             p.mkdir(mode=0o700)
         except FileExistsError:
             pass
+    if not target.is_dir():
+        raise CacheError(
+            f"compile cache: {target} must be a directory but is not; remove it "
+            f"(rm {target}) or point graphc.config.compiledir elsewhere"
+        )
 
 
 def _private_tempdir() -> Path:
@@ -360,7 +367,7 @@ def _so_name(key: str) -> str:
 class CompileCache:
     """Compiles C extension sources once per key and loads them (see module docstring)."""
 
-    lock_timeout: float = 600.0
+    lock_timeout: float | None = None  # seconds; None: graphc.config.compile_lock_wait
 
     def __init__(self, root: str | os.PathLike[str]):
         self.configured_root = Path(root).expanduser().absolute()
@@ -440,7 +447,10 @@ class CompileCache:
 
     def lock(self, key: str) -> FileLock:
         """The inter-process lock guarding the build of ``key``."""
-        return FileLock(str(self.dir / "locks" / f"{key}.lock"), timeout=self.lock_timeout)
+        return FileLock(str(self.dir / "locks" / f"{key}.lock"), timeout=self._lock_wait())
+
+    def _lock_wait(self) -> float:
+        return float(config.compile_lock_wait if self.lock_timeout is None else self.lock_timeout)
 
     # ------------------------------------------------------------------ loading
 
@@ -483,33 +493,49 @@ class CompileCache:
         entry = self.dir / key
         module, _ = self._try_entry(entry, key)
         if module is None:
+            lock = BuildLock(self.dir / "locks" / f"{key}.lock")
+            if not lock.acquire(self._lock_wait(), CacheWarning):
+                return self._build_private(key, source, compiler, cflags, libs, name_hint, lock)
             try:
-                with self.lock(key):
-                    module, problem = self._try_entry(entry, key)
-                    if module is None:
-                        if problem is not None:
-                            warnings.warn(
-                                CacheWarning(
-                                    f"ignoring compile cache entry {entry}: {problem}; "
-                                    "rebuilding it"
-                                ),
-                                stacklevel=4,
-                            )
-                            self._discard(entry)
-                        self._build(entry, key, source, compiler, cflags, libs, name_hint)
-                        self.stats.compiled += 1
-                        module = self._import(entry, _read_manifest(entry))
-                    else:
-                        self.stats.disk_hits += 1
-            except Timeout as exc:
-                raise CacheError(
-                    f"timed out after {self.lock_timeout:g}s waiting for the lock "
-                    f"{exc.lock_file} (another process is building this module)"
-                ) from None
+                module, problem = self._try_entry(entry, key)
+                if module is None:
+                    if problem is not None:
+                        warnings.warn(
+                            CacheWarning(
+                                f"ignoring compile cache entry {entry}: {problem}; rebuilding it"
+                            ),
+                            stacklevel=4,
+                        )
+                        self._discard(entry)
+                    self._build(entry, key, source, compiler, cflags, libs, name_hint)
+                    self.stats.compiled += 1
+                    module = self._import(entry, _read_manifest(entry))
+                else:
+                    self.stats.disk_hits += 1
+            finally:
+                lock.release()
         else:
             self.stats.disk_hits += 1
         with self._memo_lock:
             return self._by_key.setdefault(key, module)
+
+    def _build_private(self, key, source, compiler, cflags, libs, name_hint, lock):
+        """Build and load a copy of ``key`` for this process alone (under ``tmp/``): another
+        process has held the build lock longer than the bounded wait."""
+        warnings.warn(
+            CacheWarning(
+                f"gave up waiting {self._lock_wait():g} s for the compile lock {lock.path} "
+                f"({describe_holder(lock.path)}); building a private copy for this process"
+            ),
+            stacklevel=5,
+        )
+        private = Path(tempfile.mkdtemp(prefix="private-", dir=self.dir / "tmp")) / key
+        try:
+            self._build(private, key, source, compiler, cflags, libs, name_hint)
+            self.stats.compiled += 1
+            return self._import(private, _read_manifest(private))
+        finally:  # a loaded extension stays mapped once its file is gone
+            shutil.rmtree(private.parent, ignore_errors=True)
 
     def _try_entry(self, entry: Path, key: str) -> tuple[types.ModuleType | None, str | None]:
         """(module, None) if good, (None, why) if bad, (None, None) if there is none."""
@@ -592,7 +618,7 @@ class CompileCache:
         except OSError:
             return exc  # the source stays where the message already says
         message = str(exc).replace(str(tmp), str(kept))
-        return CompileError(message, kept / Path(exc.source_path).name, exc.stderr)
+        return type(exc)(message, kept / Path(exc.source_path).name, exc.stderr)
 
     def _discard(self, path: Path) -> None:
         """Remove ``path`` (an entry or failed build) by renaming it away first."""

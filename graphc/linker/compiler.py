@@ -21,9 +21,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphc.flags import config
+
 __all__ = [
     "DEFAULT_CFLAGS",
     "CompileError",
+    "CompileTimeout",
     "CompilerUnavailable",
     "Compiler",
     "compiler_available",
@@ -58,6 +61,10 @@ class CompileError(RuntimeError):
         self.stderr = stderr
 
 
+class CompileTimeout(CompileError):
+    """The compiler ran longer than ``graphc.config.compile_timeout`` and was stopped."""
+
+
 @dataclass(frozen=True)
 class Compiler:
     """A resolved compiler command and what it was found to be."""
@@ -80,8 +87,18 @@ class Compiler:
     ) -> None:
         """Compile ``source`` into the shared object ``output``; raise CompileError."""
         cmd = self.command(source, output, cflags, libraries)
+        timeout = float(config.compile_timeout)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, errors="replace", timeout=timeout
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise CompileTimeout(
+                f"the C compiler did not finish within {timeout:g} s and was stopped "
+                f"(graphc.config.compile_timeout): {shlex.join(cmd)}",
+                source,
+                exc.stderr if isinstance(exc.stderr, str) else "",
+            ) from None
         except OSError as exc:  # the binary vanished since it was probed
             raise CompilerUnavailable(f"cannot run C compiler {self.argv[0]!r}: {exc}") from exc
         if proc.returncode != 0 or not output.is_file():
@@ -206,10 +223,17 @@ def _probe_cached(argv: tuple[str, ...], path: str, probe_dir: Path | None) -> C
 
 
 def _probe(argv: tuple[str, ...], path: str) -> Compiler:
+    timeout = float(config.compile_timeout)
     try:
         proc = subprocess.run(
-            [*argv, "--version"], capture_output=True, text=True, errors="replace"
-        )
+            [*argv, "--version"], capture_output=True, text=True, errors="replace",
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise CompilerUnavailable(
+            f"C compiler {shlex.join(argv)!r} did not answer --version within {timeout:g} s "
+            "(graphc.config.compile_timeout)"
+        ) from None
     except OSError as exc:
         raise CompilerUnavailable(f"cannot run C compiler {argv[0]!r}: {exc}") from exc
     if proc.returncode != 0:
@@ -228,7 +252,7 @@ def _links(argv: tuple[str, ...], library: str) -> bool:
         out = Path(tmp, "probe.so")
         cmd = [*argv, "-shared", "-fPIC", str(src), "-o", str(out), f"-l{library}"]
         try:
-            proc = subprocess.run(cmd, capture_output=True)
-        except OSError:
+            proc = subprocess.run(cmd, capture_output=True, timeout=float(config.compile_timeout))
+        except (OSError, subprocess.TimeoutExpired):
             return False
         return proc.returncode == 0 and out.is_file()
