@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphc.profile.fmt import pct
+from graphc.profile.memory_order import OrderPeak, minimum_peak, peak_in_schedule
 from graphc.profile.memplan import MemoryPlanRecord
 from graphc.profile.model import FunctionProfile, NodeRecord, StorageRecord
 
@@ -169,6 +170,8 @@ class FunctionMemory:
     inputs: tuple[StorageRecord, ...]
     constants: tuple[StorageRecord, ...]
     plan: MemoryPlanRecord | None = None
+    peak_without_inplace: int | None = None  # in-place outputs counted as new buffers
+    min_order: OrderPeak | None = None  # smallest peak over valid node orders
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,8 @@ def function_memory(fp: FunctionProfile) -> FunctionMemory:
         inputs=tuple(fp.inputs),
         constants=tuple(fp.constants),
         plan=fp.memory_plan,
+        peak_without_inplace=peak_in_schedule(fp, inplace=False) if fp.allow_gc else None,
+        min_order=minimum_peak(fp) if fp.allow_gc else None,
     )
 
 

@@ -216,10 +216,23 @@ def _memory_lines(m: mem.FunctionMemory, several: bool) -> list[str]:
         _bytes_line(m.other_gc),
         f"    Memory saved by gc: {nbytes(m.saved_by_gc)} ({m.saved_by_gc}B)",
     ]
+    if m.peak_without_inplace is not None:
+        lines += [
+            "    Max peak memory with current setting and graphc flag optimizer_excluding=inplace",
+            _bytes_line(m.peak_without_inplace),
+        ]
     if m.measured is not None:
         lines.append(
             f"    Peak measured by the VM (outputs included): {nbytes(m.measured)} ({m.measured}B)"
         )
+    if m.min_order is not None:
+        o = m.min_order
+        how = "exhaustive search" if o.method == "exhaustive" else "greedy heuristic"
+        lines += [
+            f"    Minimum peak from all valid apply node order is {nbytes(o.peak)} ({o.peak}B)"
+            f"(took {o.seconds:.3f}s to compute)",
+            f"        found by {how}",
+        ]
     return lines + plan_lines(m.plan)
 
 
