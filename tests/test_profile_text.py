@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from profile_factory import four_node_function, node
 
 from graphc.profile import FunctionProfile, ProfileStats
 from graphc.profile.summarize import apply_table, class_table, global_summary, op_table
 from graphc.profile.text import render_apply, render_global, render_grouped
+
+
+@pytest.fixture(autouse=True)
+def _wide_report(monkeypatch):
+    """These tests check content, not layout: a width where nothing is cut
+    (tests/test_profile_width.py checks the layout)."""
+    monkeypatch.setenv("COLUMNS", "400")
 
 
 def _section(text: str, title: str) -> list[str]:

@@ -209,7 +209,7 @@ def test_first_call_is_reported_apart_and_does_not_rank_first():
     for _ in range(5):
         f(np.ones(200_000))
     out = io.StringIO()
-    f.profile.summary(file=out)
+    f.profile.summary(file=out, width=300)  # wide enough for names after the numbers
     text = out.getvalue()
     assert "Time in 4 calls to Function.__call__" in text
     first = text.split("  First call: ")[1].split("s ")[0]
@@ -218,7 +218,7 @@ def test_first_call_is_reported_apart_and_does_not_rank_first():
     assert not rows[0].endswith("SlowFirstCall(x)")
     assert "SlowFirstCall" in text.split("Here are tips")[1]  # the first-call tip names it
     out = io.StringIO()
-    f.profile.summary(file=out, all_calls=True)
+    f.profile.summary(file=out, all_calls=True, width=300)
     text = out.getvalue()
     assert "Time in 5 calls" in text and "First call:" not in text
     assert _apply_rows(text)[0].endswith("SlowFirstCall(x)")

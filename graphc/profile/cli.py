@@ -2,7 +2,8 @@
 profiles.
 
     graphc-prof run script.py [args...] [options]
-    graphc-prof show profile.json [--n-apply N] [--n-ops N] [--memory] [--optimizer]
+    graphc-prof show profile.json [--n-apply N] [--n-ops N] [--full] [--width W]
+                                  [--memory] [--optimizer]
     graphc-prof diff base.json new.json [--fail-above RATIO] [--min-delta-us US] [-n N]
     graphc-prof trace profile.json out.trace.json
     graphc-prof graph profile.json out.svg|out.png|out.pdf|out.dot
@@ -156,8 +157,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("run", help="profile every function a script compiles", add_help=False)
     s = sub.add_parser("show", help="print the text summary of a profile JSON")
     s.add_argument("profile")
-    s.add_argument("--n-apply", type=int, default=20)
-    s.add_argument("--n-ops", type=int, default=20)
+    s.add_argument("--n-apply", type=int, default=10, help="Apply rows (default 10)")
+    s.add_argument("--n-ops", type=int, default=20, help="Class and Op rows (default 20)")
+    s.add_argument("--full", action="store_true", help="every row of every table")
+    s.add_argument("--width", type=int, default=None, help="columns (default: terminal, 100)")
     s.add_argument("--memory", action="store_true", default=None)
     s.add_argument("--optimizer", action="store_true", default=None)
     d = sub.add_parser("diff", help="compare two profiles (base, new)")
@@ -220,11 +223,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return cmd_run(argv[1:])
     args = _parser().parse_args(argv)
     if args.cmd == "show":
+        everything = sys.maxsize if args.full else None
         _load(args.profile).summary(
-            n_apply_to_print=args.n_apply,
-            n_ops_to_print=args.n_ops,
+            n_apply_to_print=everything or args.n_apply,
+            n_ops_to_print=everything or args.n_ops,
             memory=args.memory,
             optimizer=args.optimizer,
+            width=args.width,
         )
         return 0
     if args.cmd == "diff":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,6 +43,49 @@ def short_seconds(ns: float) -> str:
 def below(resolution_ns: int) -> str:
     """Marker for a time under the clock resolution, e.g. ``<1.0e-08s``."""
     return f"<{max(resolution_ns, 1) / 1e9:.1e}s"
+
+
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 60
+
+
+def report_width() -> int:
+    """Columns for the text report: ``COLUMNS``, else the terminal's, else 100."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return max(int(env), MIN_WIDTH)
+    cols = shutil.get_terminal_size(fallback=(DEFAULT_WIDTH, 24)).columns
+    return max(cols or DEFAULT_WIDTH, MIN_WIDTH)
+
+
+def middle_ellipsis(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters by replacing its middle with ``...``."""
+    if len(text) <= width:
+        return text
+    if width <= 3:
+        return text[:width]
+    head = (width - 3 + 1) // 2
+    tail = width - 3 - head
+    return text[:head] + "..." + (text[-tail:] if tail else "")
+
+
+def fit_lines(lines: Sequence[str], width: int) -> list[str]:
+    """Every line at most ``width`` wide: prose is wrapped under its own indentation,
+    aligned rows (runs of spaces) are cut in the middle."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = line[: len(line) - len(body)]
+        if "  " in body:
+            out.append(middle_ellipsis(line, width))
+            continue
+        hang = indent + ("    " if not body.startswith("- ") else "  ")
+        out += textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=hang,
+                             break_on_hyphens=False) or [line[:width]]  # fmt: skip
+    return out
 
 
 def pct(part: float, whole: float) -> float:
@@ -86,15 +132,22 @@ def value_line(kind: str, i: int, v: ValueInfo) -> str:
 
 
 def table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = ()
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    left: Sequence[int] = (),
+    width: int | None = None,
 ) -> list[str]:
     """Header and rows joined by single spaces, each column right-aligned to its widest
-    cell (left-aligned for the columns in ``left``); the last column is never padded."""
+    cell (left-aligned for the columns in ``left``); the last column is never padded.
+    With ``width``, last-column cells (names) are cut in the middle to fit it."""
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
     last = len(headers) - 1
+    if width is not None:
+        room = max(width - sum(widths[:last]) - last, 16)
+        rows = [[*r[:last], middle_ellipsis(r[last], room)] for r in rows]
 
     def line(cells: Sequence[str]) -> str:
         out = []

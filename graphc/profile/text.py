@@ -7,8 +7,11 @@ from collections.abc import Sequence
 from graphc.profile import memory as mem
 from graphc.profile.fmt import (
     below,
+    fit_lines,
+    middle_ellipsis,
     nbytes,
     origins_text,
+    report_width,
     seconds,
     shape_text,
     short_origin,
@@ -122,11 +125,15 @@ def _common_cells(r: TimeRow) -> list[str]:
 GROUP_HEADERS = ["<% time>", "<sum %>", "<apply time>", "<time per call>", "<type>"]
 
 
-def render_grouped(title: str, tbl: TimeTable, name_header: str, noun: str) -> list[str]:
+def render_grouped(
+    title: str, tbl: TimeTable, name_header: str, noun: str, width: int | None = None
+) -> list[str]:
     """The Class or Ops section."""
     headers = GROUP_HEADERS + ["<#call>", "<#apply>", name_header]
     rows = [_common_cells(r) + [r.impl, str(r.calls), str(r.n_apply), r.label] for r in tbl.rows]
-    lines = [title, "---"] + table(headers, rows) + [remaining_line(tbl.remaining, noun)]
+    lines = (
+        [title, "---"] + table(headers, rows, width=width) + [remaining_line(tbl.remaining, noun)]
+    )
     if _marked(tbl.rows):
         lines.append(FOOTNOTE)
     return lines + [""]
@@ -136,7 +143,10 @@ def _opt(v: float | None) -> str:
     return "" if v is None else f"{v:.3f}"
 
 
-def render_apply(tbl: TimeTable, with_function: bool) -> list[str]:
+APPLY_NAME_ROOM = 40  # below this many columns for names, names get their own line
+
+
+def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) -> list[str]:
     """The Apply section, with each node's inputs and outputs under its row."""
     headers = [
         "<% time>",
@@ -159,10 +169,20 @@ def render_apply(tbl: TimeTable, with_function: bool) -> list[str]:
         if with_function:
             cells.append(r.function)
         rows.append(cells + [r.label])
-    head, *body = table(headers, rows, left=left)
-    lines = ["Apply", "------", head]
+    names = [row[-1] for row in rows]
+    numbers = table(headers[:-1] + [""], [row[:-1] + [""] for row in rows], left=left)
+    own_line = width is not None and len(numbers[0]) + APPLY_NAME_ROOM > width
+    if own_line:  # too narrow for names after the numbers: each name on its own line
+        head = [numbers[0].rstrip(), "    " + headers[-1]]
+        body = [
+            [n.rstrip(), "    " + middle_ellipsis(x, width - 4)] for n, x in zip(numbers[1:], names)
+        ]
+    else:
+        full = table(headers, rows, left=left, width=width)
+        head, body = [full[0]], [[line] for line in full[1:]]
+    lines = ["Apply", "------", *head]
     for r, text in zip(tbl.rows, body):
-        lines.append(text)
+        lines += text
         if r.origins:
             lines.append(f"    from: {origins_text(r.origins)}")
         lines += [_value_line("input", i, v) for i, v in enumerate(r.inputs)]
@@ -174,7 +194,7 @@ def render_apply(tbl: TimeTable, with_function: bool) -> list[str]:
     return lines + [""]
 
 
-def render_sources(tbl: TimeTable) -> list[str]:
+def render_sources(tbl: TimeTable, width: int | None = None) -> list[str]:
     """Time per user source line (the lines that built each node, through fusion)."""
     headers = ["<% time>", "<sum %>", "<apply time>", "<#apply>", "<source line>"]
     rows = [
@@ -187,7 +207,7 @@ def render_sources(tbl: TimeTable) -> list[str]:
         ]  # fmt: skip
         for r in tbl.rows
     ]
-    lines = ["Source lines", "------------"] + table(headers, rows)
+    lines = ["Source lines", "------------"] + table(headers, rows, width=width)
     lines.append(remaining_line(tbl.remaining, "source lines"))
     lines.append("  (a node built by several lines, such as a fused loop, shares its time)")
     return lines + [""]
@@ -322,28 +342,31 @@ def render_tips(items: Sequence[str]) -> list[str]:
 def render_summary(
     fps: Sequence[FunctionProfile],
     message: str | None = None,
-    n_apply_to_print: int = 20,
+    n_apply_to_print: int = 10,
     n_ops_to_print: int = 20,
     min_memory_size: int = 1024,
     memory: bool | None = None,
     optimizer: bool | None = None,
     all_calls: bool = False,
+    width: int | None = None,
 ) -> str:
-    """Every section for ``fps``. ``memory``/``optimizer`` None: shown when recorded.
+    """Every section for ``fps``, no line wider than ``width`` (None: the terminal's, see
+    ``report_width``). ``memory``/``optimizer`` None: shown when recorded.
 
     Unless ``all_calls``, times describe the steady state: each function's first call is
     reported on its own line and left out of every other number.
     """
+    width = width or report_width()
     firsts = [] if all_calls else [f for f in fps if has_first_call(f)]
     recorded, fps = fps, fps if all_calls else [steady_state(f) for f in fps]
     lines = render_global(global_summary(fps, message)) + render_first_calls(firsts) + [""]
     if all(f.timing_supported for f in fps):
         lines += render_grouped(
-            "Class", class_table(fps, n_ops_to_print), "<Class name>", "Classes"
+            "Class", class_table(fps, n_ops_to_print), "<Class name>", "Classes", width
         )
-        lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops")
-        lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1)
-        lines += render_sources(source_table(fps, n_ops_to_print))
+        lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops", width)
+        lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1, width)
+        lines += render_sources(source_table(fps, n_apply_to_print), width)
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",
@@ -354,4 +377,4 @@ def render_summary(
     if optimizer or (optimizer is None and any(f.optimizer_profile for f in fps)):
         lines += render_optimizer(fps)
     lines += render_tips(all_tips(recorded))
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit_lines(lines, width)) + "\n"

@@ -1,0 +1,107 @@
+"""The text report fits the terminal: COLUMNS or the terminal's width (else 100), names cut
+in the middle, top-10 Apply rows by default, the Optimizer section only when asked for."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from profile_factory import four_node_function, node
+
+import graphc
+import graphc.tensor as T
+from graphc.profile import ProfileStats
+from graphc.profile.fmt import fit_lines, middle_ellipsis, report_width, table
+from graphc.profile.text import render_summary
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LONG = "Elemwise{Composite{" + "((i0 * neg(softplus(neg(i1)))) - " * 6 + "i2)},no_inplace}"
+
+
+def _wide_function(n_nodes: int = 30):
+    fp = four_node_function()
+    fp.nodes = [
+        node(i, f"{LONG}(x{i})", LONG, calls=10, ns_total=1000 * (i + 1), ns_min=90)
+        for i in range(n_nodes)
+    ]
+    for n in fp.nodes:
+        n.origins = [f"/some/long/path/to/user_script_{n.position}.py:{n.position + 1}"]
+    return fp
+
+
+def test_report_width_from_columns_then_terminal_then_100(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "123")
+    assert report_width() == 123
+    monkeypatch.delenv("COLUMNS")
+    monkeypatch.setattr("shutil.get_terminal_size", lambda fallback: os.terminal_size(fallback))
+    assert report_width() == 100
+
+
+def test_middle_ellipsis_keeps_both_ends():
+    assert middle_ellipsis("abcdefghij", 10) == "abcdefghij"
+    cut = middle_ellipsis("Elemwise{add,no_inplace}(x, y)  [script.py:12]", 24)
+    assert len(cut) == 24 and cut.startswith("Elemwise{a") and cut.endswith("ipt.py:12]")
+    assert "..." in cut
+
+
+def test_table_cuts_only_the_name_column():
+    rows = [["1.0%", "x" * 80]]
+    head, row = table(["<a>", "<name>"], rows, width=40)
+    assert len(row) <= 40 and row.startswith("1.0%") and row.endswith("x")
+
+
+def test_fit_lines_wraps_prose_and_cuts_rows():
+    prose = "  - " + "word " * 40
+    row = "   12.0%   " + "z" * 120
+    out = fit_lines([prose, row, "short"], 60)
+    assert all(len(line) <= 60 for line in out)
+    assert out[-1] == "short"
+    assert " ".join(w for line in out[:-2] for w in line.split()) == prose.strip()
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140])
+def test_no_line_wider_than_the_width(width):
+    text = render_summary([_wide_function(), _wide_function()], "two", width=width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "Apply" in text and "Source lines" in text
+
+
+def test_top_ten_apply_rows_by_default_and_all_on_request(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    out = io.StringIO()
+    ProfileStats([_wide_function()]).summary(file=out)
+    apply = out.getvalue().split("\nApply\n", 1)[1].split("\n\n", 1)[0]
+    assert "remaining 20 Apply instances" in apply
+    assert "from: user_script_29.py:30" in apply  # slowest node shown with its source line
+    out = io.StringIO()
+    ProfileStats([_wide_function()]).summary(file=out, n_apply_to_print=1000)
+    assert "remaining 0 Apply instances" in out.getvalue()
+
+
+def test_cli_show_full_and_width(tmp_path):
+    path = tmp_path / "p.json"
+    ProfileStats([_wide_function()]).save(path)
+    env = dict(os.environ, COLUMNS="100", PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "graphc.profile", "show", str(path)]
+    short = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
+    full = subprocess.run(cmd + ["--full", "--width", "80"], capture_output=True, text=True,
+                          env=env, check=True).stdout  # fmt: skip
+    assert "remaining 20 Apply instances" in short
+    assert "remaining 0 Apply instances" in full
+    assert max(len(line) for line in full.splitlines()) <= 80
+
+
+def test_optimizer_section_only_when_profile_optimizer_is_set():
+    x = T.dvector("x")
+    y = T.exp(x) * 2 + 1
+    for flag in (False, True):
+        with graphc.config.change_flags(profile_optimizer=flag):
+            f = graphc.function([x], y, profile=True, name=f"opt{flag}")
+        f(np.ones(3))
+        out = io.StringIO()
+        f.profile.summary(file=out)
+        assert ("Optimizer Profile" in out.getvalue()) is flag
