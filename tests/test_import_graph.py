@@ -35,11 +35,6 @@ KNOWN_CYCLE_EDGES = {
     ("graphc.compile.debugmode", "graphc.compile.mode"),
     ("graphc.compile.function", "graphc.compile.mode"),
     ("graphc.compile.mode", "graphc.compile.debugmode"),
-    # the profiler's live registry and the function that fills it import each other
-    ("graphc.compile.function", "graphc.compile.profiling"),
-    ("graphc.compile.profiling", "graphc.compile.function"),
-    ("graphc.compile.profiling", "graphc.profile"),
-    ("graphc.profile", "graphc.compile.profiling"),
 }
 
 # Modules below ``compile`` that still import the root package (the profiler's CLI).

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from graphc.compile.mode import Mode, get_mode, resolve_linker
+from graphc.compile.profile_request import profiling_requested
 from graphc.compile.sharedvalue import SharedVariable
 from graphc.flags import config
 from graphc.graph.basic import (
@@ -467,29 +468,12 @@ class Function:
             # a call that raises still counts: its nodes that ran were timed, so the
             # call's time must be in the totals too (thunks <= VM <= call always holds)
             t2 = pc()
-            self._count_call(prof, t0, t1, t2)
+            prof.on_call(t2 - t0, t2 - t1)
             raise self._node_error(e, values) from e
         t2 = pc()
         result = outs[0] if self._single else self._finish(outs)
-        self._count_call(prof, t0, t1, t2)
+        prof.on_call(pc() - t0, t2 - t1)
         return result
-
-    @staticmethod
-    def _count_call(prof, t0: int, t1: int, t2: int) -> None:
-        pc = time.perf_counter_ns
-        if prof.ignore_first:
-            prof.skip_call()
-        else:
-            prof.calls += 1
-            call_ns = pc() - t0
-            prof.call_ns += call_ns
-            prof.vm_ns += t2 - t1
-            if prof.n_seen == 0:  # the first call (not an ignored one)
-                prof.note_first_call(call_ns, t2 - t1)
-            prof.n_seen += 1
-            n = prof.n_seen + 1
-            if (n & (n - 1) == 0) != prof.shapes_on:
-                prof.sample_shapes(n & (n - 1) == 0)
 
     def _recycle_replaced(self, old_values, new_values) -> None:
         """Give the VM the shared values just replaced: the next call writes the updates
@@ -611,13 +595,7 @@ class Function:
 _MISSING = object()
 
 
-def _profiling_requested(profile, mode) -> bool:
-    """The same rule as graphc.compile.profiling.wants_profile, without importing it."""
-    if getattr(mode, "profile_stats", None) is not None:
-        return True
-    if profile is None:
-        return bool(config.profile or getattr(mode, "profile", False))
-    return profile is not False
+_profiling_requested = profiling_requested
 
 
 _ndarray = np.ndarray

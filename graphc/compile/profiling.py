@@ -3,13 +3,13 @@ pull the VM's counters into them when a summary is asked for."""
 
 from __future__ import annotations
 
-import atexit
 import os
 import weakref
 from types import SimpleNamespace
 
 import numpy as np
 
+from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.profile import (
@@ -23,56 +23,28 @@ from graphc.profile import (
     StorageRecord,
 )
 from graphc.profile.model import TraceRecord
+from graphc.profile.registry import REGISTRY
 from graphc.profile.vmstats import update_from_vm_stats
 
-# Profiles printed when the process exits (config.profile or PROFILE_MODE): the one
-# process-wide registry, read only by the exit hook.
-_AT_EXIT: list[ProfileStats] = []
-# Live profiled functions, for allocated(); weak, so it never keeps a function alive.
-_LIVE: weakref.WeakSet = weakref.WeakSet()
-_exit_hook_installed = False
-
-
-def _register_at_exit(stats: ProfileStats) -> None:
-    global _exit_hook_installed
-    if not any(s is stats for s in _AT_EXIT):
-        _AT_EXIT.append(stats)
-    if not _exit_hook_installed:
-        _exit_hook_installed = True
-        atexit.register(_print_all)
+_register_at_exit = REGISTRY.register_at_exit
 
 
 def registered_stats() -> list[ProfileStats]:
     """The profiles registered for printing at exit (every function compiled while
     ``config.profile`` was on, or with a profiling mode), oldest first."""
-    return list(_AT_EXIT)
-
-
-def _print_all() -> None:
-    from graphc.profile import print_at_exit
-
-    if _AT_EXIT:
-        print_at_exit(
-            list(_AT_EXIT),
-            config.profiling__destination,
-            n_apply_to_print=config.profiling__n_apply,
-            n_ops_to_print=config.profiling__n_ops,
-            min_memory_size=config.profiling__min_memory_size,
-            memory=config.profile_memory or None,
-            optimizer=config.profile_optimizer or None,
-        )
+    return REGISTRY.registered()
 
 
 def wants_profile(profile, mode) -> bool:
-    from graphc.compile.function import _profiling_requested
-
-    return _profiling_requested(profile, mode)
+    """Whether a function compiled with ``profile`` under ``mode`` is profiled."""
+    return profiling_requested(profile, mode)
 
 
 class FunctionProfiler:
-    """Owns one FunctionProfile and fills it from the function's VM on demand."""
+    """Owns one FunctionProfile and fills it from the function's VM on demand; the
+    function reports each call through :meth:`on_call`."""
 
-    def __init__(self, fn, record: FunctionProfile):
+    def __init__(self, fn, record: FunctionProfile, memory: bool, trace_capacity: int):
         self.fn_ref = weakref.ref(fn)
         self.record = record
         self.ignore_first = config.profiling__ignore_first_call
@@ -80,10 +52,27 @@ class FunctionProfiler:
         self.call_ns = 0
         self.vm_ns = 0
         self.n_seen = 0  # calls made, including an ignored first one
-        self.memory = False
+        self.memory = memory
         self.shapes_on = True
-        self.trace_capacity = 0
+        self.trace_capacity = trace_capacity
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
+        record.refresh = self.refresh
+        fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
+
+    def on_call(self, call_ns: int, vm_ns: int) -> None:
+        """Count one call, one that raised too (or leave out the first: ``skip_call``)."""
+        if self.ignore_first:
+            self.skip_call()
+            return
+        self.calls += 1
+        self.call_ns += call_ns
+        self.vm_ns += vm_ns
+        if self.n_seen == 0:  # the first call (not an ignored one)
+            self.note_first_call(call_ns, vm_ns)
+        self.n_seen += 1
+        n = self.n_seen + 1
+        if (n & (n - 1) == 0) != self.shapes_on:
+            self.sample_shapes(n & (n - 1) == 0)
 
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
@@ -317,40 +306,26 @@ def attach_profile(fn, profile) -> None:
     if stats is None:
         stats = ProfileStats()
     record = build_record(fn)
-    profiler = FunctionProfiler(fn, record)
-    record.refresh = profiler.refresh
+    trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
+    profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
     stats.functions.append(record)
     fn.profile = stats
-    _LIVE.add(fn)
+    REGISTRY.track(fn, _held_and_peak)
     fn._profiler = profiler
-    profiler.trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
-    profiler.memory = bool(config.profile_memory)
-    profiler.shapes_on = True
-    fn.vm.set_profiling(
-        timing=True,
-        memory=profiler.memory,
-        shapes=True,
-        trace_capacity=profiler.trace_capacity,
-    )
     # the profile is the user's data: it keeps the final counters when fn is freed
     profiler.keep_final_counters(fn)
     if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
         _register_at_exit(stats)
 
 
-def allocated() -> tuple[int, int]:
-    """``(current, peak)`` bytes of array storage held by profiled functions' VMs.
+def _held_and_peak(fn) -> tuple[int, int]:
+    """What ``fn``'s VM holds between calls, and its highest call peak (with memory on)."""
+    held = int(fn.vm.held_bytes())
+    peak = int(fn.vm.stats().get("peak_bytes", 0)) if fn._profiler.memory else 0
+    return held, peak
 
-    ``current`` sums what every live profiled function holds between calls (intermediates
-    kept with gc off; nothing with gc on). ``peak`` adds, for the function whose calls
-    reached the highest live-intermediate peak (recorded with ``profile_memory``), that peak
-    to what the others hold: the most storage held at once, since calls run one at a time.
-    """
-    held = {}
-    peaks = {}
-    for fn in list(_LIVE):
-        held[fn] = int(fn.vm.held_bytes())
-        peaks[fn] = int(fn.vm.stats().get("peak_bytes", 0)) if fn._profiler.memory else 0
-    current = sum(held.values())
-    peak = max((current - held[f] + max(peaks[f], held[f]) for f in held), default=0)
-    return current, max(peak, current)
+
+def allocated() -> tuple[int, int]:
+    """``(current, peak)`` bytes of array storage held by profiled functions' VMs
+    (see ``graphc.profile.registry.ProfileRegistry.allocated``)."""
+    return REGISTRY.allocated()

@@ -13,6 +13,7 @@ from graphc.profile.model import (
     TraceRecord,
     ValueInfo,
 )
+from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats, load
 
 __all__ = [
@@ -36,6 +37,4 @@ __all__ = [
 def allocated() -> tuple[int, int]:
     """``(current, peak)`` bytes of array storage held by running profiled functions (the
     host analogue of Theano's GPU ``theano_allocated()``)."""
-    from graphc.compile.profiling import allocated as _allocated  # live data lives there
-
-    return _allocated()
+    return REGISTRY.allocated()

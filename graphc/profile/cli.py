@@ -77,9 +77,9 @@ def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[st
 
 def collect() -> ProfileStats:
     """All profiles registered at exit in this process, merged into one ProfileStats."""
-    from graphc.compile.profiling import registered_stats
+    from graphc.profile.registry import REGISTRY
 
-    stats = registered_stats()
+    stats = REGISTRY.registered()
     return ProfileStats.merge(stats) if stats else ProfileStats()
 
 
@@ -87,9 +87,8 @@ def cmd_run(argv: Sequence[str]) -> int:
     opts, rest = _split_run_args(argv)
     if not Path(rest[0]).is_file():
         raise UsageError(f"run: no such script: {rest[0]}")
-    import graphc
+    from graphc.flags import config as cfg
 
-    cfg = graphc.config
     cfg.profile = True
     if opts.get("--memory"):
         cfg.profile_memory = True
