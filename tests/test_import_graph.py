@@ -37,8 +37,8 @@ KNOWN_CYCLE_EDGES = {
     ("graphc.compile.mode", "graphc.compile.debugmode"),
 }
 
-# Modules below ``compile`` that still import the root package (the profiler's CLI).
-KNOWN_ROOT_IMPORTERS = {"graphc.profile.cli"}
+# Modules below ``compile`` that still import the root package (none left).
+KNOWN_ROOT_IMPORTERS: set[str] = set()
 
 # Modules allowed to import the root package ``graphc``: the layers above compile.
 ABOVE_COMPILE = ("graphc.gradient", "graphc.ifelse", "graphc.printing", "graphc.scan")
