@@ -12,6 +12,7 @@ import graphc
 import graphc.tensor as T
 from graphc.profile import FunctionProfile, NodeRecord, StorageRecord
 from graphc.profile import graphviz as gv
+from graphc.profile.fmt import short_origin
 
 
 def _profiled():
@@ -32,8 +33,10 @@ def test_dot_has_every_apply_node_and_edges():
     assert text.startswith("digraph")
     for n in fp.nodes:
         assert f"f0_n{n.position} [" in text
-        tooltip = gv._quote("\n".join([n.apply_name] + [f"from {o}" for o in n.origins]))
-        assert tooltip in text  # full name and source lines in the tooltip
+        tooltip = gv._quote(
+            "\n".join([n.apply_name] + [f"from {short_origin(o)}" for o in n.origins])
+        )
+        assert tooltip in text  # full name and short source lines in the tooltip
         assert n.origins and n.origins[0].startswith(__file__)
         assert re.search(rf"-> f0_n{n.position}\b", text)
     assert "%" in text and "fillcolor=" in text

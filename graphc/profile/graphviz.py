@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graphc.profile.fmt import nbytes as _fmt_bytes
+from graphc.profile.fmt import short_origin
 from graphc.profile.model import FunctionProfile
 
 DESTROY_STYLE = 'color="#c00000", style=bold, penwidth=2.0, label="destroy"'
@@ -48,7 +49,7 @@ def _ms(ns: int) -> str:
 
 def _tooltip(n) -> str:
     """The full Apply name and the source lines that built the node."""
-    lines = [n.apply_name] + [f"from {o}" for o in n.origins]
+    lines = [n.apply_name] + [f"from {short_origin(o)}" for o in n.origins]
     return "\n".join(lines)
 
 
