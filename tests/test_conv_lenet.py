@@ -12,7 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_lenet_example_cost_falls_and_profile_shows_conv_flops(capsys):
+def test_lenet_example_cost_falls_and_profile_shows_conv_flops(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")  # wide enough for each Apply name on its row
     lenet = runpy.run_path(str(ROOT / "examples" / "lenet.py"))
     costs = lenet["main"](["--small", "--epochs", "3"])
     out = capsys.readouterr().out
