@@ -96,7 +96,7 @@ FLAGS: tuple[Flag, ...] = (
         "where at-exit profiles go: stdout, stderr, path",
     ),
     Flag("profiling__n_apply", 10, int, "Apply and source-line rows printed"),
-    Flag("profiling__n_ops", 20, int, "Op and Class rows printed"),
+    Flag("profiling__n_ops", 10, int, "Op and Class rows printed"),
     Flag(
         "profiling__min_memory_size",
         1024,

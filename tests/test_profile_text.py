@@ -87,15 +87,11 @@ def test_apply_section_golden():
         "<Mflops> <Gflops/s> <Apply name>",
         "   60.0%   60.0%    3.00e-03s       3.00e-04s 2.50e-04s 3.00e-04s      10    0 "
         "   1.000      3.333 add(x, y)",
-        "    input 0: dtype=float64, shape=(1000,), strides=c",
-        "    input 1: dtype=float64, shape=(1000,), strides=c",
-        "    output 0: dtype=float64, shape=(1000,), strides=c",
+        "    float64 (1000,) (1000,) -> (1000,)",
         "   20.0%   80.0%    1.00e-03s       1.00e-04s 9.00e-05s 1.00e-04s      10    1"
         + " " * 21
         + "dot(x, W)",
-        "    input 0: dtype=float64, shape=(1000,), strides=c",
-        "    input 1: dtype=float64, shape=(1000, 1000), strides=(8, 8000)",
-        "    output 0: dtype=float64, shape=(1000,), strides=c",
+        "    float64 (1000,) (1000,1000)s -> (1000,)",
         "   ... (remaining 2 Apply instances account for  20.00%(1.00e-03s) of the runtime)",
         "  (<min>: over all calls; <median>: over each node's most recent calls, up to 32 "
         "per process)",

@@ -124,6 +124,23 @@ def shape_text(shape: tuple[int, ...] | None) -> str:
     return "?" if shape is None else str(tuple(shape))
 
 
+def values_line(inputs: Sequence[ValueInfo], outputs: Sequence[ValueInfo]) -> str:
+    """All of a node's values on one short line: ``    float64 (1000,) (1000, 1000)s ->
+    (1000,)``; the dtype is named once when all share it, ``s`` marks strided values
+    (not C-contiguous), ``?`` an unknown shape."""
+
+    def one(v: ValueInfo, with_dtype: bool) -> str:
+        mark = "" if v.strides is None or _is_c_contiguous(v) else "s"
+        text = shape_text(v.shape).replace(" ", "") + mark
+        return f"{v.dtype} {text}" if with_dtype else text
+
+    dtypes = {v.dtype for v in (*inputs, *outputs)}
+    same = len(dtypes) == 1
+    ins = " ".join(one(v, not same) for v in inputs)
+    outs = " ".join(one(v, not same) for v in outputs)
+    return f"    {next(iter(dtypes)) + ' ' if same else ''}{ins} -> {outs}"
+
+
 def value_line(kind: str, i: int, v: ValueInfo) -> str:
     """``    input 0: dtype=float64, shape=(1000,), strides=c``."""
     return (

@@ -17,8 +17,8 @@ from graphc.profile.fmt import (
     short_origin,
     short_seconds,
     table,
+    values_line,
 )
-from graphc.profile.fmt import value_line as _value_line
 from graphc.profile.memplan import MemoryPlanRecord
 from graphc.profile.merge import combined_optimizer
 from graphc.profile.model import FunctionProfile
@@ -185,8 +185,8 @@ def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) 
         lines += text
         if r.origins:
             lines.append(f"    from: {origins_text(r.origins)}")
-        lines += [_value_line("input", i, v) for i, v in enumerate(r.inputs)]
-        lines += [_value_line("output", i, v) for i, v in enumerate(r.outputs)]
+        if r.inputs or r.outputs:
+            lines.append(values_line(r.inputs, r.outputs))
     lines.append(remaining_line(tbl.remaining, "Apply instances"))
     if _marked(tbl.rows):
         lines.append(FOOTNOTE)
