@@ -13,6 +13,7 @@ from graphc.profile.model import (
     OptimizerProfile,
     PassRecord,
     RewriteRecord,
+    ValueInfo,
 )
 
 Signature = tuple[str, tuple[tuple[int, str, str], ...]]
@@ -69,7 +70,17 @@ def merge_nodes(a: NodeRecord, b: NodeRecord) -> NodeRecord:
     out.out_bytes_max = _pairwise(a.out_bytes_max, b.out_bytes_max, max)
     if b.calls and b.inputs:
         out.inputs, out.outputs = copy.deepcopy(b.inputs), copy.deepcopy(b.outputs)
+    if a.calls and b.calls:
+        _note_shapes(out.inputs, a.inputs, b.inputs)
+        _note_shapes(out.outputs, a.outputs, b.outputs)
     return out
+
+
+def _note_shapes(out: list[ValueInfo], a: list[ValueInfo], b: list[ValueInfo]) -> None:
+    """Record in ``out`` every shape ``a`` and ``b`` saw, when they differ."""
+    for v, x, y in zip(out, a, b):
+        seen = {s for w in (x, y) for s in (w.shapes_seen or [w.shape]) if s is not None}
+        v.shapes_seen = sorted(tuple(s) for s in seen) if len(seen) > 1 else []
 
 
 def _merge_compile(a: CompilePhases, b: CompilePhases) -> CompilePhases:
