@@ -172,10 +172,7 @@ def node_samples(node: NodeRecord) -> list[int]:
 
 
 def function_samples(fp: FunctionProfile) -> list[int]:
-    """Per-call times of a function: recorded call samples, else its nodes' aligned sums."""
-    recorded = getattr(fp, "call_ns_samples", None)
-    if recorded:
-        return list(recorded)
+    """Per-call times of a function: its nodes' per-call samples summed (added nodes count)."""
     return aligned_sum([node_samples(n) for n in fp.nodes])
 
 
