@@ -47,7 +47,7 @@ def test_more_work_fails_the_gate_and_is_named(capsys, tmp_path, monkeypatch):
     for k, v in ONE_THREAD.items():
         monkeypatch.setenv(k, v)
     slow = cmd + " --work elemwise_chain=1.6"
-    gate = ["--processes", str(PROCESSES), "--fail-above", "1.3", "--json", str(report)]
+    gate = ["--processes", "4", "--fail-above", "1.3", "--json", str(report)]
     code = main(["ab", "--base-cmd", cmd, "--new-cmd", slow, *gate])
     out = capsys.readouterr().out
     assert code == 1, out

@@ -137,3 +137,11 @@ def test_json_report(two_files, tmp_path, capsys):
     (add,) = [e for e in doc["entries"] if e["kind"] == "op" and e["label"] == "add"]
     assert add["verdict"] == "slower" and add["low"] > 1.3 and add["failed"]
     capsys.readouterr()
+
+
+def test_bad_rename_and_missing_base_are_clear_errors(two_files):
+    a = two_files("a", [_fn("f", {})])
+    with pytest.raises(SystemExit, match="--rename wants OLD=NEW"):
+        main(["diff", a, a, "--rename", "f"])
+    with pytest.raises(SystemExit, match="--base-tree DIR or --base-cmd"):
+        main(["ab", "workload.py"])
