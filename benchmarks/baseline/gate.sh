@@ -18,6 +18,9 @@ base=${GATE_BASE:-}
 if [ -z "$base" ] && [ -n "${GATE_TARGET:-}" ]; then
     base=$(git merge-base HEAD "$GATE_TARGET")
 fi
+if [ -z "$base" ] && [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+    git fetch -q --deepen=1 || true  # a shallow CI checkout may lack the parent
+fi
 if [ -z "$base" ]; then
     if ! git rev-parse -q --verify 'HEAD^{commit}' >/dev/null \
         || ! git rev-parse -q --verify 'HEAD^' >/dev/null; then
