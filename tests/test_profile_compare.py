@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphc.profile import FunctionProfile, ProfileStats
 from graphc.profile.cli import main
@@ -145,3 +147,24 @@ def test_bad_rename_and_missing_base_are_clear_errors(two_files):
         main(["diff", a, a, "--rename", "f"])
     with pytest.raises(SystemExit, match="--base-tree DIR or --base-cmd"):
         main(["ab", "workload.py"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    scale=st.floats(0.2, 5.0),
+    n_base=st.integers(5, 60),
+    n_new=st.integers(5, 60),
+    seed=st.integers(0, 2**16),
+)
+def test_interval_scales_with_the_data(scale, n_base, n_new, seed):
+    """new = scale x base (up to noise): the ratio is near scale, inside its interval, and
+    the judgement is symmetric (swapping sides inverts the interval)."""
+    rng = np.random.default_rng(seed)
+    base = rng.lognormal(10, 0.05, n_base)
+    new = scale * rng.lognormal(10, 0.05, n_new)
+    ratio, low, high = median_ratio_interval(base, new)
+    assert low <= ratio <= high
+    assert abs(np.log(ratio / scale)) < 0.15
+    r2, low2, high2 = median_ratio_interval(new, base)
+    assert r2 == pytest.approx(1 / ratio)
+    assert low2 <= 1 / ratio <= high2
