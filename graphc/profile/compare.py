@@ -333,6 +333,12 @@ def render(report: Report, n: int = 20) -> str:
     for e in report.slower:
         lines.append(f"FAILED: {e.kind} {e.label}: {e.ratio:.2f}x, interval "
                      f"[{e.low:.2f}, {e.high:.2f}] > {o.threshold:g}x")  # fmt: skip
+    unstable = [e for e in report.entries if e.verdict == "unstable"]
+    if unstable:
+        names = ", ".join(f"{e.kind} {e.label}" for e in unstable[:5])
+        more = f" and {len(unstable) - 5} more" if len(unstable) > 5 else ""
+        lines.append(f"NOT JUDGED: {len(unstable)} unstable (too few or too spread samples; "
+                     f"more calls or processes would decide): {names}{more}")  # fmt: skip
     if not report.failed:
         lines.append(f"OK: nothing slower than {o.threshold:g}x beyond the noise")
     return "\n".join(lines) + "\n"
