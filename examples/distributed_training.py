@@ -2,12 +2,16 @@
 profiling its own calls; the parent merges the profiles into one summary.
 
     python examples/distributed_training.py [--workers 2] [--steps 50] [--json merged.json]
-                                            [--trace merged.trace.json] [--dask]
+                                            [--trace merged.trace.json] [--dask] [--uneven]
+                                            [--worker-json DIR]
 
 The compiled function is pickled (its graph and mode; each worker re-links it on load), every
 worker trains on its shard of the data and sends back ``profile.to_json()`` with its weights.
 The parent averages the weights and merges the profiles: the merged call counts are the sum of
-the workers' calls. ``--dask`` runs the workers on a local Dask cluster when dask is installed.
+the workers' calls. ``--dask`` runs the workers on a ``dask.distributed.LocalCluster`` (one
+process per worker; the same code runs on a real cluster given its scheduler address with
+``--scheduler``). ``--uneven`` gives the workers shards of different sizes: the merged profile
+then lists every input shape the workers saw.
 """
 
 from __future__ import annotations
@@ -65,14 +69,22 @@ def run_multiprocessing(payload, shards, steps, trace):
         return pool.starmap(worker, [(payload, sx, sy, steps, trace) for sx, sy in shards])
 
 
-def run_dask(payload, shards, steps, trace):
+def run_dask(payload, shards, steps, trace, scheduler=None):
+    """The workers as Dask tasks: on a local cluster, or on the one at ``scheduler``."""
     from dask.distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=len(shards), threads_per_worker=1, processes=True) as cluster:
+    def submit(client):
+        futures = [client.submit(worker, payload, sx, sy, steps, trace, pure=False)
+                   for sx, sy in shards]  # fmt: skip
+        return client.gather(futures)
+
+    if scheduler:
+        with Client(scheduler) as client:
+            return submit(client)
+    with LocalCluster(n_workers=len(shards), threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster:  # fmt: skip
         with Client(cluster) as client:
-            futures = [client.submit(worker, payload, sx, sy, steps, trace, pure=False)
-                       for sx, sy in shards]  # fmt: skip
-            return client.gather(futures)
+            return submit(client)
 
 
 def main(argv=None) -> ProfileStats:
@@ -84,25 +96,33 @@ def main(argv=None) -> ProfileStats:
     parser.add_argument("--json", help="write the merged profile here")
     parser.add_argument("--trace", help="write the workers' Chrome traces here (one pid each)")
     parser.add_argument("--dask", action="store_true", help="use a local Dask cluster")
+    parser.add_argument("--scheduler", help="with --dask: address of a running Dask scheduler")
+    parser.add_argument("--uneven", action="store_true", help="shards of different sizes")
+    parser.add_argument("--worker-json", help="also write each worker's profile in this dir")
     parser.add_argument("--quiet", action="store_true", help="no text summary")
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(1)
     data_x = rng.standard_normal((args.samples, args.features))
     data_y = (data_x[:, 0] + 0.5 * rng.standard_normal(args.samples) > 0).astype("float64")
-    shards = list(zip(np.array_split(data_x, args.workers), np.array_split(data_y, args.workers)))
+    cuts = np.arange(1, args.workers) * args.samples // args.workers
+    if args.uneven:  # worker i gets a share proportional to i + 1
+        weights = np.arange(1, args.workers + 1)
+        cuts = (np.cumsum(weights)[:-1] * args.samples) // weights.sum()
+    shards = list(zip(np.split(data_x, cuts), np.split(data_y, cuts)))
 
     step, w, _ = build_step(args.features)
     payload = pickle.dumps(step)
-    use_dask = args.dask
-    if use_dask:
+    if args.dask:
         try:
             import dask.distributed  # noqa: F401
-        except ImportError:
-            print("dask is not installed: using multiprocessing")
-            use_dask = False
-    run = run_dask if use_dask else run_multiprocessing
-    results = run(payload, shards, args.steps, bool(args.trace))
+        except ImportError as e:
+            raise SystemExit(
+                "--dask needs dask and distributed: pip install 'dask[distributed]'"
+            ) from e
+        results = run_dask(payload, shards, args.steps, bool(args.trace), args.scheduler)
+    else:
+        results = run_multiprocessing(payload, shards, args.steps, bool(args.trace))
 
     profiles = [ProfileStats.from_json(text) for text, *_ in results]
     merged = ProfileStats.merge(profiles, name=f"train_step on {len(results)} workers")
@@ -115,8 +135,16 @@ def main(argv=None) -> ProfileStats:
           f"{merged.functions[0].calls} calls; losses {losses}")  # fmt: skip
     if not args.quiet:
         merged.summary(n_apply_to_print=8, n_ops_to_print=8)
+    varied = sorted({str(v.shapes_seen) for n in merged.functions[0].nodes
+                     for v in n.inputs if v.shapes_seen})  # fmt: skip
+    if varied:
+        print(f"workers saw different input shapes: {', '.join(varied)}")
     if args.json:
         merged.save(args.json)
+    if args.worker_json:
+        os.makedirs(args.worker_json, exist_ok=True)
+        for i, p in enumerate(profiles):
+            p.save(os.path.join(args.worker_json, f"worker{i}.json"))
     if args.trace:
         from graphc.profile.trace import write_chrome_trace
 

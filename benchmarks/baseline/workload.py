@@ -1,23 +1,44 @@
 """CI benchmark workload: small compiled graphs called many times, so each node has enough
-samples for a median. Profiled by ``graphc-prof run`` (see .ci/run).
+samples for a median. Profiled by ``graphc-prof run`` and compared between commits by
+``graphc-prof ab`` (see .ci/run and benchmarks/baseline/gate.sh).
 
-    python -m graphc.profile run benchmarks/baseline/workload.py --json prof.json
+    python -m graphc.profile run benchmarks/baseline/workload.py [--calls N]
+                                 [--work NAME=FACTOR] --json prof.json
+
+``--work elemwise_chain=1.6`` gives that function 1.6x the Elemwise steps (same data): a
+deliberate slowdown that the gate must catch.
 """
+
+import argparse
 
 import numpy as np
 
 import graphc
 import graphc.tensor as T
 
-CALLS = 200
+parser = argparse.ArgumentParser()
+parser.add_argument("--calls", type=int, default=200)
+parser.add_argument("--work", action="append", default=[], metavar="elemwise_chain=FACTOR")
+args = parser.parse_args()
+work = {k: float(v) for k, _, v in (w.partition("=") for w in args.work)}
+if set(work) - {"elemwise_chain"}:
+    raise SystemExit(f"--work: only elemwise_chain can be given more work, not {set(work)}")
+steps = round(5 * work.get("elemwise_chain", 1.0))  # 2 Elemwise nodes per step
 
 x, y, z = T.vectors("xyz")
+a, b = T.matrices("ab")
 rng = np.random.default_rng(0)
 v = rng.random(100_000)
+m = rng.random((120, 120))
+chain = x
+for _ in range(steps):
+    chain = (chain + y) * z
 
-f = graphc.function([x, y, z], [(x + y + z) * 2], name="elemwise_chain",
+f = graphc.function([x, y, z], chain, name="elemwise_chain",
                     mode=graphc.Mode().excluding("fusion", "inplace"))  # fmt: skip
 g = graphc.function([x, y], T.exp(x) * y + x, name="exp_mul_add")
-for _ in range(CALLS):
+h = graphc.function([a, b], T.dot(a, b), name="dot")
+for _ in range(args.calls):
     f(v, v, v)
     g(v, v)
+    h(m, m)

@@ -4,7 +4,11 @@ profiles.
     graphc-prof run script.py [args...] [options]
     graphc-prof show profile.json [--n-apply N] [--n-ops N] [--full] [--width W]
                                   [--memory] [--optimizer]
-    graphc-prof diff base.json new.json [--fail-above RATIO] [--min-delta-us US] [-n N]
+    graphc-prof diff base.json new.json [--fail-above RATIO] [--rename OLD=NEW]
+                     [--min-matched SHARE] [--json report.json] [-n N]
+    graphc-prof ab [--base-tree DIR] [--new-tree DIR] [--processes N] [--fail-above RATIO]
+                   [--base-cmd CMD --new-cmd CMD] script.py [args...]
+        (ab's options come before the script; a command writes its profile to {json})
     graphc-prof trace profile.json out.trace.json
     graphc-prof graph profile.json out.svg|out.png|out.pdf|out.dot
 
@@ -150,6 +154,83 @@ def _write_outputs(stats: ProfileStats, opts: dict[str, str | bool]) -> None:
         print(f"graphc-prof: wrote {opts['--svg']}", file=sys.stderr)
 
 
+def _gate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fail-above",
+        type=float,
+        default=None,
+        metavar="RATIO",
+        help="exit 1 when an entry's whole confidence interval of new/base is above RATIO",
+    )
+    p.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="a base function now called NEW (repeatable)",
+    )
+    p.add_argument(
+        "--min-matched",
+        type=float,
+        default=0.9,
+        metavar="SHARE",
+        help="exit 1 when less than SHARE of the base time is matched (default 0.9)",
+    )
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level")
+    p.add_argument("--json", dest="json_out", help="also write the comparison as JSON here")
+    p.add_argument("-n", type=int, default=20, help="rows per section")
+
+
+def _renames(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        old, eq, new = item.partition("=")
+        if not eq or not old or not new:
+            raise SystemExit(f"graphc-prof: --rename wants OLD=NEW, got {item!r}")
+        out[old] = new
+    return out
+
+
+def _gate(args: argparse.Namespace, base: list, new: list) -> int:
+    """Compare runs of two versions, print the table, write JSON; the exit code."""
+    import json
+
+    from graphc.profile.compare import Options, compare_runs, render
+
+    opts = Options(
+        threshold=args.fail_above if args.fail_above is not None else 1.2,
+        confidence=args.confidence,
+        min_matched=args.min_matched,
+    )
+    report = compare_runs(base, new, opts, _renames(args.rename))
+    sys.stdout.write(render(report, args.n))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report.to_json(), indent=1))
+    if report.under_matched:
+        return 1
+    return 1 if args.fail_above is not None and report.slower else 0
+
+
+def cmd_ab(args: argparse.Namespace) -> int:
+    from graphc.profile.ab import Side, python_side, run_ab
+
+    def side(name: str, cmd: str | None, tree: str | None, python: str) -> Side:
+        if cmd:
+            import shlex
+
+            return Side(name, tuple(shlex.split(cmd)))
+        if not args.script:
+            raise SystemExit(f"graphc-prof ab: give the script, or --{name}-cmd")
+        return python_side(name, python, args.script, args.args, tree)
+
+    if not (args.base_cmd or args.base_tree):
+        raise SystemExit("graphc-prof ab: give --base-tree DIR or --base-cmd CMD")
+    base = side("base", args.base_cmd, args.base_tree, args.base_python)
+    new = side("new", args.new_cmd, args.new_tree, args.new_python)
+    runs_a, runs_b = run_ab(base, new, args.processes, log=sys.stderr)
+    return _gate(args, runs_a, runs_b)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="graphc-prof", description="graphc profiles")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -162,23 +243,24 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--width", type=int, default=None, help="columns (default: terminal, 100)")
     s.add_argument("--memory", action="store_true", default=None)
     s.add_argument("--optimizer", action="store_true", default=None)
-    d = sub.add_parser("diff", help="compare two profiles (base, new)")
+    d = sub.add_parser("diff", help="compare two profiles (base, new) with a noise-aware gate")
     d.add_argument("base")
     d.add_argument("new")
+    _gate_options(d)
     d.add_argument(
-        "--fail-above",
-        type=float,
-        default=None,
-        metavar="RATIO",
-        help="exit 1 when an entry is slower by more than RATIO (beyond noise)",
-    )
-    d.add_argument(
-        "--min-delta-us",
-        type=float,
-        default=5.0,
-        help="ignore median differences smaller than this (default 5 us)",
-    )
-    d.add_argument("-n", type=int, default=20, help="rows per section")
+        "--min-delta-us", type=float, default=None, help=argparse.SUPPRESS
+    )  # accepted for old scripts; the interval now decides
+    a = sub.add_parser("ab", help="A/B: a workload under two versions, alternating processes")
+    a.add_argument("script", nargs="?", help="the workload (run by graphc-prof run)")
+    a.add_argument("args", nargs=argparse.REMAINDER, help="the workload's arguments")
+    a.add_argument("--base-tree", help="checkout whose graphc is the base")
+    a.add_argument("--new-tree", help="checkout whose graphc is new (default: the installed)")
+    a.add_argument("--base-python", default=sys.executable)
+    a.add_argument("--new-python", default=sys.executable)
+    a.add_argument("--base-cmd", help="base command line; {json} is where it writes a profile")
+    a.add_argument("--new-cmd", help="new command line; {json} is where it writes a profile")
+    a.add_argument("--processes", type=int, default=5, help="fresh processes per side")
+    _gate_options(a)
     t = sub.add_parser("trace", help="Chrome trace JSON from a profile JSON")
     t.add_argument("profile")
     t.add_argument("out")
@@ -232,16 +314,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         )
         return 0
     if args.cmd == "diff":
-        from graphc.profile.bench import compare, render
-
-        verdicts = compare(_load(args.base), _load(args.new), args.fail_above,
-                           args.min_delta_us * 1000)  # fmt: skip
-        sys.stdout.write(render(verdicts, args.n))
-        if args.fail_above is not None:
-            if any(v.failed for v in verdicts):
-                return 1
-            print(f"OK: nothing slower than {args.fail_above:g}x beyond the noise")
-        return 0
+        return _gate(args, [_load(args.base).functions], [_load(args.new).functions])
+    if args.cmd == "ab":
+        return cmd_ab(args)
     if args.cmd == "trace":
         _load(args.profile).to_chrome_trace(args.out)
         return 0

@@ -142,10 +142,12 @@ def values_line(inputs: Sequence[ValueInfo], outputs: Sequence[ValueInfo]) -> st
 
 
 def value_line(kind: str, i: int, v: ValueInfo) -> str:
-    """``    input 0: dtype=float64, shape=(1000,), strides=c``."""
-    return (
-        f"    {kind} {i}: dtype={v.dtype}, shape={shape_text(v.shape)}, strides={strides_text(v)}"
-    )
+    """``    input 0: dtype=float64, shape=(1000,), strides=c``; merged runs that saw several
+    shapes list them all (``shape=varied (400, 100) | (401, 100)``)."""
+    shape = shape_text(v.shape)
+    if len(v.shapes_seen) > 1:
+        shape = "varied " + " | ".join(shape_text(s) for s in v.shapes_seen)
+    return f"    {kind} {i}: dtype={v.dtype}, shape={shape}, strides={strides_text(v)}"
 
 
 def table(

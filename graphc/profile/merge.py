@@ -13,6 +13,7 @@ from graphc.profile.model import (
     OptimizerProfile,
     PassRecord,
     RewriteRecord,
+    ValueInfo,
 )
 
 Signature = tuple[str, tuple[tuple[int, str, str], ...]]
@@ -72,7 +73,21 @@ def merge_nodes(a: NodeRecord, b: NodeRecord) -> NodeRecord:
     out.workspace_bytes = max(a.workspace_bytes, b.workspace_bytes)
     if b.calls and b.inputs:
         out.inputs, out.outputs = copy.deepcopy(b.inputs), copy.deepcopy(b.outputs)
+    if a.calls and b.calls:
+        _note_shapes(out.inputs, a.inputs, b.inputs)
+        _note_shapes(out.outputs, a.outputs, b.outputs)
     return out
+
+
+def _known(shape: tuple[int, ...] | None) -> list[tuple[int, ...]]:
+    return [] if shape is None else [shape]
+
+
+def _note_shapes(out: list[ValueInfo], a: list[ValueInfo], b: list[ValueInfo]) -> None:
+    """Record in ``out`` every shape ``a`` and ``b`` saw, when they differ."""
+    for v, x, y in zip(out, a, b):
+        seen = {s for w in (x, y) for s in (w.shapes_seen or _known(w.shape))}
+        v.shapes_seen = sorted(tuple(s) for s in seen) if len(seen) > 1 else []
 
 
 def _merge_compile(a: CompilePhases, b: CompilePhases) -> CompilePhases:

@@ -22,6 +22,8 @@ class ValueInfo:
     dtype: str
     shape: tuple[int, ...] | None = None
     strides: tuple[int, ...] | None = None
+    #: Every shape seen, when merged runs (e.g. workers) saw different ones; else empty.
+    shapes_seen: list[tuple[int, ...]] = field(default_factory=list)
 
 
 @dataclass

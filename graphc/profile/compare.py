@@ -1,0 +1,344 @@
+"""Noise-aware comparison of profiles: a bootstrap interval on the ratio of medians.
+
+Pure functions over profile data. Each side is one profile or several (one per process):
+with several, an entry's sample is its median per process, so drift between processes
+(CPU frequency, BLAS threads, a busy neighbour) is part of the measured noise. An entry
+fails only when the whole confidence interval of ``new / base`` lies above the threshold;
+too few samples, or an interval too wide to decide, make it "unstable".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from graphc.profile.diff import match_nodes
+from graphc.profile.model import FunctionProfile, NodeRecord
+
+#: Verdicts, from worst to best.
+VERDICTS = ("slower", "unstable", "removed", "added", "same", "faster")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How strict a comparison is."""
+
+    threshold: float = 1.2  # fail when the whole interval is above this ratio
+    confidence: float = 0.95
+    min_samples: int = 5  # per side, within one profile; 3 per side across processes
+    max_width: float = 1.6  # interval high / low above this: "unstable"
+    min_matched: float = 0.9  # share of the base time that must be matched
+    n_boot: int = 2000
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One compared function, Op or Apply node."""
+
+    kind: str  # "function", "op" or "apply"
+    label: str
+    base_ns: float | None  # median per call
+    new_ns: float | None
+    n_base: int
+    n_new: int
+    ratio: float | None
+    low: float | None
+    high: float | None
+    verdict: str
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == "slower"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the base profile's time found its counterpart in the new one."""
+
+    matched_share: float
+    unmatched_base: tuple[str, ...]  # functions of base absent from new
+    unmatched_new: tuple[str, ...]  # functions of new absent from base
+
+    @property
+    def hint(self) -> str:
+        if not self.unmatched_base:
+            return "the graphs changed: most base nodes have no counterpart in the new profile"
+        if self.unmatched_new:
+            pairs = " ".join(f"--rename {a}={b}" for a, b in zip(self.unmatched_base,
+                                                                 self.unmatched_new))  # fmt: skip
+            return f"functions not in the new profile; if they were renamed, map them: {pairs}"
+        return "functions not in the new profile: " + ", ".join(self.unmatched_base)
+
+
+@dataclass(frozen=True)
+class Report:
+    """A whole comparison: the entries, the coverage and whether the gate failed."""
+
+    entries: tuple[Entry, ...]
+    coverage: Coverage
+    options: Options
+
+    @property
+    def slower(self) -> list[Entry]:
+        return [e for e in self.entries if e.failed]
+
+    @property
+    def under_matched(self) -> bool:
+        return self.coverage.matched_share < self.options.min_matched
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.slower) or self.under_matched
+
+    def to_json(self) -> dict:
+        """Plain data for machines (``graphc-prof diff --json``)."""
+        cov = asdict(self.coverage)
+        cov["hint"] = self.coverage.hint if self.under_matched else ""
+        return {
+            "failed": self.failed,
+            "options": asdict(self.options),
+            "coverage": cov,
+            "entries": [dict(asdict(e), failed=e.failed) for e in self.entries],
+        }
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def median_ratio_interval(
+    base: Sequence[float], new: Sequence[float], confidence: float = 0.95,
+    n_boot: int = 2000, seed: int = 0,
+) -> tuple[float, float, float]:  # fmt: skip
+    """``median(new) / median(base)`` and its bootstrap percentile interval."""
+    a = np.asarray(base, dtype=float)
+    b = np.asarray(new, dtype=float)
+    if a.size == 0 or b.size == 0:
+        raise ValueError("median_ratio_interval needs samples on both sides")
+    rng = np.random.default_rng(seed)
+    ma = np.median(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
+    mb = np.median(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
+    ratios = mb / np.maximum(ma, 1e-9)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    ratio = float(np.median(b) / max(float(np.median(a)), 1e-9))
+    return ratio, float(low), float(high)
+
+
+def judge(
+    kind: str, label: str, base: Sequence[float] | None, new: Sequence[float] | None,
+    opts: Options, min_samples: int | None = None,
+) -> Entry:  # fmt: skip
+    """Compare two sample sets: "slower" only when the whole interval is above the
+    threshold, "faster" when it is wholly below its inverse, "unstable" when there are too
+    few samples or the interval is too wide to tell, else "same"."""
+    need = opts.min_samples if min_samples is None else min_samples
+    med = lambda s: float(np.median(s)) if s else None  # noqa: E731
+    nb, nn = len(base or ()), len(new or ())
+    if not base or not new:
+        verdict = "added" if not base else "removed"
+        return Entry(kind, label, med(base), med(new), nb, nn, None, None, None, verdict)
+    ratio, low, high = median_ratio_interval(base, new, opts.confidence, opts.n_boot, opts.seed)
+    if nb >= need and nn >= need and low > opts.threshold:
+        verdict = "slower"
+    elif nb < need or nn < need or high / max(low, 1e-12) > opts.max_width:
+        verdict = "unstable"
+    elif high < 1 / opts.threshold:
+        verdict = "faster"
+    else:
+        verdict = "same"
+    return Entry(kind, label, med(base), med(new), nb, nn, ratio, low, high, verdict)
+
+
+# ----------------------------------------------------------------------------- samples
+
+
+def aligned_sum(series: Sequence[Sequence[int]]) -> list[int]:
+    """Per-call sums of several nodes' recent samples (the last calls each one kept)."""
+    series = [s for s in series if s]
+    if not series:
+        return []
+    m = min(len(s) for s in series)
+    return [int(x) for x in np.sum([np.asarray(s[-m:], dtype=np.int64) for s in series], 0)]
+
+
+def node_samples(node: NodeRecord) -> list[int]:
+    """Per-call times of a node; its mean when no samples were kept."""
+    if node.ns_samples:
+        return list(node.ns_samples)
+    return [node.ns_total // node.calls] if node.calls else []
+
+
+def function_samples(fp: FunctionProfile) -> list[int]:
+    """Per-call times of a function: its nodes' per-call samples summed (added nodes count)."""
+    return aligned_sum([node_samples(n) for n in fp.nodes])
+
+
+def _renamed(
+    fps: Sequence[FunctionProfile], rename: Mapping[str, str]
+) -> dict[str, FunctionProfile]:
+    return {rename.get(f.name, f.name): f for f in fps}
+
+
+def entry_samples(
+    fps: Sequence[FunctionProfile], rename: Mapping[str, str]
+) -> dict[tuple[str, str], list[int]]:
+    """Samples per (kind, label) of one profile: functions, Ops and Apply nodes."""
+    out: dict[tuple[str, str], list[int]] = {}
+    ops: dict[str, list[list[int]]] = {}
+    for name, fp in _renamed(fps, rename).items():
+        out[("function", name)] = function_samples(fp)
+        for n in fp.nodes:
+            ops.setdefault(n.op_name, []).append(node_samples(n))
+            out[("apply", f"{name}: {n.position} {n.apply_name}")] = node_samples(n)
+    for op, series in ops.items():
+        out[("op", op)] = aligned_sum(series)
+    return out
+
+
+# ----------------------------------------------------------------------------- comparison
+
+
+def coverage(
+    base: Sequence[FunctionProfile], new: Sequence[FunctionProfile],
+    rename: Mapping[str, str] | None = None,
+) -> Coverage:  # fmt: skip
+    """Share of the base's node time whose function and node are found in ``new``."""
+    rename = rename or {}
+    a, b = _renamed(base, rename), {f.name: f for f in new}
+    total = matched = 0
+    for name, fa in a.items():
+        fb = b.get(name)
+        pairs = match_nodes(fa.nodes, fb.nodes if fb else [])
+        for x, y in pairs:
+            if x is None:
+                continue
+            total += x.ns_total
+            if y is not None:
+                matched += x.ns_total
+    share = matched / total if total else (1.0 if not a else 0.0)
+    return Coverage(share, tuple(n for n in a if n not in b), tuple(n for n in b if n not in a))
+
+
+def _side_samples(
+    runs: Sequence[Sequence[FunctionProfile]], rename: Mapping[str, str]
+) -> dict[tuple[str, str], list[float]]:
+    """Per entry: the samples of one run, or the per-run medians of several."""
+    per_run = [entry_samples(r, rename) for r in runs]
+    if len(per_run) == 1:
+        return {k: [float(x) for x in v] for k, v in per_run[0].items()}
+    out: dict[tuple[str, str], list[float]] = {}
+    for run in per_run:
+        for key, s in run.items():
+            if s:
+                out.setdefault(key, []).append(float(np.median(s)))
+    return out
+
+
+def compare_runs(
+    base: Sequence[Sequence[FunctionProfile]], new: Sequence[Sequence[FunctionProfile]],
+    opts: Options | None = None, rename: Mapping[str, str] | None = None,
+) -> Report:  # fmt: skip
+    """Compare the runs of two versions (one profile per process on each side).
+
+    Functions pair by name (after ``rename``, old name -> new name); Apply nodes by
+    position and Op. The whole comparison fails when an entry is "slower" or when less
+    than ``opts.min_matched`` of the base's time is matched in the new profile.
+    """
+    opts = opts or Options()
+    rename = dict(rename or {})
+    if not base or not new:
+        raise ValueError("compare_runs needs at least one profile per side")
+    sa = _side_samples(base, rename)
+    sb = _side_samples(new, {})
+    # Apply labels of new: relabel after the matched base node so both sides share keys.
+    sb = _relabel_apply(base[0], new[0], rename, sb)
+    need = opts.min_samples if len(base) == 1 and len(new) == 1 else 3
+    entries = []
+    order = {"function": 0, "op": 1, "apply": 2}
+    for key in sorted(set(sa) | set(sb), key=lambda k: (order[k[0]], k[1])):
+        entries.append(judge(key[0], key[1], sa.get(key), sb.get(key), opts, need))
+    cov = coverage(base[0], new[0], rename)
+    return Report(tuple(entries), cov, opts)
+
+
+def _relabel_apply(
+    base: Sequence[FunctionProfile], new: Sequence[FunctionProfile],
+    rename: Mapping[str, str], samples: dict[tuple[str, str], list[float]],
+) -> dict[tuple[str, str], list[float]]:  # fmt: skip
+    a, b = _renamed(base, rename), {f.name: f for f in new}
+    out = {k: v for k, v in samples.items() if k[0] != "apply"}
+    for name, fb in b.items():
+        fa = a.get(name)
+        for x, y in match_nodes(fa.nodes if fa else [], fb.nodes):
+            if y is None:
+                continue
+            shown = x if x is not None else y
+            key = ("apply", f"{name}: {y.position} {y.apply_name}")
+            if key in samples:
+                out[("apply", f"{name}: {shown.position} {shown.apply_name}")] = samples[key]
+    return out
+
+
+def compare(
+    base: Sequence[FunctionProfile], new: Sequence[FunctionProfile],
+    opts: Options | None = None, rename: Mapping[str, str] | None = None,
+) -> Report:  # fmt: skip
+    """Compare two single profiles (the samples each node kept)."""
+    return compare_runs([base], [new], opts, rename)
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def _t(ns: float | None) -> str:
+    if ns is None:
+        return "-"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns:.0f} ns"
+
+
+def render(report: Report, n: int = 20) -> str:
+    """The comparison as a table: base, new, ratio with its interval, verdict."""
+    o = report.options
+    lines = [f"Comparison (median per call; {o.confidence:.0%} interval of new/base; "
+             f"gate {o.threshold:g}x)"]  # fmt: skip
+    titles = {"function": "Functions", "op": "Ops", "apply": "Apply nodes"}
+    rank = {v: i for i, v in enumerate(VERDICTS)}
+    for kind, title in titles.items():
+        rows = [e for e in report.entries if e.kind == kind]
+        if not rows:
+            continue
+        rows.sort(key=lambda e: (rank[e.verdict], -(e.base_ns or e.new_ns or 0), e.label))
+        lines.append(f"{title}")
+        lines.append(f"  {'base':>10} {'new':>10} {'ratio':>6} {'interval':>13}  "
+                     f"{'verdict':<8} name")  # fmt: skip
+        for e in rows[:n]:
+            r = f"{e.ratio:.2f}x" if e.ratio is not None else "-"
+            ci = f"[{e.low:.2f}, {e.high:.2f}]" if e.low is not None else "-"
+            lines.append(f"  {_t(e.base_ns):>10} {_t(e.new_ns):>10} {r:>6} {ci:>13}  "
+                         f"{e.verdict:<8} {e.label}")  # fmt: skip
+        if len(rows) > n:
+            lines.append(f"  ... {len(rows) - n} more")
+        lines.append("")
+    cov = report.coverage
+    lines.append(f"Matched: {cov.matched_share:.0%} of the base time (need {o.min_matched:.0%})")
+    if report.under_matched:
+        lines.append(f"FAILED: too little of the base profile is matched; {cov.hint}")
+    for e in report.slower:
+        lines.append(f"FAILED: {e.kind} {e.label}: {e.ratio:.2f}x, interval "
+                     f"[{e.low:.2f}, {e.high:.2f}] > {o.threshold:g}x")  # fmt: skip
+    unstable = [e for e in report.entries if e.verdict == "unstable"]
+    if unstable:
+        names = ", ".join(f"{e.kind} {e.label}" for e in unstable[:5])
+        more = f" and {len(unstable) - 5} more" if len(unstable) > 5 else ""
+        lines.append(f"NOT JUDGED: {len(unstable)} unstable (too few or too spread samples; "
+                     f"more calls or processes would decide): {names}{more}")  # fmt: skip
+    if not report.failed:
+        lines.append(f"OK: nothing slower than {o.threshold:g}x beyond the noise")
+    return "\n".join(lines) + "\n"

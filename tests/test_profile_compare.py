@@ -1,0 +1,170 @@
+"""The noise-aware profile comparison: bootstrap intervals, unstable entries, coverage."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphc.profile import FunctionProfile, ProfileStats
+from graphc.profile.cli import main
+from graphc.profile.compare import (
+    Options,
+    aligned_sum,
+    compare,
+    compare_runs,
+    median_ratio_interval,
+    render,
+)
+from tests.profile_factory import node
+
+
+def _fn(name: str, scales: dict[str, float], n: int = 60, seed: int = 0, extra=()):
+    """A function of an add and a mul node; per-call times around 100 us x scale."""
+    rng = np.random.default_rng(seed)
+    nodes = []
+    for pos, op in enumerate(["add", "mul", *extra]):
+        s = rng.normal(100_000 * scales.get(op, 1.0), 3_000, n).astype(int).tolist()
+        nodes.append(node(pos, f"{op}(x, y)", op, calls=n, ns_total=sum(s), ns_samples=s))
+    return FunctionProfile(name=name, calls=n, nodes=nodes)
+
+
+def _entry(report, kind, label):
+    (e,) = [e for e in report.entries if e.kind == kind and e.label == label]
+    return e
+
+
+def test_interval_brackets_the_true_ratio():
+    rng = np.random.default_rng(1)
+    base = rng.normal(1000, 50, 200)
+    ratio, low, high = median_ratio_interval(base, 1.5 * rng.normal(1000, 50, 200))
+    assert low < 1.5 < high and low < ratio < high
+    assert high - low < 0.1
+
+
+def test_identical_distributions_are_same():
+    rep = compare([_fn("f", {}, seed=1)], [_fn("f", {}, seed=2)], Options(threshold=1.2))
+    assert not rep.failed
+    assert {e.verdict for e in rep.entries} == {"same"}
+
+
+def test_more_work_fails_and_is_named():
+    rep = compare([_fn("f", {})], [_fn("f", {"mul": 1.6}, seed=3)], Options(threshold=1.3))
+    assert rep.failed
+    names = {(e.kind, e.label) for e in rep.slower}
+    assert ("op", "mul") in names and ("apply", "f: 1 mul(x, y)") in names
+    assert ("op", "add") not in names
+    fn = _entry(rep, "function", "f")  # 1.3x of the function: interval not wholly above
+    assert fn.verdict != "slower" and 1.2 < fn.ratio < 1.4
+    assert "FAILED: op mul:" in render(rep)
+
+
+def test_too_few_samples_is_unstable_not_passed_or_failed():
+    rep = compare([_fn("f", {}, n=3)], [_fn("f", {"add": 5.0}, n=3)], Options(threshold=1.3))
+    e = _entry(rep, "op", "add")
+    assert e.verdict == "unstable" and not e.failed
+    assert "NOT JUDGED:" in render(rep) and "op add" in render(rep)
+
+
+def test_spread_samples_are_unstable():
+    rng = np.random.default_rng(4)
+    wide = [_fn("f", {})]
+    for nd in wide[0].nodes:
+        nd.ns_samples = rng.lognormal(11, 1.5, 40).astype(int).tolist()
+    rep = compare(wide, [_fn("f", {})], Options(threshold=1.2))
+    assert _entry(rep, "op", "add").verdict == "unstable"
+
+
+def test_added_node_counts_toward_its_function():
+    rep = compare([_fn("f", {})], [_fn("f", {}, extra=("exp", "log"))], Options(threshold=1.3))
+    fn = _entry(rep, "function", "f")
+    assert fn.verdict == "slower" and 1.8 < fn.ratio < 2.2
+    assert _entry(rep, "op", "exp").verdict == "added"
+    assert rep.coverage.matched_share == 1.0
+
+
+def test_aligned_sum_uses_the_common_tail():
+    assert aligned_sum([[1, 2, 3], [10, 20], []]) == [12, 23]
+
+
+def test_per_process_medians():
+    base = [[_fn("f", {}, seed=s)] for s in range(4)]
+    drift = [[_fn("f", {"add": d, "mul": d}, seed=9 + s)] for s, d in enumerate([1.0, 1.1, 0.95])]
+    rep = compare_runs(base, drift, Options(threshold=1.2))
+    e = _entry(rep, "function", "f")
+    assert (e.n_base, e.n_new) == (4, 3) and e.verdict == "same"
+    slow = [[_fn("f", {"add": 1.6, "mul": 1.6}, seed=20 + s)] for s in range(3)]
+    assert _entry(compare_runs(base, slow, Options(threshold=1.3)), "function", "f").failed
+
+
+@pytest.fixture
+def two_files(tmp_path):
+    def write(name, fps):
+        path = tmp_path / f"{name}.json"
+        ProfileStats(fps).save(path)
+        return str(path)
+
+    return write
+
+
+def test_nothing_in_common_exits_non_zero(two_files, capsys):
+    a = two_files("a", [_fn("train", {})])
+    b = two_files("b", [_fn("train_step", {})])
+    assert main(["diff", a, b]) == 1
+    out = capsys.readouterr().out
+    assert "Matched: 0%" in out and "--rename train=train_step" in out
+    assert main(["diff", a, b, "--rename", "train=train_step", "--fail-above", "1.2"]) == 0
+
+
+def test_changed_graph_exits_non_zero(two_files, capsys):
+    a = two_files("a", [_fn("f", {})])
+    other = _fn("f", {})
+    for nd in other.nodes:
+        nd.op_name = "composite"
+    b = two_files("b", [other])
+    assert main(["diff", a, b, "--fail-above", "3"]) == 1
+    assert "the graphs changed" in capsys.readouterr().out
+
+
+def test_json_report(two_files, tmp_path, capsys):
+    a = two_files("a", [_fn("f", {})])
+    b = two_files("b", [_fn("f", {"add": 2.0}, seed=5)])
+    out = tmp_path / "r.json"
+    assert main(["diff", a, b, "--fail-above", "1.3", "--json", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    assert doc["failed"] and doc["coverage"]["matched_share"] == 1.0
+    (add,) = [e for e in doc["entries"] if e["kind"] == "op" and e["label"] == "add"]
+    assert add["verdict"] == "slower" and add["low"] > 1.3 and add["failed"]
+    capsys.readouterr()
+
+
+def test_bad_rename_and_missing_base_are_clear_errors(two_files):
+    a = two_files("a", [_fn("f", {})])
+    with pytest.raises(SystemExit, match="--rename wants OLD=NEW"):
+        main(["diff", a, a, "--rename", "f"])
+    with pytest.raises(SystemExit, match="--base-tree DIR or --base-cmd"):
+        main(["ab", "workload.py"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    scale=st.floats(0.2, 5.0),
+    n_base=st.integers(5, 60),
+    n_new=st.integers(5, 60),
+    seed=st.integers(0, 2**16),
+)
+def test_interval_scales_with_the_data(scale, n_base, n_new, seed):
+    """new = scale x base (up to noise): the ratio is near scale, inside its interval, and
+    the judgement is symmetric (swapping sides inverts the interval)."""
+    rng = np.random.default_rng(seed)
+    base = rng.lognormal(10, 0.05, n_base)
+    new = scale * rng.lognormal(10, 0.05, n_new)
+    ratio, low, high = median_ratio_interval(base, new)
+    assert low <= ratio <= high
+    assert abs(np.log(ratio / scale)) < 0.15
+    r2, low2, high2 = median_ratio_interval(new, base)
+    assert r2 == pytest.approx(1 / ratio)
+    assert low2 <= 1 / ratio <= high2
