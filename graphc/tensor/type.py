@@ -153,10 +153,14 @@ def _exact(value, dtype: str) -> bool:
 
 def _fits(value, dtype: str) -> bool:
     """A Python number fits ``dtype``: exactly, or for a float into a float dtype rounded
-    but neither overflowing to inf nor flushed to zero."""
+    by at most the dtype's epsilon (relative), so neither overflowing to inf, nor flushed
+    to zero, nor losing digits as a subnormal."""
     if isinstance(value, float) and np.dtype(dtype).kind == "f":
         back = _cast(value, dtype).item()
-        return math.isfinite(back) == math.isfinite(value) and (back == 0) == (value == 0)
+        if not math.isfinite(value):
+            return back == value or (math.isnan(value) and math.isnan(back))
+        eps = float(np.finfo(dtype).eps)
+        return math.isfinite(back) and abs(back - value) <= abs(value) * eps
     return _exact(value, dtype)
 
 
@@ -174,8 +178,12 @@ def _all_fit(arr: np.ndarray, dtype: str) -> bool:
     except (OverflowError, ValueError):
         return False
     if arr.dtype.kind == "f" and np.dtype(dtype).kind == "f":
-        same_finite = np.isfinite(conv) == np.isfinite(arr)
-        return bool(np.all(same_finite & ((conv == 0) == (arr == 0))))
+        finite = np.isfinite(arr)
+        with np.errstate(all="ignore"):
+            err = np.abs(conv.astype(arr.dtype) - arr)
+        close = err <= np.abs(arr) * float(np.finfo(dtype).eps)
+        same_special = ~finite & ((conv == arr) | (np.isnan(conv) & np.isnan(arr)))
+        return bool(np.all(np.where(finite, close, same_special)))
     return bool(np.all(conv.astype(arr.dtype) == arr))
 
 
