@@ -142,10 +142,19 @@ cdef object _signature(PyObject *o):
     return None
 
 
-cdef int64_t _nbytes(PyObject *o):
+cdef inline int64_t _nbytes(PyObject *o):
     """Bytes of a value for the memory profiler: arrays, numpy scalars, else 0."""
+    cdef int64_t nb
+    cdef int d
+    cdef cnp.npy_intp *dims
     if o == NULL:
         return 0
+    if cnp.PyArray_CheckExact(<object>o):  # itemsize x dims here, not through numpy's API
+        nb = cnp.PyArray_ITEMSIZE(<cnp.ndarray>o)
+        dims = cnp.PyArray_DIMS(<cnp.ndarray>o)
+        for d in range(cnp.PyArray_NDIM(<cnp.ndarray>o)):
+            nb *= dims[d]
+        return nb
     if cnp.PyArray_Check(<object>o):
         return cnp.PyArray_NBYTES(<cnp.ndarray>o)
     if isinstance(<object>o, _generic):
@@ -205,6 +214,7 @@ cdef class CVM:
     cdef int *_buf_of            # per slot: memory-plan buffer or -1
     cdef int _n_buf
     cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
+    cdef PyObject **_lent        # per slot: the buffer lent to it in this call (not owned)
     cdef set _recyclable         # output slots a C thunk writes (see recycle)
     cdef dict _spare             # slot -> array given back for the next call
 
@@ -213,6 +223,7 @@ cdef class CVM:
         self._nodes = NULL
         self._pool = NULL
         self._buf_of = NULL
+        self._lent = NULL
 
     def __init__(self, program: Program, allow_gc: bool = True):
         cdef int i, k, n_ins_total = 0, n_clear_total = 0, max_in = 1, s
@@ -251,7 +262,8 @@ cdef class CVM:
         self._n_buf = max(program.buffers) + 1 if planned else 0
         self._buf_of = <int *>malloc(S * sizeof(int))
         self._pool = <PyObject **>calloc(max(self._n_buf, 1), sizeof(PyObject *))
-        if self._buf_of == NULL or self._pool == NULL:
+        self._lent = <PyObject **>calloc(S, sizeof(PyObject *))
+        if self._buf_of == NULL or self._pool == NULL or self._lent == NULL:
             raise MemoryError()
         for s in range(S):
             self._buf_of[s] = program.buffers[s] if planned and s < self._n_storage else -1
@@ -377,7 +389,7 @@ cdef class CVM:
         if self._pool != NULL:
             for s in range(self._n_buf):
                 Py_XDECREF(self._pool[s])
-        free(self._pool); free(self._buf_of)
+        free(self._pool); free(self._buf_of); free(self._lent)
 
     property kind:
         def __get__(self):
@@ -417,6 +429,9 @@ cdef class CVM:
 
     def plan_bytes(self):
         """Bytes of the memory plan's buffers kept between calls."""
+        return self._plan_bytes()
+
+    cdef int64_t _plan_bytes(self) noexcept:
         cdef int64_t total = 0
         cdef int b
         for b in range(self._n_buf):
@@ -426,7 +441,7 @@ cdef class CVM:
     def held_bytes(self):
         """Bytes of array storage the VM's slots and planned buffers own now: arrays that
         own their data (views add nothing), constants excluded."""
-        cdef int64_t total = self.plan_bytes()
+        cdef int64_t total = self._plan_bytes()
         cdef int s
         cdef object v
         for s in range(self._n_storage):
@@ -542,14 +557,27 @@ cdef class CVM:
 
     cdef int _record_values(self, int i) except -1:
         """Memory and shape statistics of node ``i``'s just-produced outputs."""
-        cdef CNode *nd = &self._nodes[i]
+        if self._memory:
+            self._record_memory(&self._nodes[i])
+        if self._shapes:
+            self._record_shapes(i)
+        return 0
+
+    cdef inline void _record_memory(self, CNode *nd) noexcept:
+        """Bytes node ``nd`` allocated for its outputs; the live total and its peak."""
         cdef int k, s
         cdef int64_t b
         cdef int src
-        if self._memory:
-            for k in range(nd.n_out):
-                s = nd.out_start + k
-                src = self._aliased_input(nd, self._slots[s])
+        cdef PyObject *p
+        for k in range(nd.n_out):
+            s = nd.out_start + k
+            p = self._slots[s]
+            if p != NULL and p == self._lent[s]:
+                # the thunk wrote into the planned buffer lent to it (_borrow counted it):
+                # not a view or in place of an input, nothing new allocated
+                b = self._slot_bytes[s]
+            else:
+                src = self._aliased_input(nd, p)
                 if src >= 0:
                     # in place or a view of an input: no new bytes; the buffer's count
                     # moves with it, so freeing the input slot does not forget it
@@ -558,31 +586,36 @@ cdef class CVM:
                     self._slot_bytes[s] = self._slot_bytes[src]
                     self._slot_bytes[src] = 0
                 else:
-                    b = _nbytes(self._slots[s])
+                    b = _nbytes(p)
                     self._live += b - self._slot_bytes[s]
                     self._slot_bytes[s] = b
-                if b < self._bytes_min[nd.out_off + k]:
-                    self._bytes_min[nd.out_off + k] = b
-                if b > self._bytes_max[nd.out_off + k]:
-                    self._bytes_max[nd.out_off + k] = b
-            if self._live > self._peak:
-                self._peak = self._live
-        if self._shapes:
-            sigs = <list>self._shape_sigs[i]
-            if len(sigs) < MAX_SHAPE_SIGNATURES:
-                ins = PyTuple_New(nd.n_in)
-                for k in range(nd.n_in):
-                    item = _signature(self._slots[nd.ins[k]])
-                    Py_INCREF(item)
-                    PyTuple_SET_ITEM(ins, k, item)
-                outs = PyTuple_New(nd.n_out)
-                for k in range(nd.n_out):
-                    item = _signature(self._slots[nd.out_start + k])
-                    Py_INCREF(item)
-                    PyTuple_SET_ITEM(outs, k, item)
-                sig = (ins, outs)
-                if sig not in sigs:
-                    sigs.append(sig)
+            self._lent[s] = NULL
+            if b < self._bytes_min[nd.out_off + k]:
+                self._bytes_min[nd.out_off + k] = b
+            if b > self._bytes_max[nd.out_off + k]:
+                self._bytes_max[nd.out_off + k] = b
+        if self._live > self._peak:
+            self._peak = self._live
+
+    cdef int _record_shapes(self, int i) except -1:
+        """The run-time (dtype, shape, strides) of node ``i``'s inputs and outputs."""
+        cdef CNode *nd = &self._nodes[i]
+        cdef int k
+        sigs = <list>self._shape_sigs[i]
+        if len(sigs) < MAX_SHAPE_SIGNATURES:
+            ins = PyTuple_New(nd.n_in)
+            for k in range(nd.n_in):
+                item = _signature(self._slots[nd.ins[k]])
+                Py_INCREF(item)
+                PyTuple_SET_ITEM(ins, k, item)
+            outs = PyTuple_New(nd.n_out)
+            for k in range(nd.n_out):
+                item = _signature(self._slots[nd.out_start + k])
+                Py_INCREF(item)
+                PyTuple_SET_ITEM(outs, k, item)
+            sig = (ins, outs)
+            if sig not in sigs:
+                sigs.append(sig)
         return 0
 
     cdef int _aliased_input(self, CNode *nd, PyObject *out) noexcept:
@@ -645,16 +678,22 @@ cdef class CVM:
         """Hand node ``nd`` its planned buffers as the output slots' previous values."""
         cdef int k, s, b
         cdef PyObject *old
+        cdef PyObject *p
         for k in range(nd.n_out):
             s = nd.out_start + k
             b = self._buf_of[s]
-            if b >= 0 and self._pool[b] != NULL:
+            if b < 0:
+                continue
+            p = self._pool[b]
+            if self._memory:
+                self._lent[s] = p  # NULL: nothing lent this time
+            if p != NULL:
                 old = self._slots[s]
-                self._slots[s] = self._pool[b]
+                self._slots[s] = p
                 self._pool[b] = NULL
                 Py_XDECREF(old)
                 if self._memory:
-                    self._slot_bytes[s] = _nbytes(self._slots[s])
+                    self._slot_bytes[s] = _nbytes(p)
 
     # -- running --------------------------------------------------------------------
 
@@ -803,9 +842,9 @@ cdef class CVM:
         cdef int i, k, n = self._n
         cdef CNode *nd
         cdef bint timing = self._timing or self._trace_cap > 0
-        cdef bint values = self._memory or self._shapes
+        cdef bint memory = self._memory, shapes = self._shapes
         cdef int64_t t0 = 0, t1 = 0
-        self._live = self.plan_bytes()
+        self._live = self._plan_bytes() if memory else 0
         memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
         if timing:
             t0 = _now()
@@ -824,12 +863,14 @@ cdef class CVM:
                 t1 = _now()
                 self._record_time(i, t0, t1 - t0)
             self._calls[i] += 1
-            if values:
-                self._record_values(i)
+            if memory:
+                self._record_memory(nd)
+            if shapes:
+                self._record_shapes(i)
             for k in range(nd.n_clear):
                 self._clear_counted(nd.clear[k])
             if timing:  # shape recording is Python work: keep it out of the next node's time
-                t0 = _now() if self._shapes else t1
+                t0 = _now() if shapes else t1
         return 0
 
     cdef int _run_lazy(self, bint profiling) except -1:
