@@ -57,6 +57,13 @@ cdef struct CNode:
     int *clear           # slots to clear (points into VM._clears)
     int recyclable       # some output may take a value given back through recycle()
 
+cdef struct NodeStat:     # one node's timing counters, together in one cache line
+    int64_t calls
+    int64_t ns_total
+    int64_t ns_min
+    int64_t ns_max
+    int64_t below        # durations of 0 (below the clock resolution)
+
 cdef str _REENTERED = "function is already running in another thread"
 _generic = np.generic
 
@@ -199,12 +206,8 @@ cdef class CVM:
     cdef int64_t _trace_dropped
     cdef int64_t *_trace         # trace_cap x (call_index, node, start_ns, dur_ns)
     cdef int _n_out_total
-    cdef int64_t *_calls
-    cdef int64_t *_ns_total
-    cdef int64_t *_ns_min
-    cdef int64_t *_ns_max
-    cdef int64_t *_ns_ring       # n x RING, -1 where unused
-    cdef int64_t *_below         # durations of 0 (below the clock resolution)
+    cdef NodeStat *_st           # per node
+    cdef int64_t *_ns_ring       # RING x n (a call's nodes write side by side), -1 unused
     cdef int64_t *_bytes_min     # per output of every node
     cdef int64_t *_bytes_max
     cdef int64_t *_slot_bytes    # per slot, bytes counted live in the current call
@@ -361,16 +364,11 @@ cdef class CVM:
 
     cdef _alloc_stats(self):
         cdef int n = max(self._n, 1), no = max(self._n_out_total, 1)
-        self._calls = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_total = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_min = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_max = <int64_t *>malloc(n * sizeof(int64_t))
-        self._below = <int64_t *>malloc(n * sizeof(int64_t))
+        self._st = <NodeStat *>malloc(n * sizeof(NodeStat))
         self._ns_ring = <int64_t *>malloc(n * C_RING * sizeof(int64_t))
         self._bytes_min = <int64_t *>malloc(no * sizeof(int64_t))
         self._bytes_max = <int64_t *>malloc(no * sizeof(int64_t))
-        if (self._calls == NULL or self._ns_total == NULL or self._ns_min == NULL
-                or self._ns_max == NULL or self._below == NULL or self._ns_ring == NULL
+        if (self._st == NULL or self._ns_ring == NULL
                 or self._bytes_min == NULL or self._bytes_max == NULL):
             raise MemoryError()
 
@@ -383,8 +381,7 @@ cdef class CVM:
         free(self._clears); free(self._is_const); free(self._keep_lazy)
         free(self._producer); free(self._n_readers); free(self._slot_bytes)
         free(self._input_slots); free(self._output_slots); free(self._end_clear)
-        free(self._calls); free(self._ns_total); free(self._ns_min); free(self._ns_max)
-        free(self._below); free(self._ns_ring); free(self._bytes_min)
+        free(self._st); free(self._ns_ring); free(self._bytes_min)
         free(self._bytes_max); free(self._trace)
         if self._pool != NULL:
             for s in range(self._n_buf):
@@ -455,11 +452,11 @@ cdef class CVM:
         """Zero every counter (the profiling choices are kept)."""
         cdef int i
         for i in range(self._n):
-            self._calls[i] = 0
-            self._ns_total[i] = 0
-            self._ns_min[i] = INT64_MAX
-            self._ns_max[i] = 0
-            self._below[i] = 0
+            self._st[i].calls = 0
+            self._st[i].ns_total = 0
+            self._st[i].ns_min = INT64_MAX
+            self._st[i].ns_max = 0
+            self._st[i].below = 0
         for i in range(self._n * C_RING):
             self._ns_ring[i] = -1
         for i in range(self._n_out_total):
@@ -474,6 +471,7 @@ cdef class CVM:
     def stats(self):
         """A snapshot of the counters (see docs/architecture.md, "The VM")."""
         cdef int i, k, n = self._n
+        cdef NodeStat *st
         cdef timespec res
         calls = np.zeros(n, np.int64)
         ns_total = np.zeros(n, np.int64)
@@ -486,13 +484,14 @@ cdef class CVM:
         cdef int64_t[:, ::1] r_v = ring
         cdef double f = _ns_per_tick()
         for i in range(n):
-            c_v[i] = self._calls[i]
-            t_v[i] = <int64_t>(self._ns_total[i] * f)
-            mn_v[i] = 0 if self._ns_min[i] == INT64_MAX else <int64_t>(self._ns_min[i] * f)
-            mx_v[i] = <int64_t>(self._ns_max[i] * f)
-            b_v[i] = self._below[i]
+            st = &self._st[i]
+            c_v[i] = st.calls
+            t_v[i] = <int64_t>(st.ns_total * f)
+            mn_v[i] = 0 if st.ns_min == INT64_MAX else <int64_t>(st.ns_min * f)
+            mx_v[i] = <int64_t>(st.ns_max * f)
+            b_v[i] = st.below
             for k in range(C_RING):
-                v = self._ns_ring[i * C_RING + k]
+                v = self._ns_ring[k * n + i]
                 r_v[i, k] = v if v < 0 else <int64_t>(v * f)
         bmin, bmax = [], []
         for i in range(n):
@@ -536,15 +535,15 @@ cdef class CVM:
         }
 
     cdef inline void _record_time(self, int i, int64_t start, int64_t dur) noexcept:
-        cdef int64_t c = self._calls[i]
-        self._ns_total[i] += dur
-        if dur < self._ns_min[i]:
-            self._ns_min[i] = dur
-        if dur > self._ns_max[i]:
-            self._ns_max[i] = dur
-        self._ns_ring[i * C_RING + c % C_RING] = dur
+        cdef NodeStat *st = &self._st[i]
+        st.ns_total += dur
+        if dur < st.ns_min:
+            st.ns_min = dur
+        if dur > st.ns_max:
+            st.ns_max = dur
+        self._ns_ring[(st.calls % C_RING) * self._n + i] = dur
         if dur == 0:
-            self._below[i] += 1
+            st.below += 1
         if self._trace_cap:
             if self._trace_len < self._trace_cap:
                 self._trace[4 * self._trace_len] = self._calls_total
@@ -862,13 +861,17 @@ cdef class CVM:
             if timing:
                 t1 = _now()
                 self._record_time(i, t0, t1 - t0)
-            self._calls[i] += 1
+            self._st[i].calls += 1
             if memory:
                 self._record_memory(nd)
             if shapes:
                 self._record_shapes(i)
-            for k in range(nd.n_clear):
-                self._clear_counted(nd.clear[k])
+            if memory:
+                for k in range(nd.n_clear):
+                    self._clear_counted(nd.clear[k])
+            else:
+                for k in range(nd.n_clear):
+                    self._release(nd.clear[k])
             if timing:  # shape recording is Python work: keep it out of the next node's time
                 t0 = _now() if shapes else t1
         return 0
@@ -967,7 +970,7 @@ cdef class CVM:
                 if profiling:
                     if timing:
                         self._record_time(i, start, dur)
-                    self._calls[i] += 1
+                    self._st[i].calls += 1
                     if values:
                         self._record_values(i)
                 if self.allow_gc:
