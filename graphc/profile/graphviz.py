@@ -57,7 +57,9 @@ def _tooltip(n) -> str:
 
 
 def _function_dot(fp: FunctionProfile, k: int, lines: list[str], all_calls: bool) -> None:
-    first = "" if all_calls or not has_first_call(fp) else ", first call left out"
+    first = ""
+    if not all_calls and has_first_call(fp):
+        first = ", first call left out" if fp.first_calls == 1 else ", first calls left out"
     if first:
         fp = steady_state(fp)
     total = sum(n.ns_total for n in fp.nodes)
