@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -124,6 +125,25 @@ def _blocks(text: str) -> list[list[str]]:
     return blocks
 
 
+def _skeleton(line: str) -> str:
+    """A report line with its numbers replaced (they vary from run to run, and so do the
+    column widths)."""
+    return re.sub(r" +", " ", re.sub(r"\d+(\.\d+)?(e[-+]\d+)?", "#", line)).strip()
+
+
+def _readme_excerpt_matches(text: str) -> None:
+    """The README's excerpt of this example's output is what the code prints, numbers aside:
+    every line of it (but the ``...`` that mark cuts) is a line of ``text``."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    block = readme.split("```text\nFunction profiling\n", 1)[1].split("\n```", 1)[0]
+    printed = {_skeleton(line) for line in text.splitlines()}
+    lines = [line for line in block.splitlines() if line != "..."]
+    assert len(lines) > 20
+    for line in lines:
+        assert _skeleton(line) in printed, line
+
+
 def test_example_fits_one_screen_per_function_at_100_columns():
     env = dict(os.environ, COLUMNS="100", PYTHONPATH=ROOT)
     env.pop("GRAPHC_FLAGS", None)
@@ -145,6 +165,7 @@ def test_example_fits_one_screen_per_function_at_100_columns():
         rows = [line for line in apply if line[:9].strip().endswith("%")]
         assert 0 < len(rows) <= graphc.config.profiling__n_apply
         assert sum("from: logistic_regression.py:" in line for line in apply) == len(rows)
+    _readme_excerpt_matches(text)
     # the train function has 26 nodes: the tables are cut, and --full-sized runs are not
     assert "remaining 21 Apply instances" in "\n".join(blocks[0])
     env["GRAPHC_FLAGS"] = "profiling__n_apply=1000,profiling__n_ops=1000"
