@@ -204,10 +204,14 @@ def grad(
         if all(g is None for g in gouts):
             continue
         gouts = [zeros_like(o) if g is None else g for o, g in zip(node.outputs, gouts)]
+        l_op = getattr(node.op, "L_op", None)  # Theano's: the gradient also sees the outputs
         grad_fn = getattr(node.op, "grad", None)
-        if grad_fn is None:
+        if l_op is not None:
+            gins = l_op(list(node.inputs), list(node.outputs), gouts)
+        elif grad_fn is None:
             raise NotImplementedError(f"{node.op} ({type(node.op).__name__}) has no grad method")
-        gins = grad_fn(list(node.inputs), gouts)
+        else:
+            gins = grad_fn(list(node.inputs), gouts)
         if len(gins) != len(node.inputs):
             raise ValueError(
                 f"{node.op}.grad returned {len(gins)} gradients for {len(node.inputs)} inputs"
