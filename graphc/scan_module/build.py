@@ -319,11 +319,14 @@ def _steps(seqs: list[_Seq], n_steps, name: str | None) -> Variable:
     if not seqs:
         raise ValueError(f"scan{f' {name}' if name else ''}: no sequences, so n_steps must be "
                          "given")  # fmt: skip
-    lengths = [T.shape(s.outer)[0] - (max(s.taps) - min(s.taps)) for s in seqs]
+    spans = [max(s.taps) - min(s.taps) for s in seqs]
+    lengths = [T.shape(s.outer)[0] - span if span else T.shape(s.outer)[0]
+               for s, span in zip(seqs, spans)]  # fmt: skip
     n = lengths[0]
     for m in lengths[1:]:
         n = T.minimum(n, m)
-    return T.maximum(T.cast(n, "int64"), 0)
+    n = T.cast(n, "int64")
+    return T.maximum(n, 0) if any(spans) else n
 
 
 def _check_state(k: int, new: Variable, tap: Variable, name: str | None) -> None:

@@ -17,6 +17,7 @@ inner outputs: ``[*new states, *nit outputs, (stop condition)]``.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -240,9 +241,10 @@ class _Runner:
 
     def __init__(self, op: Scan, fn: Any):
         self.op = op
-        self.fn = fn
+        self.inner_function = fn  # the compiled step, profiled as this node's child
         self.vm = fn.vm
-        self.steps = 0  # steps run by the last call, for the profiler
+        #: set by the profiler: called with each step's VM time in ns
+        self.on_step: Callable[[int], None] | None = None
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -268,7 +270,7 @@ class _Runner:
         taps = info.state_taps
         nits: list[np.ndarray | None] = [None] * info.n_nit
         ns, n_nit = info.n_states, info.n_nit
-        vm = self.vm
+        vm = self.vm if self.on_step is None else self._timed_vm
         done = n
         for i in range(n):
             args = [s[i, ...] for s in seqs]
@@ -305,7 +307,6 @@ class _Runner:
             if info.as_while and outs[-1]:
                 done = i + 1
                 break
-        self.steps = done
         for k, buf in enumerate(states):
             if info.as_while and not info.state_last[k]:
                 buf = buf[: lags[k] + done]
@@ -321,6 +322,14 @@ class _Runner:
             elif done < n:
                 out = out[:done]
             output_storage[ns + j][0] = out
+
+    def _timed_vm(self, args: list) -> list:
+        t0 = time.perf_counter_ns()
+        try:
+            return self.vm(args)
+        finally:
+            assert self.on_step is not None
+            self.on_step(time.perf_counter_ns() - t0)
 
     def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
         """Row shapes of the stacked outputs of a loop that ran no step: one trial step on
