@@ -236,6 +236,33 @@ def _check_type(op, what: str, x: Variable, inner: TensorType, extra_dim: bool) 
         )
 
 
+BLOCK = 256  # steps whose input rows are sliced at once
+
+
+def _rows(a: np.ndarray, lo: int, hi: int) -> list:
+    """Views of rows ``lo:hi`` of ``a`` (0-d arrays, not scalars, for a vector)."""
+    if a.ndim > 1:
+        return list(a[lo:hi])
+    return [a[j, ...] for j in range(lo, hi)]
+
+
+def _step_inputs(readers: list, n: int):
+    """Per step, the tuple of rows the step reads: ``(array, first row, rows per step)``
+    readers, their views made a block of steps at a time (in C, not per step)."""
+    for i0 in range(0, n, BLOCK):
+        i1 = min(i0 + BLOCK, n)
+        cols = []
+        for a, o, m in readers:
+            if m:
+                cols.append(_rows(a, o + i0, o + i1))
+            else:  # a window that shifts in place: the same rows every step
+                cols.append([a[o, ...]] * (i1 - i0))
+        if cols:
+            yield from zip(*cols)
+        else:
+            yield from ((),) * (i1 - i0)
+
+
 class _Runner:
     """Runs the loop: one VM call per step, outputs written into preallocated buffers."""
 
@@ -267,36 +294,38 @@ class _Runner:
             buf = np.empty((rows, *x.shape[1:]), dtype=x.dtype)
             buf[:lag] = x[:lag]
             states.append(buf)
-        taps = info.state_taps
+        # per inner input read each step: (array, first row, rows advanced per step)
+        readers = [(s, 0, 1) for s in seqs]
+        for buf, lag, last, tk in zip(states, lags, info.state_last, info.state_taps):
+            readers += [(buf, lag + t, 0 if last else 1) for t in tk]
+        row_shapes = [buf.shape[1:] for buf in states]
         nits: list[np.ndarray | None] = [None] * info.n_nit
         ns, n_nit = info.n_states, info.n_nit
+        last_only = [k for k in range(ns) if info.state_last[k]]
         vm = self.vm if self.on_step is None else self._timed_vm
         done = n
+        steps = _step_inputs(readers, n)
         for i in range(n):
-            args = [s[i, ...] for s in seqs]
-            for buf, lag, last, tk in zip(states, lags, info.state_last, taps):
-                base = lag if last else lag + i
-                args.extend(buf[base + t, ...] for t in tk)
-            args.extend(nonseqs)
+            args = [*next(steps), *nonseqs]
             outs = vm(args)
             for k in range(ns):
-                buf = states[k]
                 v = outs[k]
-                if v.shape != buf.shape[1:]:
+                if v.shape != row_shapes[k]:
                     raise ValueError(
                         f"{name}: step {i} returned state {k} of shape {v.shape}; the state "
-                        f"has shape {buf.shape[1:]} (a state must keep its shape)"
+                        f"has shape {row_shapes[k]} (a state must keep its shape)"
                     )
-                if info.state_last[k]:
-                    lag = lags[k]
+                if k in last_only:
+                    buf, lag = states[k], lags[k]
                     buf[: lag - 1] = buf[1:lag].copy()
                     buf[lag - 1] = v
                 else:
-                    buf[lags[k] + i] = v
+                    states[k][lags[k] + i] = v
             for j in range(n_nit):
-                v = np.asarray(outs[ns + j])
+                v = outs[ns + j]
                 out = nits[j]
                 if out is None:
+                    v = np.asarray(v)
                     out = nits[j] = np.empty((n, *v.shape), dtype=v.dtype)
                 elif v.shape != out.shape[1:]:
                     raise ValueError(
