@@ -37,6 +37,7 @@ class _Seq:
 class _Out:
     initial: Variable | None  # None: not fed back (stacked only)
     taps: list[int] = field(default_factory=list)
+    last_only: bool = False  # keep only the final values, not every step's
 
 
 def _row_type(t: TensorType) -> TensorType:
@@ -165,14 +166,18 @@ def scan(
 
 def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None,
                n_steps=None, truncate_gradient: int = -1, go_backwards: bool = False,
-               name: str | None = None, strict: bool = False):  # fmt: skip
+               name: str | None = None, strict: bool = False, last_only=()):  # fmt: skip
     """``(outputs, updates, node outputs)``: ``scan``'s work, also giving the Scan node's
-    raw outputs (each state's whole buffer, initial rows included)."""
+    raw outputs (each state's whole buffer, initial rows included). The ``outputs_info``
+    entries numbered in ``last_only`` keep only their final window (no stacked output)."""
     as_list = (lambda x: [] if x is None else list(x) if isinstance(x, list | tuple) else [x])
     seqs = [_as_seq(s, k) for k, s in enumerate(as_list(sequences))]
     outs_info = None if outputs_info is None else [
         _as_out(o, k) for k, o in enumerate(as_list(outputs_info))
     ]  # fmt: skip
+    for k in last_only:
+        assert outs_info is not None and outs_info[k].initial is not None
+        outs_info[k].last_only = True
     explicit_nonseqs = [T.as_tensor_variable(v) if not isinstance(v, Variable) else v
                         for v in as_list(non_sequences)]  # fmt: skip
     if go_backwards:
@@ -257,7 +262,7 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     info = ScanInfo(
         n_seqs=len(seq_outer),
         state_taps=tuple(tuple(t) for t in all_taps),
-        state_last=(False,) * len(state_outs) + (True,) * len(shared_states),
+        state_last=tuple(o.last_only for o in state_outs) + (True,) * len(shared_states),
         n_nit=len(nits),
         n_nonseqs=len(nonseq_outer),
         as_while=cond is not None,

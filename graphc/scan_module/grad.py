@@ -39,18 +39,20 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
         raise NotImplementedError(f"gradient of {name}: a scan that stops early (until)")
     n_steps, seqs, inits, nonseqs = op.outer_split(inputs)
     in_seqs, in_taps, in_nonseqs = op.inner_split()
-    n_reg = sum(1 for last in info.state_last if not last)
-    inner_states = op.inner.outputs[: info.n_states]
-    inner_nits = op.inner.outputs[info.n_states : info.n_states + info.n_nit]
-    if n_reg != info.n_states:
-        last_taps = [v for taps, last in zip(in_taps, info.state_last) if last for v in taps]
+    reg = [k for k in range(info.n_states) if not info.state_last[k]]
+    kept = [k for k in range(info.n_states) if info.state_last[k]]
+    if kept:
+        last_taps = [v for k in kept for v in in_taps[k]]
         if any(_is_float(v) for v in last_taps) or _reads(op.inner.outputs, last_taps):
             raise NotImplementedError(
-                f"gradient of {name}: a scan whose step updates shared variables or draws "
-                "random numbers (mark the sampled values with consider_constant)"
+                f"gradient of {name}: a scan whose step updates shared variables, draws "
+                "random numbers or keeps only its last states (a gradient loop); mark the "
+                "sampled values with consider_constant"
             )
     lags = info.lags
-    g_bufs = [_zeros_for(g, o) for g, o in zip(output_grads[:n_reg], outs[:n_reg])]
+    inner_states = [op.inner.outputs[k] for k in reg]
+    inner_nits = op.inner.outputs[info.n_states : info.n_states + info.n_nit]
+    g_bufs = [_zeros_for(output_grads[k], outs[k]) for k in reg]
     g_nits = [
         _zeros_for(g, o)
         for g, o in zip(output_grads[info.n_states :], outs[info.n_states :])
@@ -62,16 +64,15 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
         return x[start : start + n_steps][::-1]
 
     seq_vals = [last_n(s) for s in seqs]
-    tap_vals = []
-    for k in range(n_reg):
-        for t in info.state_taps[k]:
-            tap_vals.append(last_n(outs[k], lags[k] + t))
-    g_rows = [last_n(g, lags[k]) for k, g in enumerate(g_bufs)]
+    tap_vals = [last_n(outs[k], lags[k] + t) for k in reg for t in info.state_taps[k]]
+    g_rows = [last_n(g, lags[k]) for k, g in zip(reg, g_bufs)]
     gy_rows = [last_n(g) for g in g_nits]
     float_nonseqs = [k for k, v in enumerate(nonseqs) if _is_float(v)]
-    windows = [T.zeros_like(x[: lags[k]]) for k, x in enumerate(inits[:n_reg])]
+    windows = [T.zeros_like(inits[k][: lags[k]]) for k in reg]
     accums = [T.zeros_like(nonseqs[k]) for k in float_nonseqs]
-    n_seq, n_tap, n_g, n_gy = len(seq_vals), len(tap_vals), len(g_rows), len(gy_rows)
+    n_seq, n_tap, n_g, n_gy, n_reg = (len(seq_vals), len(tap_vals), len(g_rows), len(gy_rows),
+                                      len(reg))  # fmt: skip
+    flat_taps = [v for k in reg for v in in_taps[k]]
 
     def step(*args):
         p = 0
@@ -83,13 +84,11 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
         acc = list(args[p : p + len(accums)]); p += len(accums)  # noqa: E702
         outer_nonseqs = list(args[p:])
         replace: dict[Variable, Any] = dict(zip(in_seqs, xs))
-        flat_taps = [v for taps_k in in_taps[:n_reg] for v in taps_k]
         replace.update(zip(flat_taps, taps))
         replace.update(zip(in_nonseqs, outer_nonseqs))
-        wanted = inner_states[:n_reg] + inner_nits
-        recomputed = clone_replace(wanted, replace)
+        recomputed = clone_replace(inner_states + inner_nits, replace)
         known = {}
-        for k, (o, g, w) in enumerate(zip(recomputed[:n_reg], gs, ws)):
+        for o, g, w in zip(recomputed[:n_reg], gs, ws):
             if _is_float(o):
                 known[o] = g + w[0]
         for o, g in zip(recomputed[n_reg:], gys):
@@ -101,21 +100,25 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
                          if known and wrt else [T.zeros_like(v) for v in wrt]))  # fmt: skip
         new_windows = []
         pos = 0
-        for k in range(n_reg):
+        for j, k in enumerate(reg):
             tk = info.state_taps[k]
-            row_zero = T.zeros_like(ws[k][0])
+            row_zero = T.zeros_like(ws[j][0])
             sent = [row_zero] * lags[k]
             for t, v in zip(tk, taps[pos : pos + len(tk)]):
                 if v in grads:
                     sent[-t - 1] = sent[-t - 1] + grads[v]
             pos += len(tk)
-            shifted = T.concatenate([ws[k][1:], T.shape_padleft(row_zero)], axis=0)
-            new_windows.append(shifted + T.stack(sent))
+            if lags[k] == 1:
+                new_windows.append(T.shape_padleft(sent[0]))
+            else:
+                shifted = T.concatenate([ws[j][1:], T.shape_padleft(row_zero)], axis=0)
+                new_windows.append(shifted + T.stack(sent))
         new_acc = [a + grads[outer_nonseqs[k]] for a, k in zip(acc, float_nonseqs)]
         g_xs = [grads[x] if x in grads else T.zeros_like(x) for x in xs]
         return new_windows + new_acc + g_xs
 
     n_back = n_steps if info.truncate_gradient < 0 else T.minimum(n_steps, info.truncate_gradient)
+    n_acc = len(accums)
     _, _, back = build_scan(
         step,
         sequences=seq_vals + tap_vals + g_rows + gy_rows,
@@ -123,8 +126,8 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
         non_sequences=list(nonseqs),
         n_steps=n_back,
         name=f"grad_of_{name}",
+        last_only=range(n_reg + n_acc),
     )
-    n_acc = len(accums)
     result: list = [None] * len(inputs)
     # sequences: the reversed row gradients, zeros for steps the truncation cut off
     for s_idx, g_rev in enumerate(back[n_reg + n_acc :]):
@@ -138,19 +141,19 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
         rest = T.zeros_like(s[n_steps:])
         result[1 + s_idx] = T.concatenate([g, rest], axis=0)
     # initial states: the last window (reversed into row order) plus the direct gradient
-    for k in range(n_reg):
+    for j, k in enumerate(reg):
         x = inits[k]
         if not _is_float(x):
             continue
-        window = back[k][-1][::-1]
+        window = back[j][0][::-1]
         if info.truncate_gradient >= 0:
             window = T.switch(T.le(n_steps, info.truncate_gradient), window, 0 * window)
-        g = window + g_bufs[k][: lags[k]]
+        g = window + g_bufs[j][: lags[k]]
         extra = T.zeros_like(x[lags[k] :])
         result[1 + info.n_seqs + k] = T.concatenate([g, extra], axis=0)
     base = 1 + info.n_seqs + info.n_states
     for j, k in enumerate(float_nonseqs):
-        result[base + k] = back[n_reg + j][-1]
+        result[base + k] = back[n_reg + j][0]
     return result
 
 

@@ -193,8 +193,7 @@ def test_nested_profile_adds_up_against_a_stopwatch():
     assert inner["first_calls"] == 40  # the steps of the first call
     inner_nodes = sum(n["ns_total"] for n in inner["nodes"])
     assert inner_nodes <= inner["vm_ns"] <= node["ns_total"] <= data["vm_ns"] <= wall
-    # a 200x200 Gemv per step: the step's nodes are most of the loop's time
-    assert inner_nodes >= 0.5 * node["ns_total"]
+    assert all(n["calls"] == 40 * calls for n in inner["nodes"])  # once per step
     buf = io.StringIO()
     f.profile.summary(file=buf)
     out = buf.getvalue()
