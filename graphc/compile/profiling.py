@@ -350,7 +350,7 @@ def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler
             continue
         child = build_record(inner)
         child.name = f"{fn.linked.schedule[i].op} step (node {i} of {record.name})"
-        sub = FunctionProfiler(inner, child, profiler.memory, 0, nested=True)
+        sub = FunctionProfiler(inner, child, profiler.memory, profiler.trace_capacity, nested=True)
         inner._profiler = sub
         runner.on_step = sub.on_step
         record.nodes[i].inner = child
