@@ -234,3 +234,13 @@ def test_chrome_trace_nests_each_step_inside_the_loop_node():
                    for lp in loops)  # fmt: skip
     inner_nodes = [e for e in slices if e["cat"] == "node" and "t-1" in e["name"]]
     assert inner_nodes  # the step's own nodes are in the trace too
+
+
+def test_memory_line_reports_the_stacked_outputs():
+    f = _rnn(True)
+    rng = np.random.default_rng(3)
+    f(rng.normal(size=(99, 64)), rng.normal(size=(64, 64)) * 0.1, rng.normal(size=64))
+    buf = io.StringIO()
+    f.profile.summary(file=buf)
+    # the state's buffer: the initial row and 99 steps of 64 float64 = 51200 bytes
+    assert "memory: stacked outputs 50KB" in buf.getvalue()
