@@ -230,7 +230,8 @@ def test_chrome_trace_nests_each_step_inside_the_loop_node():
     steps = [e for e in slices if e["cat"] == "step"]
     assert len(loops) == 2 and len(steps) == 10
     for step in steps:  # each step lies inside one of the loop node's slices
-        assert any(lp["ts"] <= step["ts"] and step["ts"] + step["dur"] <= lp["ts"] + lp["dur"] + 1e-3
+        end = step["ts"] + step["dur"]
+        assert any(lp["ts"] <= step["ts"] and end <= lp["ts"] + lp["dur"] + 1e-3
                    for lp in loops)  # fmt: skip
     inner_nodes = [e for e in slices if e["cat"] == "node" and "t-1" in e["name"]]
     assert inner_nodes  # the step's own nodes are in the trace too
