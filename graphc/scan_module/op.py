@@ -143,6 +143,10 @@ class Scan(Op):
     def __str__(self) -> str:
         return f"Scan{{{self.info.name or 'scan_fn'}}}"
 
+    def inner_graph(self) -> tuple[list, list]:
+        """The step graph's ``(inputs, outputs)`` (debugprint shows it under the node)."""
+        return self.inner.inputs, self.inner.outputs
+
     # ------------------------------------------------------------------ layout
     def outer_split(self, inputs: Sequence) -> tuple[Any, list, list, list]:
         """``(n_steps, sequences, state_inits, non_sequences)`` of the outer inputs."""

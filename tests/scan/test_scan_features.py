@@ -334,3 +334,12 @@ def test_a_state_read_only_at_its_last_row_keeps_only_its_last_row():
     assert scan_nodes(both)[0].op.info.state_last == (False,)  # the whole output is used
     g = graphc.function([A, k], graphc.grad(result[-1].sum(), A))
     np.testing.assert_allclose(g(np.array([2.0, 3.0]), 3), 3 * np.array([2.0, 3.0]) ** 2)
+
+
+def test_debugprint_shows_the_step_graph_under_the_loop():
+    x = T.vector("x")
+    o, _ = graphc.scan(lambda v, h: h + v * 2, sequences=x, outputs_info=T.constant(0.0))
+    text = graphc.printing.debugprint(graphc.function([x], o), file="str")
+    head, inner = text.split("Inner graphs of the scan ops:")
+    assert "Scan{scan_fn} [id B]" in head
+    assert "Scan{scan_fn} [id B]" in inner and " >   |x[t+0]" in inner
