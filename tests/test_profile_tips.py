@@ -63,8 +63,7 @@ def test_fusion_tip_threshold_and_advice():
         "f: a chain of 3 Elemwise nodes is not fused; do not exclude the `fusion` rewrite"
     ]
     assert fusion_tip([_chain(3)]) == [
-        "f: a chain of 3 Elemwise nodes is not fused; "
-        "check why the `fusion` rewrite left it"
+        "f: a chain of 3 Elemwise nodes is not fused; check why the `fusion` rewrite left it"
     ]
 
 
