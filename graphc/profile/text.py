@@ -230,11 +230,17 @@ def _bytes_line(n: int) -> str:
     return f"        CPU: {nbytes(n)} ({n}B)"
 
 
-def _storage_lines(title: str, records) -> list[str]:
+def _storage_lines(title: str, records, min_size: int = 0) -> list[str]:
+    """One line per record of at least ``min_size`` bytes, the smaller ones summed."""
     if not records:
         return []
     lines = [f"    {title} (not counted above):"]
-    lines += [f"    {r.nbytes:>9d}B  {shape_text(r.shape)} {r.name}" for r in records]
+    big = [r for r in records if r.nbytes >= min_size]
+    lines += [f"    {r.nbytes:>9d}B  {shape_text(r.shape)} {r.name}" for r in big]
+    small = [r for r in records if r.nbytes < min_size]
+    if small:
+        total = sum(r.nbytes for r in small)
+        lines.append(f"    {total:>9d}B  in {len(small)} smaller than {min_size}B")
     return lines
 
 
@@ -314,7 +320,7 @@ def render_memory(s: mem.MemorySummary) -> list[str]:
     for m in s.functions:
         prefix = f"{m.name}: " if several else ""
         lines += _storage_lines(prefix + "Inputs", m.inputs)
-        lines += _storage_lines(prefix + "Constants", m.constants)
+        lines += _storage_lines(prefix + "Constants", m.constants, s.min_memory_size)
     lines += [
         "    <created/inplace/view> is taken from the Op's declaration.",
         "    Apply nodes marked 'inplace' or 'view' may actually allocate memory, "
