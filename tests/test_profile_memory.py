@@ -140,7 +140,10 @@ def test_memory_section_lines():
         "dense outputs sizes)"
     ) in text
     assert "         8000B  (1000,) x" in text
-    assert "            8B  () 2.0" in text
+    assert "            8B  in 1 smaller than 1024B" in text  # the constant 2.0
+    out = io.StringIO()
+    ProfileStats([chain()]).summary(file=out, min_memory_size=8)
+    assert "            8B  () 2.0" in out.getvalue()
 
 
 def test_no_gc_current_setting():
