@@ -27,10 +27,12 @@ __all__ = [
     "as_tensor_variable", "constant", "nnet", "subtensor", "tensor",
 ]  # fmt: skip
 
-from graphc.tensor.contractions import batched_dot, tensordot  # noqa: E402
+from graphc.tensor.contractions import batched_dot, dot, tensordot  # noqa: E402
 from graphc.tensor.extra_ops import argsort, cumprod, cumsum, repeat, sort, tile  # noqa: E402
 
-__all__ += ["argsort", "batched_dot", "cumprod", "cumsum", "repeat", "sort", "tensordot", "tile"]
+__all__ += [
+    "argsort", "batched_dot", "cumprod", "cumsum", "dot", "repeat", "sort", "tensordot", "tile",
+]  # fmt: skip
 
 
 def __getattr__(name: str):

@@ -119,8 +119,8 @@ class Dot(Op):
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim > 2 or b.ndim > 2:
             raise NotImplementedError(
-                f"dot of {a.type} and {b.type}: operands with more than 2 dimensions are not "
-                "supported; use matmul"
+                f"{self} of {a.type} and {b.type}: operands with more than 2 dimensions go "
+                "through graphc.tensor.dot (tensordot) or matmul"
             )
         if a.ndim == 0 or b.ndim == 0:
             raise TypeError(f"{self}: operands must be vectors or matrices, got {a.type} and "
@@ -166,7 +166,8 @@ _dot = Dot()
 
 
 def dot(a, b):
-    """numpy ``dot`` for vectors and matrices (scalars multiply element-wise)."""
+    """numpy ``dot`` for vectors and matrices (scalars multiply element-wise); ``graphc.tensor.dot``
+    also takes operands with more dimensions."""
     from graphc.tensor.math import mul
 
     a, b = as_tensor_variable(a), as_tensor_variable(b)

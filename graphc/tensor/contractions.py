@@ -1,4 +1,5 @@
-"""``tensordot`` (as one matrix product between reshapes) and ``batched_dot`` (Theano's)."""
+"""``tensordot`` (as one matrix product between reshapes), ``dot`` of any number of
+dimensions and ``batched_dot`` (Theano's)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Op
 from graphc.tensor.basic import _i64, reshape, shape_tuple
-from graphc.tensor.blas import dot
+from graphc.tensor.blas import dot as _dot2
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
-__all__ = ["BatchedDot", "batched_dot", "tensordot"]
+__all__ = ["BatchedDot", "batched_dot", "dot", "tensordot"]
 
 _FLOATS = ("float32", "float64")
 
@@ -67,7 +68,18 @@ def tensordot(a, b, axes=2):
         b.dimshuffle(*ax_b, *free_b), [_prod(sb[k] for k in ax_b), _prod(sb[k] for k in free_b)]
     )
     out_shape = [sa[k] for k in free_a] + [sb[k] for k in free_b]
-    return reshape(dot(a2, b2), out_shape, ndim=len(out_shape))
+    return reshape(_dot2(a2, b2), out_shape, ndim=len(out_shape))
+
+
+def dot(a, b):
+    """numpy ``dot``, as Theano's: scalars multiply element-wise, vectors and matrices make one
+    ``Dot`` node, and an operand with more than 2 dimensions sums over the last axis of ``a``
+    and the second-to-last of ``b`` (the only one of a vector) through ``tensordot``:
+    ``dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])``."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    if a.ndim > 2 or b.ndim > 2:
+        return tensordot(a, b, [[a.ndim - 1], [max(0, b.ndim - 2)]])
+    return _dot2(a, b)
 
 
 class BatchedDot(Op):
