@@ -5,6 +5,7 @@ import sys
 from graphc.tensor import (
     nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
     pprint_rules,  # noqa: E402,F401  (fills graphc.printing's rules)
+    rop_rules,  # noqa: E402,F401  (fills graphc.graph.rop's rules)
     subtensor,
 )
 from graphc.tensor import variable as _variable
@@ -36,9 +37,9 @@ __all__ += [
 
 
 def __getattr__(name: str):
-    """Theano's ``T.grad`` / ``T.jacobian`` / ``T.hessian``, resolved on first use (the
-    gradient module sits above this package)."""
-    if name in ("grad", "jacobian", "hessian", "verify_grad"):
+    """Theano's ``T.grad`` / ``T.Rop`` / ``T.Lop`` / ``T.jacobian`` / ``T.hessian``, resolved on
+    first use (the gradient module sits above this package)."""
+    if name in ("grad", "Rop", "Lop", "jacobian", "hessian", "verify_grad"):
         import graphc.gradient
 
         return getattr(graphc.gradient, name)

@@ -165,3 +165,36 @@ def reduce_to(g, x):
     if axes:
         g = tm.sum(g, axis=axes, keepdims=True)
     return g
+
+
+def elemwise_rop(node, eval_points):
+    """Directional derivative of an Elemwise node's (single) output: the sum over inputs of
+    the partial derivative times the input's tangent. Each rule above is linear in its output
+    gradient and element-wise before ``reduce_to``, so given a tangent in place of the output
+    gradient its entry for input ``i`` is that input's term."""
+    op = node.op
+    (z,) = node.outputs
+    if z.dtype not in ps.FLOAT_DTYPES:
+        return [None]
+    sop = op.scalar_op
+    name = sop.name
+    inputs = list(node.inputs)
+    if isinstance(sop, ps.Cast):
+        return [None if eval_points[0] is None else tm.cast(eval_points[0], z.dtype)]
+    if name in _NO_GRAD or name in _ZERO_GRAD:
+        return [None]
+    rule = _RULES.get(name)
+    if rule is None:
+        raise NotImplementedError(f"R_op of {op} is not implemented (no rule for {name})")
+    terms = []
+    for i, v in enumerate(eval_points):
+        if v is None or inputs[i].dtype not in ps.FLOAT_DTYPES:
+            continue
+        t = rule(inputs, z, tm.cast(v, z.dtype))[i]
+        if t is not None:
+            terms.append(t)
+    if not terms:
+        return [None]
+    r = terms[0] if len(terms) == 1 else tm.add(*terms)
+    # a term may miss the axes its tangent broadcast along: give it the output's shape
+    return [tm.second(z, tm.cast(r, z.dtype))]

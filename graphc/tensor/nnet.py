@@ -237,6 +237,21 @@ class CrossentropyCategorical1HotGrad(Op):
     def infer_shape(self, fgraph, node, shapes):
         return [tuple(shapes[1])]
 
+    def grad(self, inputs, gouts):
+        # out[i, y[i]] = -g[i] / x[i, y[i]]: d/dg = -G[i, y[i]] / x[i, y[i]]; d/dx at (i, y[i])
+        # = G g / x**2, which is this Op applied to -G g / x.
+        g, x, y = inputs
+        (gz,) = gouts
+        gz_y, x_y = _pick(gz, y), _pick(x, y)
+        return [-gz_y / x_y, self(-gz_y * g / x_y, x, y), None]
+
+
+def _pick(m, y):
+    """``m[i, y[i]]`` for every row ``i``."""
+    from graphc.tensor.basic import arange
+
+    return m[arange(m.shape[0]), y]
+
 
 def crossentropy_categorical_1hot(coding_dist, y_idx):
     return CrossentropyCategorical1Hot()(coding_dist, y_idx)
@@ -329,6 +344,12 @@ class CrossentropySoftmax1HotDx(Op):
 
     def infer_shape(self, fgraph, node, shapes):
         return [tuple(shapes[1])]
+
+    def grad(self, inputs, gouts):
+        # dnll[:, None] * (sm - onehot(y)): linear in dnll and in sm
+        g, sm, y = inputs
+        (gz,) = gouts
+        return [tm.sum(gz * sm, axis=1) - _pick(gz, y), gz * g.dimshuffle(0, "x"), None]
 
 
 def crossentropy_softmax_1hot(x, y_idx):
