@@ -334,8 +334,9 @@ def _node_rop(node: Apply, eval_points: list) -> list:
     if len(res) != len(node.outputs):
         raise ValueError(f"R_op of {node.op} gave {len(res)} tangents for "
                          f"{len(node.outputs)} outputs")  # fmt: skip
+    where = f"R_op of {node.op}"
     return [
-        None if r is None or not _is_float(o) else _fit(r, o, exact=False, where=f"R_op of {node.op}")
+        None if r is None or not _is_float(o) else _fit(r, o, exact=False, where=where)
         for o, r in zip(node.outputs, res)
     ]
 

@@ -105,7 +105,8 @@ _PRODUCTS = {
     ),
     "matmul": (lambda x, y: T.matmul(x, y), lambda rng, n, m: [_n(rng, 2, n, m), _n(rng, m, 3)]),
     "batched_dot": (
-        lambda x, y: T.batched_dot(x, y), lambda rng, n, m: [_n(rng, 2, n, m), _n(rng, 2, m, 3)]
+        lambda x, y: T.batched_dot(x, y),
+        lambda rng, n, m: [_n(rng, 2, n, m), _n(rng, 2, m, 3)],
     ),
     "dot_nd": (lambda x, w: T.dot(x, w), lambda rng, n, m: [_n(rng, 2, n, m), _n(rng, m, 3)]),
 }
@@ -137,21 +138,21 @@ _NNET = {
         lambda rng, n, m: [_n(rng, n), _n(rng, n, m), _labels(rng, n, m)],
     ),
     "conv2d": (lambda x, w: nnet.conv2d(x, w), _img),
-    "conv2d_grad_inputs": (
-        lambda x, w: graphc.grad((nnet.conv2d(x, w) ** 2).sum(), x), _img
-    ),
+    "conv2d_grad_inputs": (lambda x, w: graphc.grad((nnet.conv2d(x, w) ** 2).sum(), x), _img),
     "conv2d_grad_weights": (
-        lambda x, w: graphc.grad((nnet.conv2d(x, w, border_mode="half") ** 2).sum(), w), _img
+        lambda x, w: graphc.grad((nnet.conv2d(x, w, border_mode="half") ** 2).sum(), w),
+        _img,
     ),
     "pool_max": (lambda x: pool_2d(x, (2, 2), ignore_border=True), _mat),
     "pool_sum_average": (
-        lambda x: pool_2d(x, (2, 1), ignore_border=False, mode="sum")
-        + pool_2d(x, (2, 1), ignore_border=False, mode="average_exc_pad"),
+        lambda x: (
+            pool_2d(x, (2, 1), ignore_border=False, mode="sum")
+            + pool_2d(x, (2, 1), ignore_border=False, mode="average_exc_pad")
+        ),
         _mat,
     ),
     "max_pool_grad": (
-        lambda x, t: graphc.grad((pool_2d(x * x, (2, 2), ignore_border=True) * t[0, 0]).sum(),
-                                 x),
+        lambda x, t: graphc.grad((pool_2d(x * x, (2, 2), ignore_border=True) * t[0, 0]).sum(), x),
         _two,
     ),  # fmt: skip
     "max_pool_grad_grad": (
@@ -174,13 +175,15 @@ _EXTRA = {
     "cumprod": (lambda x: T.cumprod(x, axis=0), _mat),  # transposed gradient
     "repeat_tile": (lambda x: T.repeat(x, 2, axis=0).sum() + T.tile(x, (2, 1)), _mat),
     "repeat_tile_grads": (
-        lambda x: graphc.grad((T.repeat(x, 2, axis=0) ** 3).sum() + (T.tile(x, (1, 2)) ** 3).sum(),
-                              x),
+        lambda x: graphc.grad(
+            (T.repeat(x, 2, axis=0) ** 3).sum() + (T.tile(x, (1, 2)) ** 3).sum(), x
+        ),
         _mat,
     ),  # fmt: skip
     "sort": (lambda x: T.sort(x * 2, axis=1), _mat),  # transposed gradient
     "permute_along_axis": (
-        lambda x, y: PermuteAlongAxis(1, True)(x, ArgSortOp("quicksort", 1)(y)), _two
+        lambda x, y: PermuteAlongAxis(1, True)(x, ArgSortOp("quicksort", 1)(y)),
+        _two,
     ),
     "ifelse": (
         lambda x, y, c: ifelse(c, x * y, x + y),

@@ -15,8 +15,8 @@ __all__ = [
     "CrossentropyCategorical1Hot", "CrossentropyCategorical1HotGrad", "CrossentropySoftmax1Hot",
     "CrossentropySoftmax1HotDx", "LogSoftmax", "Softmax", "binary_crossentropy",
     "categorical_crossentropy", "crossentropy_categorical_1hot", "crossentropy_softmax_1hot",
-    "crossentropy_softmax_1hot_with_bias", "log_softmax", "logsoftmax", "relu", "sigmoid", "softmax",
-    "softplus",
+    "crossentropy_softmax_1hot_with_bias", "log_softmax", "logsoftmax", "relu", "sigmoid",
+    "softmax", "softplus",
 ]  # fmt: skip
 
 _FLOATS = ("float32", "float64")

@@ -93,11 +93,12 @@ def bilinear(i: int, j: int):
     return rule
 
 
-for _cls in (DimShuffle, Reshape, SpecifyShape, Alloc, Subtensor, AdvancedSubtensor1,
-             AdvancedSubtensor, RepeatOp, TileOp, RepeatGrad, TileGrad, PermuteAlongAxis):  # fmt: skip
-    register_rop(_cls)(linear_in(0))
-for _cls in (IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor):
-    register_rop(_cls)(linear_in(0, 1))
+_LINEAR_IN_FIRST = (
+    DimShuffle, Reshape, SpecifyShape, Alloc, Subtensor, AdvancedSubtensor1, AdvancedSubtensor,
+    RepeatOp, TileOp, RepeatGrad, TileGrad, PermuteAlongAxis,
+)  # fmt: skip
+register_rop(*_LINEAR_IN_FIRST)(linear_in(0))
+register_rop(IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor)(linear_in(0, 1))
 register_rop(Dot, MatMul, BatchedDot, Conv2d)(bilinear(0, 1))
 register_rop(Conv2dGradInputs, Conv2dGradWeights)(bilinear(0, 1))
 register_rop(Elemwise)(elemwise_rop)
