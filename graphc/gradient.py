@@ -341,6 +341,20 @@ def _node_rop(node: Apply, eval_points: list) -> list:
     ]
 
 
+def _reading_inputs_of(out: Variable, r: Variable) -> Variable:
+    """``r``, made to read every input ``out`` reads: as in Theano (whose Rop gives zero
+    tangents to the other inputs and so keeps them in its graph), a function compiled from
+    ``f``'s inputs and a tangent of an output linear in ``wrt`` must not find an input
+    unused. Tied by ``second(out, r)`` only when something is missing."""
+    from graphc.graph.basic import Constant, graph_inputs
+    from graphc.tensor.math import second
+
+    read = set(ancestors([r]))
+    if all(isinstance(i, Constant) or i in read for i in graph_inputs([out])):
+        return r
+    return second(out, r)
+
+
 def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",  # noqa: N802
         return_disconnected: str = "zero"):  # fmt: skip
     """The Jacobian of ``f`` with respect to ``wrt`` times ``eval_points`` (Theano's ``Rop``):
@@ -386,6 +400,8 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",  # noqa: N802
     results = []
     for out in fs:
         r = tangent.get(out)
+        if r is not None and not any(out is w for w in ws):
+            r = _reading_inputs_of(out, r)
         if r is None:
             msg = (f"Rop: the output {out} (of type {out.type}) does not depend on wrt, or only "
                    "through non-differentiable operations")  # fmt: skip

@@ -160,6 +160,17 @@ def test_rop_without_rule_names_the_op():
         Rop(_GradThroughNoGrad()(x), x, v)
 
 
+def test_rop_of_a_fused_elemwise_names_it():
+    from graphc.scalar import basic as ps
+    from graphc.tensor.elemwise import Elemwise
+
+    a = ps.ScalarType("float64")("a")
+    fused = Elemwise(ps.Composite([a], [ps.mul(ps.add(a, a), a)]))
+    x, v = T.dvector("x"), T.dvector("v")
+    with pytest.raises(NotImplementedError, match=r"Elemwise\{Composite.*gradient of"):
+        Rop(fused(x), x, v)
+
+
 def test_an_op_r_op_method_takes_precedence():
     class Doubling(_NoGrad):
         def R_op(self, inputs, eval_points):
@@ -167,7 +178,23 @@ def test_an_op_r_op_method_takes_precedence():
 
     x, v = T.dvector("x"), T.dvector("v")
     r = Rop(Doubling()(x), x, v)
-    np.testing.assert_allclose(r.eval({v: np.array([1.0, 2.0])}), [2.0, 4.0])
+    np.testing.assert_allclose(r.eval({x: np.zeros(2), v: np.array([1.0, 2.0])}), [2.0, 4.0])
+
+
+def test_a_tangent_reads_every_input_of_its_output_as_in_theano():
+    """The derivative of x W along V is x V, without W; Theano's tutorial still compiles it
+    with W among the inputs (its Rop kept W through zero tangents)."""
+    w, big_v, x = T.dmatrix("W"), T.dmatrix("V"), T.dvector("x")
+    y = T.dot(x, w)
+    jv = Rop(y, w, big_v)
+    assert w in ancestors([jv])
+    f = graphc.function([w, big_v, x], jv)
+    rng = np.random.default_rng(0)
+    wv, vv, xv = rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), rng.standard_normal(3)
+    np.testing.assert_allclose(f(wv, vv, xv), xv @ vv, rtol=1e-12)
+    # a tangent that reads everything already is left alone
+    z = T.nnet.softmax(y)
+    assert Rop(z, w, big_v).owner.op.scalar_op.name == "mul"  # the softmax rule's product
 
 
 @settings(max_examples=10, deadline=None)

@@ -7,6 +7,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -61,3 +62,18 @@ def test_derivatives_conditions_and_debugging_tutorial_pages(load, capsys):
     out = capsys.readouterr().out
     assert "this is a very important value __str__ = [1. 2. 3.]" in out
     assert "*** NaN detected ***" in out
+
+
+def test_derivatives_page_r_and_l_operators(load):
+    page = load("derivatives_rop_lop")
+    rng = np.random.default_rng(0)
+    w, big_v = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    x, v = rng.standard_normal(3), rng.standard_normal(2)
+    # y = x W: its derivative along V is x V, and v times its Jacobian is outer(x, v)
+    np.testing.assert_allclose(page["r_operator"](w, big_v, x), x @ big_v, rtol=1e-12)
+    np.testing.assert_allclose(page["l_operator"](v, x), np.outer(x, v), rtol=1e-12)
+    # y = sum(x**2) has Hessian 2 I
+    vh, hv = page["hessian_times_vector"](x, rng.standard_normal(3))
+    np.testing.assert_allclose(vh, hv, rtol=1e-12)
+    x3 = rng.standard_normal(3)
+    np.testing.assert_allclose(page["hessian_times_vector"](rng.standard_normal(3), x3)[1], 2 * x3)

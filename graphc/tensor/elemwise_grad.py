@@ -185,7 +185,7 @@ def elemwise_rop(node, eval_points):
         return [None]
     rule = _RULES.get(name)
     if rule is None:
-        raise NotImplementedError(f"R_op of {op} is not implemented (no rule for {name})")
+        return NotImplemented  # Rop tries the gradient, and names the Op if that fails too
     terms = []
     for i, v in enumerate(eval_points):
         if v is None or inputs[i].dtype not in ps.FLOAT_DTYPES:
