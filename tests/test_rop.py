@@ -233,3 +233,10 @@ def test_rop_float32():
     s = 1 / (1 + np.exp(-xv.astype("float64")))
     want = (s * (1 - s) * xv + s) * vv
     np.testing.assert_allclose(r.eval({x: xv, v: vv}), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["mlp", "advanced_inc_subtensor1", "pool_max"])
+def test_rop_graphs_pass_debug_mode(name):
+    build, points, *_ = CASES[name]
+    check_rop(build, points(np.random.default_rng(3), 3, 4), np.random.default_rng(4),
+              mode="DEBUG_MODE")  # fmt: skip
