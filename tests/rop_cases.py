@@ -195,4 +195,17 @@ _EXTRA = {
     ),
 }
 
-CASES: dict = {**_ELEMWISE, **_SHAPES, **_PRODUCTS, **_REDUCTIONS, **_NNET, **_EXTRA}
+
+def _rnn(x, h0, w):
+    hs, _ = graphc.scan(
+        lambda xt, h, w: T.tanh(T.dot(w, h) + xt) * h, sequences=x, outputs_info=h0,
+        non_sequences=w,
+    )  # fmt: skip
+    return hs
+
+
+_LOOPS = {  # no rule: the gradient loop differentiated again (a length of 0 included)
+    "scan": (_rnn, lambda rng, n, m: [_n(rng, m - 2, n), _n(rng, n), _n(rng, n, n) / n]),
+}
+
+CASES: dict = {**_ELEMWISE, **_SHAPES, **_PRODUCTS, **_REDUCTIONS, **_NNET, **_EXTRA, **_LOOPS}

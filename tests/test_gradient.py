@@ -337,10 +337,10 @@ def test_jacobian_static_length():
     assert J0.eval({x: xv}).shape == (0, 3)
 
 
-def test_jacobian_of_unknown_length_is_not_implemented():
+def test_jacobian_of_unknown_length_is_looped():
     x = T.dvector("x")
-    with pytest.raises(NotImplementedError, match="jacobian of a vector of unknown length"):
-        jacobian(T.exp(x), x)
+    xv = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(jacobian(T.exp(x), x).eval({x: xv}), np.diag(np.exp(xv)))
 
 
 def test_jacobian_list_and_hessian():

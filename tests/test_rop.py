@@ -218,12 +218,6 @@ def test_rop_lop_agree_with_known_length_jacobian_and_hessian(n, seed):
     np.testing.assert_allclose(hv_, hv_.T, rtol=1e-10, atol=1e-12)
 
 
-def test_jacobian_of_unknown_length_still_says_so():
-    x = T.dvector("x")
-    with pytest.raises(NotImplementedError, match="unknown length"):
-        jacobian(x**2, x)
-
-
 def test_rop_float32():
     x, v = T.fvector("x"), T.fvector("v")
     r = Rop(T.nnet.sigmoid(x) * x, x, v)
