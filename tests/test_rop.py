@@ -119,6 +119,21 @@ def test_theano_names_and_signatures():
     np.testing.assert_allclose(lo, 2 * xv * vv)
 
 
+def test_rop_holds_an_intermediate_wrt_fixed_and_broadcast_tangents_take_the_output_shape():
+    x, v = T.dvector("x"), T.dvector("v")
+    h = T.exp(x)
+    y = h * x
+    # with respect to h alone, x is held fixed: d(h x) = x dh
+    r = Rop(y, h, v)
+    xv, vv = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    np.testing.assert_allclose(r.eval({x: xv, v: vv}), xv * vv)
+    # a row's tangent broadcast over a matrix output: the tangent has the output's shape
+    row, m, vr = T.row("r", dtype="float64"), T.dmatrix("m"), T.row("vr", dtype="float64")
+    out = Rop(row + m, row, vr)
+    got = out.eval({row: np.ones((1, 2)), m: np.zeros((3, 2)), vr: np.array([[1.0, 2.0]])})
+    np.testing.assert_allclose(got, np.tile([1.0, 2.0], (3, 1)))
+
+
 def test_rop_of_a_wrt_output_is_its_eval_point_and_disconnected_outputs():
     x, z, v = T.dvector("x"), T.dvector("z"), T.dvector("v")
     assert Rop(x, x, v) is v

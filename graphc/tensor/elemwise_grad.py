@@ -195,6 +195,9 @@ def elemwise_rop(node, eval_points):
             terms.append(t)
     if not terms:
         return [None]
-    r = terms[0] if len(terms) == 1 else tm.add(*terms)
-    # a term may miss the axes its tangent broadcast along: give it the output's shape
-    return [tm.second(z, tm.cast(r, z.dtype))]
+    r = tm.cast(terms[0] if len(terms) == 1 else tm.add(*terms), z.dtype)
+    # the terms may all miss an axis their tangents broadcast along (declared size 1, as
+    # for grad): give the sum the output's shape
+    if any(rs == 1 and zs != 1 for rs, zs in zip(r.type.shape, z.type.shape)):
+        r = tm.second(z, r)
+    return [r]
