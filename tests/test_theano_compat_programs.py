@@ -72,8 +72,10 @@ def test_loop_tutorial_page(load, capsys):
 
 
 def test_elman_rnn_cost_falls(load):
-    costs = load("scan_elman_rnn")["main"](epochs=6)
-    assert falls(costs, 0.8), costs
+    # softmax of each step's vector is a (1, n) row, as in Theano (the program takes s[:, 0, :]);
+    # the cost plateaus for ~5 epochs before it falls
+    costs = load("scan_elman_rnn")["main"](epochs=10)
+    assert falls(costs, 0.6), costs
 
 
 def test_lstm_tutorial_cost_falls(load):
