@@ -17,6 +17,7 @@ import numpy as np
 from graphc.graph.basic import Apply
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.scalar.basic import Composite, ctype
+from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import Argmax, CAReduce
 
@@ -489,10 +490,10 @@ def _store(expr: str, dtype: str) -> str:
 def elemwise_exprs(op, names, in_dtypes, out_dtypes) -> tuple[list[str], list[str]] | None:
     """Statements and output expressions of a scalar Op over element names, or None."""
     if isinstance(op, Composite):
-        return op.c_body(names)
+        return composite_c_body(op, names)
     if len(out_dtypes) != 1:
         return None
-    e = op.c_expr(list(names), list(in_dtypes), out_dtypes[0])
+    e = c_expr(op, list(names), list(in_dtypes), out_dtypes[0])
     return None if e is None else ([], [e])
 
 
