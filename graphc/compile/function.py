@@ -198,13 +198,6 @@ class FunctionMaker:
 
         including, excluding, requiring = mode.effective_tags()
         t0 = time.perf_counter_ns()
-        protected = fgraph.inputs[: len(in_vars)]
-        mutable = [fgraph.inputs[k] for k, i in enumerate(self.inputs) if i.mutable]
-        fgraph.protected_inputs = [v for v in protected if v not in mutable]  # type: ignore
-        fgraph.update_mapping = {  # type: ignore[attr-defined]
-            len(self.outputs) + k: len(in_vars) + self.shared.index(s)
-            for k, (s, _) in enumerate(self.updates)
-        }
         with import_clock() as imports, new_node_origins(()):
             self.rewrite_report = rewrite_graph(fgraph, mode.optimizer, including, excluding,
                                                 requiring)  # fmt: skip
