@@ -350,10 +350,13 @@ class Function:
         # writing the updates back form one critical section, so no thread loses an update
         # (reentrant: a call from inside its own run still gets the VM's "already running")
         self._update_lock = threading.RLock() if self.update_targets else None
+        self._profiler = None  # counts the calls when profiled
         if _profiling_requested(maker.profile, maker.mode):  # else skip importing it
-            from graphc.compile.profiling import attach_profile
+            from graphc.compile.profiling import start_profile
 
-            attach_profile(self, maker.profile)
+            started = start_profile(self, maker.profile)
+            if started is not None:
+                self.profile, self._profiler = started
 
     def _default_value(self, k: int, inp: In):
         """``In(value=...)`` converted once to the input's type (None: no default)."""
