@@ -8,13 +8,11 @@ float32 and float64 only; other dtypes run the Ops' Python code.
 
 from __future__ import annotations
 
-from graphc.linker.c.gen_shape import COMMON, check_operand
+from graphc.linker.c.common import COMMON, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import blas
 
 _PREFIX = {"float32": "s", "float64": "d"}
-_CTYPE = {"float32": "float", "float64": "double"}
-_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 
 LOADER = r"""
 typedef void (*graphc_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
@@ -287,8 +285,8 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
 
 def _typed(dtype: str) -> str:
     p = _PREFIX[dtype]
-    text = _TYPED.replace("graphc_P", f"graphc_{p}").replace("TYPENUM", _TYPENUM[dtype])
-    return text.replace("REAL", _CTYPE[dtype])
+    text = _TYPED.replace("graphc_P", f"graphc_{p}").replace("TYPENUM", typenum(dtype))
+    return text.replace("REAL", ctype(dtype))
 
 
 _INIT = ("if (graphc_blas_load() < 0) FAIL;",)
@@ -327,7 +325,7 @@ def gen_dot(node):
     a, b = node.inputs
     if dt is None or a.dtype != dt or b.dtype != dt:
         return None
-    p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
+    p, ct, tn = _PREFIX[dt], ctype(dt), typenum(dt)
     name = str(node.op)
     na, nb = a.ndim, b.ndim
     checks = check_operand("i0", dt, na, name) + check_operand("i1", dt, nb, name)
@@ -384,7 +382,7 @@ def _gemx(node, kind: str):
         return None
     if node.inputs[1].ndim != 0 or node.inputs[4].ndim != 0:
         return None
-    p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
+    p, ct, tn = _PREFIX[dt], ctype(dt), typenum(dt)
     inplace = node.op.inplace
     name = str(node.op)
     if kind == "gemm":

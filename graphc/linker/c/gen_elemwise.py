@@ -15,8 +15,9 @@ import hashlib
 import numpy as np
 
 from graphc.graph.basic import Apply
+from graphc.linker.c.common import C_LIMITS, INT_DTYPES, c_string, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.scalar.basic import Composite, ctype
+from graphc.scalar.basic import Composite
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import Argmax, CAReduce
@@ -40,10 +41,9 @@ def _mvec_decls() -> str:
     return "\n".join(lines)
 
 
-_INT_CTYPES = ("npy_int8", "npy_int16", "npy_int32", "npy_int64",
-               "npy_uint8", "npy_uint16", "npy_uint32", "npy_uint64", "npy_bool")  # fmt: skip
+_INT_CTYPES = tuple(ctype(dt) for dt in (*INT_DTYPES, "bool"))
 
-# Scalar helpers used by the scalar Ops' C expressions (graphc/scalar/basic.py).
+# Helpers called by the scalar Ops' C expressions (graphc/scalar/c_code.py).
 _SCALAR_HELPERS = (
     r"""
 /* Python-semantics floor division and modulo; x // 0 == x % 0 == 0 as numpy. */
@@ -454,26 +454,6 @@ static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out
 SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, _DRIVER)
 
 
-def typenum(dtype: str) -> str:
-    """The numpy C type number macro for ``dtype``."""
-    return "NPY_BOOL" if dtype == "bool" else f"NPY_{dtype.upper()}"
-
-
-def c_string(s: str, limit: int = 200) -> str:
-    """``s`` as a C string literal (printable ASCII, shortened)."""
-    if len(s) > limit:
-        s = s[: limit - 3] + "..."
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            out.append("?")
-    return '"' + "".join(out) + '"'
-
-
 def _hash(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
@@ -675,20 +655,6 @@ def gen_dimshuffle(node: Apply) -> CThunkCode | None:
 
 # ------------------------------------------------------------------ reductions
 
-_LIMITS = {
-    "bool": ("0", "1"),
-    "int8": ("NPY_MIN_INT8", "NPY_MAX_INT8"),
-    "int16": ("NPY_MIN_INT16", "NPY_MAX_INT16"),
-    "int32": ("NPY_MIN_INT32", "NPY_MAX_INT32"),
-    "int64": ("NPY_MIN_INT64", "NPY_MAX_INT64"),
-    "uint8": ("0", "NPY_MAX_UINT8"),
-    "uint16": ("0", "NPY_MAX_UINT16"),
-    "uint32": ("0", "NPY_MAX_UINT32"),
-    "uint64": ("0", "NPY_MAX_UINT64"),
-    "float32": ("-INFINITY", "INFINITY"),
-    "float64": ("-INFINITY", "INFINITY"),
-}
-
 
 def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
     """C of NAME_init/step/fin (one output element) and NAME_c/NAME_s (out = op(out, x)
@@ -724,7 +690,7 @@ def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
         comb = "(($A)x1 * ($A)x0)"
     elif kind in ("maximum", "minimum"):
         acc = t
-        lo, hi = _LIMITS[in_dt]
+        lo, hi = C_LIMITS[in_dt]
         ident = lo if kind == "maximum" else hi
         cmp = ">" if kind == "maximum" else "<"
         red = "max" if kind == "maximum" else "min"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphc.graph.basic import Constant
-from graphc.linker.c.gen_shape import COMMON, DTYPES, ctype, typenum
+from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.random.op import STATE_SIZE, RandomVariable
 
