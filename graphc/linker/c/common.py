@@ -129,33 +129,61 @@ static void graphc_shape_error(PyObject *exc, const char *prefix, int n, PyArray
     Py_DECREF(joined);
 }
 
+/* The value of a one-element bool, integer or float32/64 array, read by kind and size (so
+   equivalent type numbers such as long/longlong both work): sets *i for 'b' (bool) and
+   'i' (signed), *u for 'u' (unsigned), *d for 'f' (float) and returns that kind, or 0
+   for any other dtype. */
+static char graphc_scalar_value(PyArrayObject *a, npy_int64 *i, npy_uint64 *u, double *d) {
+    const char *p = PyArray_DATA(a);
+    const char kind = PyArray_DESCR(a)->kind;
+    const npy_intp size = PyArray_ITEMSIZE(a);
+    if (kind == 'b' && size == 1) {
+        *i = *(const npy_bool *)p != 0;
+    } else if (kind == 'i' && size == 8) {
+        *i = *(const npy_int64 *)p;
+    } else if (kind == 'i' && size == 4) {
+        *i = *(const npy_int32 *)p;
+    } else if (kind == 'i' && size == 2) {
+        *i = *(const npy_int16 *)p;
+    } else if (kind == 'i' && size == 1) {
+        *i = *(const npy_int8 *)p;
+    } else if (kind == 'u' && size == 8) {
+        *u = *(const npy_uint64 *)p;
+    } else if (kind == 'u' && size == 4) {
+        *u = *(const npy_uint32 *)p;
+    } else if (kind == 'u' && size == 2) {
+        *u = *(const npy_uint16 *)p;
+    } else if (kind == 'u' && size == 1) {
+        *u = *(const npy_uint8 *)p;
+    } else if (kind == 'f' && size == 8) {
+        *d = *(const npy_float64 *)p;
+    } else if (kind == 'f' && size == 4) {
+        *d = *(const npy_float32 *)p;
+    } else {
+        return 0;
+    }
+    return kind;
+}
+
 /* A 0-d numeric array's value as a double (alpha/beta coefficients). */
 static int graphc_as_double(PyArrayObject *a, double *out) {
     if (PyArray_SIZE(a) != 1) {
         PyErr_SetString(PyExc_ValueError, "expected a scalar coefficient");
         return -1;
     }
-    const char *p = PyArray_DATA(a);
-    switch (PyArray_TYPE(a)) {
-    case NPY_FLOAT64: *out = *(const npy_float64 *)p; return 0;
-    case NPY_FLOAT32: *out = *(const npy_float32 *)p; return 0;
-    case NPY_INT64: *out = (double)*(const npy_int64 *)p; return 0;
-    case NPY_INT32: *out = *(const npy_int32 *)p; return 0;
-    case NPY_INT16: *out = *(const npy_int16 *)p; return 0;
-    case NPY_INT8: *out = *(const npy_int8 *)p; return 0;
-    case NPY_UINT64: *out = (double)*(const npy_uint64 *)p; return 0;
-    case NPY_UINT32: *out = *(const npy_uint32 *)p; return 0;
-    case NPY_UINT16: *out = *(const npy_uint16 *)p; return 0;
-    case NPY_UINT8: *out = *(const npy_uint8 *)p; return 0;
-    case NPY_BOOL: *out = *(const npy_bool *)p != 0; return 0;
-    default:
-        PyErr_SetString(PyExc_TypeError, "unsupported coefficient dtype");
-        return -1;
+    npy_int64 i = 0;
+    npy_uint64 u = 0;
+    double d = 0;
+    switch (graphc_scalar_value(a, &i, &u, &d)) {
+    case 'b': case 'i': *out = (double)i; return 0;
+    case 'u': *out = (double)u; return 0;
+    case 'f': *out = d; return 0;
     }
+    PyErr_SetString(PyExc_TypeError, "unsupported coefficient dtype");
+    return -1;
 }
 
-/* The value of a 0-d integer array as npy_intp, by kind and size (so equivalent type
-   numbers such as long/longlong both work). An unsigned value above NPY_MAX_INTP
+/* The value of a 0-d integer array as npy_intp. An unsigned value above NPY_MAX_INTP
    saturates to NPY_MAX_INTP: out of bounds as an index, "to the end" as a slice bound,
    as in numpy, never wrapped to a negative position. */
 static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
@@ -163,29 +191,13 @@ static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
         PyErr_SetString(PyExc_ValueError, "expected an integer scalar");
         return -1;
     }
-    const char *p = PyArray_DATA(a);
-    const char kind = PyArray_DESCR(a)->kind;
-    const int size = (int)PyArray_ITEMSIZE(a);
-    if (kind == 'i') {
-        switch (size) {
-        case 8: *out = (npy_intp)*(const npy_int64 *)p; return 0;
-        case 4: *out = *(const npy_int32 *)p; return 0;
-        case 2: *out = *(const npy_int16 *)p; return 0;
-        case 1: *out = *(const npy_int8 *)p; return 0;
-        }
-    } else if (kind == 'u') {
-        npy_uint64 u = 0;
-        switch (size) {
-        case 8: u = *(const npy_uint64 *)p; break;
-        case 4: u = *(const npy_uint32 *)p; break;
-        case 2: u = *(const npy_uint16 *)p; break;
-        case 1: u = *(const npy_uint8 *)p; break;
-        default: goto bad;
-        }
-        *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u;
-        return 0;
+    npy_int64 i = 0;
+    npy_uint64 u = 0;
+    double d = 0;
+    switch (graphc_scalar_value(a, &i, &u, &d)) {
+    case 'i': *out = (npy_intp)i; return 0;
+    case 'u': *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u; return 0;
     }
-bad:
     PyErr_SetString(PyExc_TypeError, "expected an integer array");
     return -1;
 }
