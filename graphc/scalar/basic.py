@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,10 +51,10 @@ class ScalarType(Type):
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype: str):
+    def __init__(self, dtype: str) -> None:
         self.dtype = str(np.dtype(dtype))
 
-    def filter(self, value, strict=False, allow_downcast=None):
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         return np.asarray(value, dtype=self.dtype)[()]
 
     def __str__(self) -> str:
@@ -73,7 +73,7 @@ ScalarType.variable_type = ScalarVariable
 ScalarType.constant_type = ScalarConstant
 
 
-def as_scalar(x) -> Variable:
+def as_scalar(x: Any) -> Variable:
     if isinstance(x, Variable):
         if not isinstance(x.type, ScalarType):
             raise TypeError(f"{x} is not a scalar variable (type {x.type})")
@@ -102,11 +102,13 @@ class ScalarOp(Op):
     def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
         return (_ufunc_dtype(self.ufunc, tuple(in_dtypes)),)
 
-    def impl(self, *args):
+    def impl(self, *args: Any) -> Any:
         """The numpy implementation over arrays (broadcasting as numpy does)."""
+        if self.ufunc is None:
+            raise NotImplementedError(f"{type(self).__name__} has no ufunc: define impl")
         return self.ufunc(*args)
 
-    def evaluate(self, out_dtype: str, *args):
+    def evaluate(self, out_dtype: str, *args: Any) -> Any:
         """``impl`` computed in the declared output dtype, as the C code does: a float-only
         Op casts integer and bool operands to its float output first (numpy alone would
         compute ``exp`` of int8 in float16 and overflow)."""
@@ -114,14 +116,14 @@ class ScalarOp(Op):
             args = tuple(_as_float(a, out_dtype) for a in args)
         return self.impl(*args)
 
-    def make_node(self, *inputs) -> Apply:
-        inputs = [as_scalar(i) for i in inputs]
-        if self.nin != -1 and len(inputs) != self.nin:
-            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
-        dts = self.output_dtypes(*(i.type.dtype for i in inputs))
-        return Apply(self, inputs, [ScalarType(d)() for d in dts])
+    def make_node(self, *inputs: Any) -> Apply:
+        args = [as_scalar(i) for i in inputs]
+        if self.nin != -1 and len(args) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} inputs, got {len(args)}")
+        dts = self.output_dtypes(*(i.type.dtype for i in args))
+        return Apply(self, args, [ScalarType(d)() for d in dts])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         out = self.evaluate(node.outputs[0].type.dtype, *inputs)
         if not isinstance(out, tuple):
             out = (out,)
@@ -129,13 +131,15 @@ class ScalarOp(Op):
             cell[0] = np.asarray(val, dtype=var.type.dtype)[()]
 
 
-def _as_float(a, dtype: str):
+def _as_float(a: Any, dtype: str) -> np.ndarray:
     a = np.asarray(a)
     return a.astype(dtype) if a.dtype.kind in "biu" else a
 
 
 @functools.lru_cache(maxsize=4096)
-def _ufunc_dtype(ufunc, in_dtypes: tuple[str, ...]) -> str:
+def _ufunc_dtype(ufunc: Callable | None, in_dtypes: tuple[str, ...]) -> str:
+    if ufunc is None:
+        raise NotImplementedError("a ScalarOp without a ufunc must define output_dtypes")
     with np.errstate(all="ignore"):
         args = [np.ones((), dtype=d) for d in in_dtypes]
         out = ufunc(*args)
@@ -492,17 +496,17 @@ class Cast(ScalarOp):
     __props__ = ("dtype",)
     nin = 1
 
-    def __init__(self, dtype: str):
+    def __init__(self, dtype: str) -> None:
         self.dtype = str(np.dtype(dtype))
 
     @property
     def name(self) -> str:
         return f"convert_to_{self.dtype}"
 
-    def output_dtypes(self, *in_dtypes):
+    def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
         return (self.dtype,)
 
-    def impl(self, x):
+    def impl(self, x: Any) -> np.ndarray:
         return np.asarray(x).astype(self.dtype)
 
 
@@ -526,7 +530,7 @@ class Composite(ScalarOp):
 
     __props__ = ("signature",)
 
-    def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+    def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable]) -> None:
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.nodes = io_toposort(self.inputs, self.outputs)
@@ -541,10 +545,10 @@ class Composite(ScalarOp):
             self._name = _composite_name(self.inputs, self.outputs, self.nodes, self.signature)
         return self._name
 
-    def output_dtypes(self, *in_dtypes):
+    def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
         return tuple(o.type.dtype for o in self.outputs)
 
-    def impl(self, *args):
+    def impl(self, *args: Any) -> Any:
         values: dict[Variable, object] = dict(zip(self.inputs, args))
         for node in self.nodes:
             ins = [values[i] if i in values else i.data for i in node.inputs]
@@ -556,7 +560,9 @@ class Composite(ScalarOp):
         return outs if len(outs) > 1 else outs[0]
 
 
-def _composite_signature(inputs, outputs, nodes) -> tuple:
+def _composite_signature(
+    inputs: Sequence[Variable], outputs: Sequence[Variable], nodes: Sequence[Apply]
+) -> tuple:
     ids: dict[Variable, object] = {v: ("i", k, v.type.dtype) for k, v in enumerate(inputs)}
     sig = []
     for k, node in enumerate(nodes):
@@ -576,7 +582,12 @@ _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/"}
 NAME_LIMIT = 240  # longer Composite names are cut and tagged with a digest
 
 
-def _composite_name(inputs, outputs, nodes, signature) -> str:
+def _composite_name(
+    inputs: Sequence[Variable],
+    outputs: Sequence[Variable],
+    nodes: Sequence[Apply],
+    signature: tuple,
+) -> str:
     """``Composite{<expression>}``, built bottom-up (no recursion: fused chains can be
     thousands of nodes deep); an over-long expression is cut and tagged with a digest of
     the signature so different Composites never print alike."""

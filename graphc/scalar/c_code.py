@@ -126,7 +126,7 @@ def _abs(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
     return f"gc_abs_{ct}(({ct}){names[0]})"
 
 
-def _min_max(kind: str) -> CExprRule:
+def _min_max(kind: str) -> Callable[[Sequence[str], Sequence[str], str], str]:
     """Floats go through ``gc_max_*``/``gc_min_*`` (which propagate nan as numpy does)."""
 
     def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
@@ -161,7 +161,6 @@ def _pow(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str 
 
 def _clip(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
     lo = _max(names[:2], in_dtypes[:2], out_dtype)
-    assert lo is not None  # max always has C
     return _min([lo, names[2]], [out_dtype, in_dtypes[2]], out_dtype)
 
 
@@ -284,6 +283,7 @@ def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], li
     for k, node in enumerate(op.nodes):
         ins = [expr[v] if v in expr else c_literal(v) for v in node.inputs]
         out = node.outputs[0]
+        assert isinstance(node.op, ScalarOp)
         e = c_expr(node.op, ins, [i.type.dtype for i in node.inputs], out.type.dtype)
         if e is None:
             return None
