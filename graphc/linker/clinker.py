@@ -16,7 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,13 +28,16 @@ from graphc.linker.base import Linked, NodeImpl, link, py_impl
 from graphc.linker.c.registry import CThunkCode, c_code_for
 from graphc.tensor.type import TensorType
 
+if TYPE_CHECKING:
+    from graphc.linker.compiler import Compiler
+
 __all__ = ["available", "has_c_code", "link_cpy", "generate_module", "reset_available"]
 
 _avail_lock = threading.Lock()
 _avail: dict[tuple[str, str], tuple[bool, str]] = {}
 
 
-def _compiler():
+def _compiler() -> Compiler:
     """The compiler, probed once per binary and remembered in the compile cache (a new
     process does not run ``cc --version`` and the libmvec link test again)."""
     from graphc.linker.cache import CacheError, get_cache

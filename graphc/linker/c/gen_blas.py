@@ -8,6 +8,7 @@ float32 and float64 only; other dtypes run the Ops' Python code.
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import blas
@@ -296,7 +297,7 @@ def _support(dtype: str) -> tuple[str, ...]:
     return (COMMON, LOADER, _typed(dtype))
 
 
-def _float_dtype(node) -> str | None:
+def _float_dtype(node: Apply) -> str | None:
     """The common float dtype of all tensor operands and outputs (coefficients aside)."""
     dts = {v.dtype for v in node.outputs}
     if len(dts) != 1:
@@ -305,7 +306,7 @@ def _float_dtype(node) -> str | None:
     return dt if dt in _PREFIX else None
 
 
-def _code(node, dtype: str, body: str, key) -> CThunkCode:
+def _code(node: Apply, dtype: str, body: str, key: object) -> CThunkCode:
     return CThunkCode(body=body, support=_support(dtype), init=_INIT, key=key)
 
 
@@ -320,7 +321,7 @@ def _coef(var: str, name: str, ct: str) -> str:
 
 
 @register_c(blas.Dot)
-def gen_dot(node):
+def gen_dot(node: Apply) -> CThunkCode | None:
     dt = _float_dtype(node)
     a, b = node.inputs
     if dt is None or a.dtype != dt or b.dtype != dt:
@@ -376,7 +377,7 @@ def gen_dot(node):
 # ------------------------------------------------------------------ Gemv, Gemm
 
 
-def _gemx(node, kind: str):
+def _gemx(node: Apply, kind: str) -> CThunkCode | None:
     dt = _float_dtype(node)
     if dt is None or any(node.inputs[k].dtype != dt for k in (0, 2, 3)):
         return None
@@ -443,10 +444,10 @@ def _gemx(node, kind: str):
 
 
 @register_c(blas.Gemv)
-def gen_gemv(node):
+def gen_gemv(node: Apply) -> CThunkCode | None:
     return _gemx(node, "gemv")
 
 
 @register_c(blas.Gemm)
-def gen_gemm(node):
+def gen_gemm(node: Apply) -> CThunkCode | None:
     return _gemx(node, "gemm")

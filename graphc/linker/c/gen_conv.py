@@ -12,6 +12,7 @@ and float64; inputs of another float dtype are cast to the output's.
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, typenum
 from graphc.linker.c.gen_blas import LOADER
 from graphc.linker.c.registry import CThunkCode, register_c
@@ -290,20 +291,23 @@ def _typed(dtype: str) -> str:
     )
 
 
-def _border(op) -> tuple[int, int, int]:
-    if isinstance(op.border_mode, tuple):
-        return 3, op.border_mode[0], op.border_mode[1]
-    return {"valid": 0, "full": 1, "half": 2}[op.border_mode], 0, 0
+def _border(border_mode: str | tuple[int, int]) -> tuple[int, int, int]:
+    if isinstance(border_mode, tuple):
+        return 3, border_mode[0], border_mode[1]
+    return {"valid": 0, "full": 1, "half": 2}[border_mode], 0, 0
+
+
+_KIND: dict[type, int] = {Conv2d: 0, Conv2dGradInputs: 1, Conv2dGradWeights: 2}
 
 
 @register_c(Conv2d, Conv2dGradInputs, Conv2dGradWeights)
-def gen_conv(node) -> CThunkCode | None:
+def gen_conv(node: Apply) -> CThunkCode | None:
     dtype = node.outputs[0].type.dtype
     if dtype not in FLOAT_DTYPES:
         return None
     op = node.op
-    kind = {Conv2d: 0, Conv2dGradInputs: 1, Conv2dGradWeights: 2}[type(op)]
-    mode, ph, pw = _border(op)
+    kind = _KIND[type(op)]
+    mode, ph, pw = _border(op.border_mode)
     (sh, sw), (dh, dw) = op.subsample, op.filter_dilation
     hw = "inputs[2]" if kind else "NULL"
     body = (

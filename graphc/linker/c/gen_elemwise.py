@@ -11,13 +11,14 @@ run are expanded into a small block buffer so the contiguous kernel still applie
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
 from graphc.graph.basic import Apply
 from graphc.linker.c.common import C_LIMITS, INT_DTYPES, c_string, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.scalar.basic import Composite
+from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import Argmax, CAReduce
@@ -467,7 +468,9 @@ def _store(expr: str, dtype: str) -> str:
 # ------------------------------------------------------------------ Elemwise
 
 
-def elemwise_exprs(op, names, in_dtypes, out_dtypes) -> tuple[list[str], list[str]] | None:
+def elemwise_exprs(
+    op: ScalarOp, names: Sequence[str], in_dtypes: Sequence[str], out_dtypes: Sequence[str]
+) -> tuple[list[str], list[str]] | None:
     """Statements and output expressions of a scalar Op over element names, or None."""
     if isinstance(op, Composite):
         return composite_c_body(op, names)
@@ -826,7 +829,15 @@ def _argmax_kernels(kind: str, in_dt: str) -> str:
     )
 
 
-def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate) -> str:
+def _reduce_body(
+    node: Apply,
+    axes: tuple[int, ...],
+    kern_name: str,
+    reorder: int,
+    empty_error: str | None,
+    label: str,
+    accumulate: bool,
+) -> str:
     x = node.inputs[0]
     in_dt, out_dt = x.type.dtype, node.outputs[0].type.dtype
     nd = x.type.ndim
@@ -862,8 +873,10 @@ def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate)
     red = ", ".join("1" if d in axes else "0" for d in range(nd)) or "0"
     use_acc = ""
     if accumulate:
-        k = kern_name
-        use_acc = f"!gc_reduce_acc(x, is_red, out, {k}_init, {k}_fin, {k}_c, {k}_s) &&\n        "
+        kn = kern_name
+        use_acc = (
+            f"!gc_reduce_acc(x, is_red, out, {kn}_init, {kn}_fin, {kn}_c, {kn}_s) &&\n        "
+        )
     b.append(
         f"    PyArrayObject *out = gc_prepare_output(o0, {nk}, kd, {typenum(out_dt)});\n"
         "    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }\n"

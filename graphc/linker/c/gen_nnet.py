@@ -7,6 +7,7 @@ last-axis case then runs over contiguous rows.
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, FLOAT_DTYPES, INT_DTYPES, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import nnet
@@ -149,7 +150,7 @@ def _sfx(dtype: str) -> str:
 
 
 @register_c(nnet.Softmax, nnet.LogSoftmax)
-def gen_softmax(node):
+def gen_softmax(node: Apply) -> CThunkCode | None:
     x = node.inputs[0]
     dt = x.dtype
     if dt not in FLOAT_DTYPES or node.outputs[0].dtype != dt:
@@ -190,7 +191,7 @@ def _idx_check(name: str, rows: str, cols: str, ity: str) -> str:
     }}"""
 
 
-def _idx_ok(node, pos: int) -> str | None:
+def _idx_ok(node: Apply, pos: int) -> str | None:
     dt = node.inputs[pos].dtype
     return ctype(dt) if dt in INT_DTYPES and node.inputs[pos].ndim == 1 else None
 
@@ -217,7 +218,7 @@ def _matrix_and_labels(name: str, mat: str, dt: str, ypos: int, ydt: str, ity: s
 
 
 @register_c(nnet.CrossentropySoftmax1Hot)
-def gen_xent_sm_1hot(node):
+def gen_xent_sm_1hot(node: Apply) -> CThunkCode | None:
     x, y = node.inputs
     dt = x.dtype
     ity = _idx_ok(node, 1)
@@ -254,7 +255,7 @@ def gen_xent_sm_1hot(node):
 
 
 @register_c(nnet.CrossentropySoftmax1HotDx)
-def gen_xent_sm_1hot_dx(node):
+def gen_xent_sm_1hot_dx(node: Apply) -> CThunkCode | None:
     g, sm, y = node.inputs
     dt = sm.dtype
     ity = _idx_ok(node, 2)
@@ -294,7 +295,7 @@ def gen_xent_sm_1hot_dx(node):
 
 
 @register_c(nnet.CrossentropyCategorical1Hot)
-def gen_xent_1hot(node):
+def gen_xent_1hot(node: Apply) -> CThunkCode | None:
     x, y = node.inputs
     dt = x.dtype
     ity = _idx_ok(node, 1)

@@ -7,6 +7,7 @@ dtypes run the Ops' Python code.
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.signal.pool import AveragePoolGrad, MaxPoolGrad, Pool
@@ -165,13 +166,16 @@ def _typed(dtype: str) -> str:
     return _TYPED.replace("REAL", ctype(dtype)).replace("TYPENUM", typenum(dtype))
 
 
+_KIND: dict[type, int] = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}
+
+
 @register_c(Pool, MaxPoolGrad, AveragePoolGrad)
-def gen_pool(node) -> CThunkCode | None:
+def gen_pool(node: Apply) -> CThunkCode | None:
     dtype = node.outputs[0].type.dtype
     if dtype not in FLOAT_DTYPES or any(i.type.dtype != dtype for i in node.inputs):
         return None
     op = node.op
-    kind = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}[type(op)]
+    kind = _KIND[type(op)]
     args = (kind, "inputs", "o0", _MODE[op.mode], int(op.ignore_border), *op.ws, *op.stride,
             *op.pad)  # fmt: skip
     body = f"if (graphc_pool_{ctype(dtype)}({', '.join(map(str, args))}) < 0) FAIL;"

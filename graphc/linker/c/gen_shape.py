@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import basic as tb
@@ -11,7 +12,7 @@ from graphc.tensor.subtensor import SliceIdx, Subtensor
 
 
 @register_c(tb.Shape)
-def gen_shape(node):
+def gen_shape(node: Apply) -> CThunkCode | None:
     nd = node.inputs[0].ndim
     body = f"""
     npy_intp n = {nd};
@@ -25,7 +26,7 @@ def gen_shape(node):
 
 
 @register_c(tb.Shape_i)
-def gen_shape_i(node):
+def gen_shape_i(node: Apply) -> CThunkCode | None:
     i = node.op.i
     body = f"""
     if (PyArray_NDIM(i0) <= {i}) {{
@@ -44,7 +45,7 @@ def gen_shape_i(node):
 
 
 @register_c(tb.Alloc)
-def gen_alloc(node):
+def gen_alloc(node: Apply) -> CThunkCode | None:
     out = node.outputs[0]
     dt, nd = out.type.dtype, out.ndim
     if dt not in DTYPES or node.inputs[0].dtype != dt:
@@ -100,7 +101,7 @@ def gen_alloc(node):
 
 
 @register_c(tb.Reshape)
-def gen_reshape(node):
+def gen_reshape(node: Apply) -> CThunkCode | None:
     nd = node.op.ndim
     name = str(node.op)
     body = f"""
@@ -172,7 +173,7 @@ def gen_reshape(node):
 
 
 @register_c(tb.Join)
-def gen_join(node):
+def gen_join(node: Apply) -> CThunkCode | None:
     out = node.outputs[0]
     dt, nd, axis = out.type.dtype, out.ndim, node.op.axis
     n = len(node.inputs)
@@ -241,7 +242,7 @@ def gen_join(node):
 
 
 @register_c(Subtensor)
-def gen_subtensor(node):
+def gen_subtensor(node: Apply) -> CThunkCode | None:
     """A view of the input (no copy; numpy's base rules) for ints and slices."""
     op = node.op
     x = node.inputs[0]
@@ -255,7 +256,7 @@ def gen_subtensor(node):
         "    int d = 0;",
     ]
 
-    def value(var: str, part, k: int | None, default: str) -> str:
+    def value(var: str, part: str | int | None, k: int | None, default: str) -> str:
         """C setting ``var`` from a constant, the symbolic input ``k``, or ``default``."""
         if part is None:
             return f"    {var} = {default};"
@@ -264,7 +265,7 @@ def gen_subtensor(node):
             return f"    if ({read} < 0) FAIL;\n    {var} = v;"
         return f"    {var} = {int(part)};"
 
-    def take(part) -> int | None:
+    def take(part: str | int | None) -> int | None:
         """The input position of a symbolic part (inputs follow the index's order)."""
         nonlocal pos
         if isinstance(part, str):
