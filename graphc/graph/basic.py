@@ -352,7 +352,8 @@ class Op(PropsValue):
         ) -> Sequence[int]:
             """Run with the inputs computed so far; return the indices still needed."""
 
-    def __call__(self, *inputs: Any, **kwargs: Any) -> Variable | list[Variable]:
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        """The node's output Variable, or the list of them when there are several."""
         node = self.make_node(*inputs, **kwargs)
         if len(node.outputs) == 1:
             return node.outputs[0]
