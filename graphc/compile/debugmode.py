@@ -429,14 +429,7 @@ class DebugVM:
         except Exception as e:  # noqa: BLE001 - keep the other checks working
             self.rewrite_note = f"rewrites not checked: rebuilding the graph failed ({e})"
             return
-        fg, equiv = base.clone_get_equiv()
-        real = self.maker.fgraph
-        fg.protected_inputs = [  # type: ignore[attr-defined]
-            equiv[base.inputs[real.inputs.index(v)]]
-            for v in getattr(real, "protected_inputs", [])
-            if v in real.inputs
-        ]
-        fg.update_mapping = dict(getattr(real, "update_mapping", {}))  # type: ignore
+        fg = base.clone()
         self.ref_inputs = list(fg.inputs)
         self.ref_outputs = list(fg.outputs)
         recorder = _ReplacementRecorder()

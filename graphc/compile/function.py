@@ -198,13 +198,6 @@ class FunctionMaker:
 
         including, excluding, requiring = mode.effective_tags()
         t0 = time.perf_counter_ns()
-        protected = fgraph.inputs[: len(in_vars)]
-        mutable = [fgraph.inputs[k] for k, i in enumerate(self.inputs) if i.mutable]
-        fgraph.protected_inputs = [v for v in protected if v not in mutable]  # type: ignore
-        fgraph.update_mapping = {  # type: ignore[attr-defined]
-            len(self.outputs) + k: len(in_vars) + self.shared.index(s)
-            for k, (s, _) in enumerate(self.updates)
-        }
         with import_clock() as imports, new_node_origins(()):
             self.rewrite_report = rewrite_graph(fgraph, mode.optimizer, including, excluding,
                                                 requiring)  # fmt: skip
@@ -368,10 +361,13 @@ class Function:
         # writing the updates back form one critical section, so no thread loses an update
         # (reentrant: a call from inside its own run still gets the VM's "already running")
         self._update_lock = threading.RLock() if self.update_targets else None
+        self._profiler = None  # counts the calls when profiled
         if _profiling_requested(maker.profile, maker.mode):  # else skip importing it
-            from graphc.compile.profiling import attach_profile
+            from graphc.compile.profiling import start_profile
 
-            attach_profile(self, maker.profile)
+            started = start_profile(self, maker.profile)
+            if started is not None:
+                self.profile, self._profiler = started
 
     def _default_value(self, k: int, inp: In):
         """``In(value=...)`` converted once to the input's type (None: no default)."""

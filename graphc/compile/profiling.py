@@ -3,6 +3,7 @@ pull the VM's counters into them when a summary is asked for."""
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from types import SimpleNamespace
@@ -333,11 +334,13 @@ def _has_c(node) -> bool | None:
     return has_c_code(node)
 
 
-def attach_profile(fn, profile) -> None:
-    """Turn profiling on for ``fn`` when asked (argument, config flag or mode)."""
+def start_profile(fn, profile) -> tuple[ProfileStats, FunctionProfiler] | None:
+    """When profiling is asked for ``fn`` (argument, config flag or mode): the ProfileStats
+    it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
+    registered for memory queries and its final counters are pulled when it is freed."""
     mode = fn.maker.mode
     if not wants_profile(profile, mode):
-        return
+        return None
     stats = getattr(mode, "profile_stats", None)
     if isinstance(profile, ProfileStats):
         stats = profile
@@ -348,13 +351,12 @@ def attach_profile(fn, profile) -> None:
     profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
     stats.functions.append(record)
     _profile_loop_bodies(fn, record, profiler)
-    fn.profile = stats
-    REGISTRY.track(fn, _held_and_peak)
-    fn._profiler = profiler
+    REGISTRY.track(fn, functools.partial(_held_and_peak, profiler=profiler))
     # the profile is the user's data: it keeps the final counters when fn is freed
     profiler.keep_final_counters(fn)
     if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
         _register_at_exit(stats)
+    return stats, profiler
 
 
 def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler) -> None:
@@ -376,10 +378,10 @@ def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler
         _profile_loop_bodies(inner, child, sub)
 
 
-def _held_and_peak(fn) -> tuple[int, int]:
+def _held_and_peak(fn, profiler: FunctionProfiler) -> tuple[int, int]:
     """What ``fn``'s VM holds between calls, and its highest call peak (with memory on)."""
     held = int(fn.vm.held_bytes())
-    peak = int(fn.vm.stats().get("peak_bytes", 0)) if fn._profiler.memory else 0
+    peak = int(fn.vm.stats().get("peak_bytes", 0)) if profiler.memory else 0
     return held, peak
 
 

@@ -369,7 +369,7 @@ class CompileCache:
 
     lock_timeout: float | None = None  # seconds; None: graphc.config.compile_lock_wait
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str]) -> None:
         self.configured_root = Path(root).expanduser().absolute()
         check_root(self.configured_root)
         self.root = self._usable_root(self.configured_root)
@@ -519,7 +519,16 @@ class CompileCache:
         with self._memo_lock:
             return self._by_key.setdefault(key, module)
 
-    def _build_private(self, key, source, compiler, cflags, libs, name_hint, lock):
+    def _build_private(
+        self,
+        key: str,
+        source: str,
+        compiler: Compiler,
+        cflags: tuple[str, ...],
+        libs: tuple[str, ...],
+        name_hint: str,
+        lock: BuildLock,
+    ) -> types.ModuleType:
         """Build and load a copy of ``key`` for this process alone (under ``tmp/``): another
         process has held the build lock longer than the bounded wait."""
         warnings.warn(
