@@ -17,19 +17,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "graphc"
 # Cycles that remain, by module pair (importer, imported). Each pair closes a cycle that
 # is still being taken apart; a new cycle, or a new edge inside these groups, fails.
 KNOWN_CYCLE_EDGES = {
-    # tensor Ops: element-wise gradients are built from math, which builds on Elemwise and
-    # Shape_i (basic); basic's constant folding looks through Subtensor
-    ("graphc.tensor.basic", "graphc.tensor.elemwise"),
-    ("graphc.tensor.basic", "graphc.tensor.math"),
-    ("graphc.tensor.basic", "graphc.tensor.subtensor"),
-    ("graphc.tensor.elemwise", "graphc.tensor.elemwise_grad"),
-    ("graphc.tensor.elemwise", "graphc.tensor.math"),
-    ("graphc.tensor.elemwise_grad", "graphc.tensor.math"),
-    ("graphc.tensor.math", "graphc.tensor.basic"),
-    ("graphc.tensor.math", "graphc.tensor.elemwise"),
-    ("graphc.tensor.subtensor", "graphc.tensor.basic"),
-    ("graphc.tensor.subtensor", "graphc.tensor.elemwise"),
-    ("graphc.tensor.subtensor", "graphc.tensor.math"),
     # compile: the mode table names DebugMode, which reuses function's helpers
     ("graphc.compile.debugmode", "graphc.compile.function"),
     ("graphc.compile.debugmode", "graphc.compile.mode"),
