@@ -16,7 +16,8 @@ Python-level checking interpreter over the linked schedule instead of the VM. Fo
 * outputs must be valid values of their Variable's type, and with ``check_nan`` (default
   ``config.DebugMode__check_nan``) free of NaN/Inf (``InvalidValueError``).
 
-Rewrites are checked per replacement: the unoptimized graph is rebuilt, a Feature recording
+Rewrites are checked per replacement: the maker keeps a copy of the graph before rewriting
+(``FunctionMaker.unoptimized``); a clone of it gets a Feature recording
 every ``change_input`` (old variable, new variable, rewrite name) is attached, and the mode's
 optimizer is run again on that copy. Each call evaluates both sides of every recorded
 replacement on the call's actual inputs with the reference semantics (``Op.perform``) and
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from graphc.compile.mode import Mode
+from graphc.compile.mode import Mode, register_mode
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.graph.fg import OUTPUT, Feature
@@ -111,6 +112,13 @@ class DebugMode(Mode):
 
     def as_mode(self) -> Mode:
         return self
+
+    def keeps_unoptimized_graph(self) -> bool:
+        return self.check_optimizations
+
+
+register_mode("DEBUG_MODE", DebugMode)
+register_mode("DebugMode", DebugMode)
 
 
 # ------------------------------------------------------------------ comparisons
@@ -404,45 +412,23 @@ class DebugVM:
         self.records: list = []
         self.ref_inputs: list[Variable] = []
         self.ref_outputs: list[Variable] = []
-        self.rewrite_note = ""
         if mode.check_optimizations:
             self._track_rewrites()
 
     # -------------------------------------------------------------- compile-time part
     def _track_rewrites(self) -> None:
-        """Rebuild the unoptimized graph, then re-run the optimizer on it recording every
-        replacement (graphc.opt may have no per-rewrite hook: the FunctionGraph's
-        ``on_change_input`` is one)."""
-        import graphc.opt
-        from graphc.compile.function import _pairs
-        from graphc.graph.basic import clone_replace
-        from graphc.graph.fg import FunctionGraph
-        from graphc.tensor.variable import as_tensor_variable
+        """Re-run the optimizer on a copy of the graph the maker kept before rewriting,
+        recording every replacement (graphc.opt may have no per-rewrite hook: the
+        FunctionGraph's ``on_change_input`` is one)."""
+        from graphc.opt import rewrite_graph
 
-        mk = self.maker
-        try:  # the graph FunctionMaker built, before any rewrite
-            targets = [o.variable for o in mk.outputs] + [u for _, u in mk.updates]
-            givens = [(a, as_tensor_variable(b)) for a, b in _pairs(mk.original["givens"])]
-            if givens:
-                targets = clone_replace(targets, dict(givens))
-            base = FunctionGraph([i.variable for i in mk.inputs] + list(mk.shared), targets)
-        except Exception as e:  # noqa: BLE001 - keep the other checks working
-            self.rewrite_note = f"rewrites not checked: rebuilding the graph failed ({e})"
-            return
-        fg, equiv = base.clone_get_equiv()
-        real = self.maker.fgraph
-        fg.protected_inputs = [  # type: ignore[attr-defined]
-            equiv[base.inputs[real.inputs.index(v)]]
-            for v in getattr(real, "protected_inputs", [])
-            if v in real.inputs
-        ]
-        fg.update_mapping = dict(getattr(real, "update_mapping", {}))  # type: ignore
+        fg, _ = self.maker.unoptimized.clone_get_equiv()
         self.ref_inputs = list(fg.inputs)
         self.ref_outputs = list(fg.outputs)
         recorder = _ReplacementRecorder()
         fg.attach_feature(recorder)
         including, excluding, requiring = self.mode.effective_tags()
-        graphc.opt.rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
+        rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
         self.records = recorder.records
 
     # -------------------------------------------------------------- VM protocol
