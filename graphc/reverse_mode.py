@@ -1,0 +1,293 @@
+"""Reverse-mode differentiation: ``grad``, ``jacobian``, ``hessian``.
+
+``graphc.gradient`` is the public module (it adds ``verify_grad`` from ``graphc.testing``,
+which checks ``grad`` against finite differences and so imports this module).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from graphc.graph.basic import Apply, Op, Variable, ancestors, io_toposort
+from graphc.scalar.basic import FLOAT_DTYPES
+from graphc.tensor.elemwise import DimShuffle
+from graphc.tensor.math import add, cast, mul, second
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import TensorConstant, as_tensor_variable
+
+__all__ = [
+    "DisconnectedInputError", "Retype", "constant", "grad", "hessian", "jacobian", "zeros_like",
+]  # fmt: skip
+
+
+class DisconnectedInputError(ValueError):
+    """The cost does not depend on a variable the gradient was asked for."""
+
+
+class Retype(Op):
+    """View a tensor as another TensorType of the same dtype and ndim (checked at run time).
+
+    ``grad`` uses it to give a gradient exactly the static shape of its variable.
+    """
+
+    __props__ = ("type",)
+    view_map = {0: [0]}
+
+    def __init__(self, type: TensorType):
+        self.type = type
+
+    def __str__(self) -> str:
+        return f"Retype{{{self.type}}}"
+
+    def make_node(self, x) -> Apply:
+        x = as_tensor_variable(x)
+        t = self.type
+        if x.dtype != t.dtype or x.ndim != t.ndim:
+            raise TypeError(f"{self}: cannot view {x} of type {x.type} as {t}")
+        for a, b in zip(x.type.shape, t.shape):
+            if a is not None and b is not None and a != b:
+                raise ValueError(f"{self}: static shapes of {x.type} and {t} conflict")
+        return Apply(self, [x], [t()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        for axis, (want, got) in enumerate(zip(self.type.shape, x.shape)):
+            if want is not None and want != got:
+                raise ValueError(f"{self}: axis {axis} has size {got}, expected {want}")
+        output_storage[0][0] = x.view()
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [tuple(shapes[0])]
+
+    def grad(self, inputs, gouts):
+        return [gouts[0]]
+
+
+def constant(value, dtype: str | None = None) -> TensorConstant:
+    """A tensor constant with exactly ``value``'s shape (static 1 on its size-1 axes)."""
+    arr = np.array(value, dtype=dtype, copy=True)
+    arr.setflags(write=False)
+    shape = tuple(1 if s == 1 else None for s in arr.shape)
+    return TensorConstant(TensorType(str(arr.dtype), shape), arr)
+
+
+def zeros_like(x, dtype: str | None = None):
+    """Zeros with the shape (and static shape) of ``x``."""
+    x = as_tensor_variable(x)
+    return second(x, constant(np.zeros((), dtype=dtype or x.dtype)))
+
+
+def _fit(g, var: Variable, exact: bool, where: str):
+    """``g`` cast to ``var``'s dtype; with ``exact`` (or where ``var`` is broadcastable and
+    ``g`` is not) retyped to ``var``'s static shape."""
+    g = as_tensor_variable(g) if isinstance(g, Variable) else constant(g)
+    if g.ndim != var.type.ndim:
+        raise ValueError(
+            f"{where} returned a {g.ndim}-d gradient ({g.type}) for {var} of type {var.type}"
+        )
+    if g.dtype != var.type.dtype:
+        g = cast(g, var.type.dtype)
+    want = var.type.shape
+    have = g.type.shape
+    for a, b in zip(have, want):
+        if a is not None and b is not None and a != b:
+            raise ValueError(
+                f"{where} returned a gradient of type {g.type} for {var} of type {var.type}"
+            )
+    if exact and have != want or any(b == 1 and a != 1 for a, b in zip(have, want)):
+        g = Retype(TensorType(var.type.dtype, want))(g)
+    return g
+
+
+def _is_float(v: Variable) -> bool:
+    return getattr(v.type, "dtype", None) in FLOAT_DTYPES
+
+
+def grad(
+    cost,
+    wrt,
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+    known_grads: dict | None = None,
+    return_disconnected: str = "zero",
+):
+    """Symbolic gradient of the scalar ``cost`` with respect to ``wrt`` (a Variable or a list).
+
+    ``known_grads`` maps Variables to gradients to seed with (``cost`` may then be None);
+    ``consider_constant`` Variables are not differentiated through. A ``wrt`` the cost does not
+    depend on raises ``DisconnectedInputError`` (``disconnected_inputs="raise"``), or warns
+    ("warn") or not ("ignore") and gives zeros (``return_disconnected="zero"``) or None.
+    """
+    if disconnected_inputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"grad: disconnected_inputs must be raise, warn or ignore, "
+                         f"got {disconnected_inputs!r}")  # fmt: skip
+    if return_disconnected not in ("zero", "None", "Disconnected"):
+        raise ValueError(f"grad: return_disconnected must be zero, None or Disconnected, "
+                         f"got {return_disconnected!r}")  # fmt: skip
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    for w in wrt_list:
+        if not isinstance(w, Variable):
+            raise TypeError(f"grad: wrt must be Variables, got {type(w).__name__} {w!r:.60}")
+    seeds = _seeds(cost, known_grads)
+    blockers = set(consider_constant or ())
+    reachable = set(ancestors(list(seeds), blockers))
+    total = _backpropagate(seeds, wrt_list, reachable, blockers)
+    results = []
+    for w in wrt_list:
+        if w not in reachable:
+            if disconnected_inputs == "raise":
+                raise DisconnectedInputError(
+                    f"grad: the cost does not depend on {w} (of type {w.type}); pass "
+                    "disconnected_inputs='ignore' or 'warn' to get zeros"
+                )
+            if disconnected_inputs == "warn":
+                warnings.warn(
+                    f"grad: the cost does not depend on {w} (of type {w.type})", stacklevel=2
+                )
+            results.append(zeros_like(w) if return_disconnected == "zero" else None)
+            continue
+        g = total(w)
+        results.append(zeros_like(w) if g is None else _fit(g, w, exact=True, where="grad"))
+    return results[0] if single else results
+
+
+def _seeds(cost, known_grads: dict | None) -> dict[Variable, Variable]:
+    """The gradients the backward walk starts from: one for ``cost``, plus ``known_grads``."""
+    seeds: dict[Variable, Variable] = {}
+    if cost is not None:
+        if not isinstance(cost, Variable):
+            raise TypeError(f"grad: cost must be a symbolic scalar, got {type(cost).__name__}")
+        if not isinstance(cost.type, TensorType) or cost.type.ndim != 0:
+            raise TypeError(
+                f"grad: cost must be a scalar (0-d tensor), got {cost} of type {cost.type}"
+            )
+        seeds[cost] = constant(np.ones((), dtype=cost.type.dtype))
+    for v, g in (known_grads or {}).items():
+        if not isinstance(v, Variable):
+            raise TypeError(f"grad: known_grads keys must be Variables, got {v!r:.60}")
+        g = _fit(g, v, exact=False, where="known_grads")
+        seeds[v] = add(seeds[v], g) if v in seeds else g
+    if not seeds:
+        raise ValueError("grad: cost is None and no known_grads were given")
+    return seeds
+
+
+def _backpropagate(seeds: dict, wrt_list: list, reachable: set, blockers: set):
+    """Walk the nodes between ``wrt_list`` and the seeds backwards, calling each Op's
+    ``grad``; returns ``total(v)``, the summed gradient of ``v`` (None when it has none)."""
+    roots = list(seeds)
+    nodes = io_toposort([b for b in blockers if b in reachable], roots)
+    # Variables between some wrt and the roots: only their gradients are built.
+    needed: set[Variable] = {w for w in wrt_list if w in reachable}
+    for node in nodes:
+        if any(i in needed for i in node.inputs):
+            needed.update(node.outputs)
+    terms: dict[Variable, list] = {v: [g] for v, g in seeds.items() if v in needed}
+    cache: dict[Variable, Variable | None] = {}
+
+    def total(v: Variable):
+        if v in cache:
+            return cache[v]
+        parts = terms.get(v)
+        if not parts or not _is_float(v):
+            cache[v] = None
+            return None
+        g = parts[0] if len(parts) == 1 else add(*parts)
+        g = _fit(g, v, exact=False, where=f"the gradient of {v}")
+        cache[v] = g
+        return g
+
+    for node in reversed(nodes):
+        if not any(i in needed for i in node.inputs):
+            continue
+        gouts = [total(o) for o in node.outputs]
+        if all(g is None for g in gouts):
+            continue
+        for inp, gi in zip(node.inputs, _node_grads(node, gouts)):
+            if gi is None or inp not in needed or not _is_float(inp):
+                continue
+            terms.setdefault(inp, []).append(_fit(gi, inp, exact=False, where=f"{node.op}.grad"))
+            cache.pop(inp, None)
+    return total
+
+
+def _node_grads(node: Apply, gouts: list) -> list:
+    """The gradients of ``node``'s inputs given its outputs' (None ones become zeros)."""
+    gouts = [zeros_like(o) if g is None else g for o, g in zip(node.outputs, gouts)]
+    grad_fn = getattr(node.op, "grad", None)
+    if grad_fn is None:
+        raise NotImplementedError(f"{node.op} ({type(node.op).__name__}) has no grad method")
+    gins = grad_fn(list(node.inputs), gouts)
+    if len(gins) != len(node.inputs):
+        raise ValueError(
+            f"{node.op}.grad returned {len(gins)} gradients for {len(node.inputs)} inputs"
+        )
+    return gins
+
+
+# ------------------------------------------------------------------ jacobian / hessian
+
+
+def _stack_rows(rows: list, n: int, wrt) -> Variable:
+    """``rows[i]`` (each shaped like ``wrt``) stacked along a new leading axis of length n."""
+    pattern = ["x", *range(wrt.ndim)]
+    if n == 0:
+        lead = DimShuffle(wrt.ndim, pattern)(wrt)
+        return second(lead, constant(np.zeros((0,) + (1,) * wrt.ndim, dtype=wrt.dtype)))
+    parts = []
+    for i, r in enumerate(rows):
+        onehot = np.zeros((n,) + (1,) * wrt.ndim, dtype=wrt.dtype)
+        onehot[i] = 1
+        parts.append(mul(constant(onehot), DimShuffle(wrt.ndim, pattern)(r)))
+    out = parts[0] if n == 1 else add(*parts)
+    return Retype(TensorType(wrt.dtype, (n, *wrt.type.shape)))(out)
+
+
+def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
+    """The Jacobian of a vector ``expression``: ``J[i, ...] = d expression[i] / d wrt[...]``.
+
+    The rows are built one gradient per element, so the vector's length must be static.
+    """
+    expression = as_tensor_variable(expression)
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    if expression.ndim == 0:
+        return grad(expression, wrt, consider_constant, disconnected_inputs)
+    if expression.ndim != 1:
+        raise TypeError(f"jacobian: expression must be a vector, got {expression.type}")
+    n = expression.type.shape[0]
+    if n is None:
+        raise NotImplementedError(
+            f"jacobian of a vector of unknown length ({expression} of type {expression.type}); "
+            "give the vector a static length"
+        )
+    rows: list[list] = [[] for _ in wrt_list]
+    for i in range(n):
+        seed = np.zeros(n, dtype=expression.dtype)
+        seed[i] = 1
+        gs = grad(None, wrt_list, consider_constant, disconnected_inputs,
+                  known_grads={expression: constant(seed)})  # fmt: skip
+        for k, g in enumerate(gs):
+            rows[k].append(g)
+    if n == 0:  # still report disconnected inputs
+        grad(None, wrt_list, consider_constant, disconnected_inputs,
+             known_grads={expression: constant(np.zeros(0, dtype=expression.dtype))})  # fmt: skip
+    out = [_stack_rows(r, n, as_tensor_variable(w)) for r, w in zip(rows, wrt_list)]
+    return out[0] if single else out
+
+
+def hessian(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
+    """The Hessian of a scalar ``cost`` with respect to vector(s) of static length."""
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    out = []
+    for w in wrt_list:
+        if w.type.ndim != 1:
+            raise TypeError(f"hessian: wrt must be vectors, got {w} of type {w.type}")
+        g = grad(cost, w, consider_constant, disconnected_inputs)
+        out.append(jacobian(g, w, consider_constant, disconnected_inputs))
+    return out[0] if single else out
