@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from graphc.compile import function
+from graphc.compile.function import function
 from graphc.reverse_mode import grad
 from graphc.scalar.basic import FLOAT_DTYPES
 from graphc.tensor.math import cast, mul
