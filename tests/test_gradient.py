@@ -337,10 +337,13 @@ def test_jacobian_static_length():
     assert J0.eval({x: xv}).shape == (0, 3)
 
 
-def test_jacobian_of_unknown_length_is_not_implemented():
+def test_jacobian_of_unknown_length_is_looped_at_run_time():
     x = T.dvector("x")
-    with pytest.raises(NotImplementedError, match="jacobian of a vector of unknown length"):
-        jacobian(T.exp(x), x)
+    J = jacobian(T.exp(x) * x.sum(), x)
+    for n in (3, 1):
+        xv = np.linspace(-0.5, 0.7, n)
+        want = np.diag(np.exp(xv)) * xv.sum() + np.exp(xv)[:, None]  # d(e^x_i * s)/dx_j
+        np.testing.assert_allclose(J.eval({x: xv}), want, rtol=1e-12)
 
 
 def test_jacobian_list_and_hessian():
