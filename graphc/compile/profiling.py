@@ -112,8 +112,9 @@ class FunctionProfiler:
         fn = self.fn_ref()
         if fn is not None:
             st = fn.vm.stats()
+            n_calls = self.calls if self.nested else 1
             self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
-                          [int(v) for v in st["calls"]], 1 if not self.nested else self.calls)  # fmt: skip
+                          [int(v) for v in st["calls"]], n_calls)  # fmt: skip
         for child in self.children:  # the steps of this first call
             child.note_first_call(child.call_ns, child.vm_ns)
 
@@ -349,7 +350,7 @@ def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler
             continue
         child = build_record(inner)
         child.name = f"{fn.linked.schedule[i].op} step (node {i} of {record.name})"
-        sub = FunctionProfiler(inner, child, profiler.memory, 0, nested=True)
+        sub = FunctionProfiler(inner, child, profiler.memory, profiler.trace_capacity, nested=True)
         inner._profiler = sub
         runner.on_step = sub.on_step
         record.nodes[i].inner = child

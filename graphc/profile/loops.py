@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from graphc.profile.fmt import middle_ellipsis, table
+import numpy as np
+
+from graphc.profile.fmt import middle_ellipsis, nbytes, table
 from graphc.profile.model import FunctionProfile, NodeRecord
 
 
@@ -37,6 +39,7 @@ class LoopSummary:
     ns: int
     rows: list[LoopRow]
     body: FunctionProfile
+    stacked_bytes: int = 0  # the loop node's outputs (every step's values), largest call
 
 
 def scaled(ns: float) -> str:
@@ -70,7 +73,27 @@ def loop_summary(fp: FunctionProfile, node: NodeRecord) -> LoopSummary:
     rows.append(LoopRow("(loop bookkeeping: slicing inputs, storing outputs)",
                         bookkeeping / calls, bookkeeping / calls, 0))  # fmt: skip
     return LoopSummary(fp.name, node.position, node.apply_name, node.calls, body.calls,
-                       node.ns_total, rows, body)  # fmt: skip
+                       node.ns_total, rows, body, _output_bytes(node))  # fmt: skip
+
+
+def _output_bytes(node: NodeRecord) -> int:
+    """Bytes of the node's outputs: as measured, else from the shapes seen."""
+    if any(node.out_bytes_max):
+        return sum(node.out_bytes_max)
+    return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize
+               for v in node.outputs if v.shape is not None)  # fmt: skip
+
+
+def memory_line(lp: LoopSummary) -> str:
+    """The loop's memory: its stacked outputs, and what one step allocates and keeps."""
+    parts = [f"stacked outputs {nbytes(lp.stacked_bytes)}"]
+    body = lp.body
+    if body.measured_peak_bytes is not None:
+        parts.append(f"one step's peak {nbytes(body.measured_peak_bytes)}")
+    if body.memory_plan is not None and body.memory_plan.bytes:
+        plan = body.memory_plan
+        parts.append(f"kept between steps {nbytes(plan.bytes)} in {plan.buffers} buffers")
+    return "memory: " + ", ".join(parts)
 
 
 def loop_summaries(fps: Sequence[FunctionProfile]) -> list[LoopSummary]:
@@ -120,6 +143,7 @@ def render_loops(
                          scaled(r.exclusive_ns), f"{r.per_step:g}" if r.per_step else "",
                          r.label])  # fmt: skip
         lines += ["  " + line for line in table(headers, body, width=width - 2)]
+        lines.append("  " + memory_line(lp))
         hidden = len(lp.rows) - len(shown)
         if hidden:
             lines.append(f"  ... (remaining {hidden} nodes of the step)")

@@ -29,22 +29,22 @@ class until:  # noqa: N801 - Theano's name
 
 @dataclass
 class _Seq:
-    outer: Variable
+    outer: Any
     taps: list[int]
 
 
 @dataclass
 class _Out:
-    initial: Variable | None  # None: not fed back (stacked only)
+    initial: Any | None  # None: not fed back (stacked only)
     taps: list[int] = field(default_factory=list)
     last_only: bool = False  # keep only the final values, not every step's
 
 
-def _row_type(t: TensorType) -> TensorType:
+def _row_type(t: Any) -> TensorType:
     return TensorType(t.dtype, t.shape[1:])
 
 
-def _placeholder(t: TensorType, name: str) -> Variable:
+def _placeholder(t: Any, name: str) -> Any:
     v = t()
     v.name = name
     return v
@@ -63,7 +63,7 @@ def _as_seq(s, k: int) -> _Seq:
     if x.ndim == 0:
         raise TypeError(f"scan: sequence {k} ({x}) is a scalar; sequences are iterated over "
                         "their first dimension")  # fmt: skip
-    taps = [int(t) for t in ([taps] if np.isscalar(taps) else taps)]
+    taps = [int(t) for t in ([taps] if isinstance(taps, int | np.integer) else taps)]
     if not taps:
         raise ValueError(f"scan: sequence {k} has an empty taps list")
     return _Seq(x, taps)
@@ -82,7 +82,7 @@ def _as_out(o, k: int) -> _Out:
                 raise ValueError(f"scan: outputs_info {k} has taps but no 'initial' value")
             return _Out(None)
         taps = o.get("taps", [-1])
-        taps = [int(t) for t in ([taps] if np.isscalar(taps) else taps)]
+        taps = [int(t) for t in ([taps] if isinstance(taps, int | np.integer) else taps)]
     else:
         init, taps = o, [-1]
     if not taps:  # Theano: an initial value with no taps is an output not fed back
@@ -93,7 +93,7 @@ def _as_out(o, k: int) -> _Out:
     return _Out(T.as_tensor_variable(init), taps)
 
 
-def _parse_return(ret, n_outputs_info: int | None) -> tuple[list, list, Variable | None]:
+def _parse_return(ret, n_outputs_info: int | None) -> tuple[list, list, Any]:
     """``(outputs, updates, condition)`` from what a step function returned."""
 
     def is_updates(x) -> bool:
@@ -170,7 +170,6 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     """``(outputs, updates, node outputs)``: ``scan``'s work, also giving the Scan node's
     raw outputs (each state's whole buffer, initial rows included). The ``outputs_info``
     entries numbered in ``last_only`` keep only their final window (no stacked output)."""
-    as_list = (lambda x: [] if x is None else list(x) if isinstance(x, list | tuple) else [x])
     seqs = [_as_seq(s, k) for k, s in enumerate(as_list(sequences))]
     outs_info = None if outputs_info is None else [
         _as_out(o, k) for k, o in enumerate(as_list(outputs_info))
@@ -186,9 +185,9 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     n_steps_var = _steps(seqs, n_steps, name)
 
     # placeholders the step function is called with
-    args: list[Variable] = []
-    seq_outer: list[Variable] = []
-    seq_inner: list[Variable] = []
+    args: list[Any] = []
+    seq_outer: list[Any] = []
+    seq_inner: list[Any] = []
     for k, s in enumerate(seqs):
         lo, hi = min(s.taps), max(s.taps)
         for t in s.taps:
@@ -203,16 +202,18 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
             seq_inner.append(v)
             args.append(v)
     state_outs = [] if outs_info is None else [o for o in outs_info if o.initial is not None]
-    state_inits: list[Variable] = []
-    state_inner: list[list[Variable]] = []
+    state_inits: list[Any] = []
+    state_inner: list[list[Any]] = []
     for k, o in enumerate(state_outs):
         assert o.initial is not None
         init = o.initial
         sit_sot = o.taps == [-1]
         row_t = init.type if sit_sot else _row_type(init.type)
         if not sit_sot and init.ndim == 0:
-            raise TypeError(f"scan: the initial value of an output with taps {o.taps} must "
-                            "have one more dimension than the output (one row per tap)")
+            raise TypeError(
+                f"scan: the initial value of an output with taps {o.taps} must "
+                "have one more dimension than the output (one row per tap)"
+            )
         lag = -min(o.taps)
         state_inits.append(T.shape_padleft(init) if sit_sot else init[:lag])
         taps = [_placeholder(row_t, f"{init.name or f'out{k}'}[t{t:+d}]") for t in o.taps]
@@ -234,7 +235,7 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     # shared variables updated inside the loop become states kept last only
     updates = _with_default_updates(updates, outputs + [u for _, u in updates], cond)
     shared_states: list[tuple[Any, Variable, Variable]] = []
-    replace_shared: dict[Variable, Variable] = {}
+    replace_shared: dict[Any, Variable] = {}
     for s, expr in updates:
         expr = T.as_tensor_variable(expr)
         ph = _placeholder(s.type, f"{s.name or 'shared'}[t-1]")
@@ -277,7 +278,7 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     node_outs = op(n_steps_var, *seq_outer, *state_inits, *shared_inits, *nonseq_outer)
     node_outs = node_outs if isinstance(node_outs, list) else [node_outs]
 
-    results: list[Variable] = []
+    results: list[Any] = []
     it_state = iter(range(n_st))
     it_nit = iter(range(len(nits)))
     n_shared = len(shared_states)
@@ -295,7 +296,14 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     return results, new_updates, node_outs
 
 
-def _loop_invariants(outputs: list, placeholders: set) -> list[Variable]:
+def as_list(x) -> list:
+    """``None`` -> ``[]``, a list or tuple -> a list, anything else -> ``[x]``."""
+    if x is None:
+        return []
+    return list(x) if isinstance(x, list | tuple) else [x]
+
+
+def _loop_invariants(outputs: list, placeholders: set) -> list[Any]:
     """The outer Variables the step graph reads: those that do not depend on a placeholder
     but feed a node that does (or are outputs). Everything above them is computed once."""
     nodes = io_toposort(graph_inputs(outputs), outputs)
@@ -303,7 +311,7 @@ def _loop_invariants(outputs: list, placeholders: set) -> list[Variable]:
     for node in nodes:
         if any(i in varying for i in node.inputs):
             varying.update(node.outputs)
-    found: list[Variable] = []
+    found: list[Any] = []
     for node in nodes:
         if node.outputs[0] in varying:
             found += [i for i in node.inputs if i not in varying and not isinstance(i, Constant)]
@@ -311,7 +319,7 @@ def _loop_invariants(outputs: list, placeholders: set) -> list[Variable]:
     return list(dict.fromkeys(found))
 
 
-def _steps(seqs: list[_Seq], n_steps, name: str | None) -> Variable:
+def _steps(seqs: list[_Seq], n_steps, name: str | None) -> Any:
     """The number of steps: ``n_steps`` if given, else the shortest sequence (after taps)."""
     if n_steps is not None:
         n = T.as_tensor_variable(n_steps)
@@ -334,7 +342,7 @@ def _steps(seqs: list[_Seq], n_steps, name: str | None) -> Variable:
     return T.maximum(n, 0) if any(spans) else n
 
 
-def _check_state(k: int, new: Variable, tap: Variable, name: str | None) -> None:
+def _check_state(k: int, new: Any, tap: Any, name: str | None) -> None:
     where = f"scan{f' {name}' if name else ''}"
     if new.dtype != tap.dtype:
         raise TypeError(
@@ -359,7 +367,7 @@ def _with_default_updates(updates: list, roots: list, cond) -> list:
     pending = list(roots) + ([cond] if cond is not None else [])
     seen: set = set()
     while pending:
-        found = [
+        found: list[Any] = [
             v for v in graph_inputs(pending)
             if v not in seen and hasattr(v, "get_value") and v not in given
             and getattr(v, "default_update", None) is not None
@@ -368,6 +376,7 @@ def _with_default_updates(updates: list, roots: list, cond) -> list:
         for v in found:
             seen.add(v)
             given.add(v)
-            out.append((v, v.default_update))
-            pending.append(v.default_update)
+            update = v.default_update
+            out.append((v, update))
+            pending.append(update)
     return out

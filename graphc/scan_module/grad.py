@@ -15,6 +15,8 @@ from typing import Any
 import graphc.tensor as T
 from graphc.gradient import grad
 from graphc.graph.basic import Variable, clone_replace
+from graphc.scan_module.build import build_scan
+from graphc.scan_module.op import GRADIENT_RULE
 
 __all__ = ["scan_grad"]
 
@@ -31,8 +33,6 @@ def _zeros_for(g, like: Variable):
 
 def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
     """Gradients of a Scan node's inputs from its outputs and their gradients."""
-    from graphc.scan_module.build import build_scan
-
     info = op.info
     name = info.name or "scan"
     if info.as_while:
@@ -54,8 +54,7 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
     inner_nits = op.inner.outputs[info.n_states : info.n_states + info.n_nit]
     g_bufs = [_zeros_for(output_grads[k], outs[k]) for k in reg]
     g_nits = [
-        _zeros_for(g, o)
-        for g, o in zip(output_grads[info.n_states :], outs[info.n_states :])
+        _zeros_for(g, o) for g, o in zip(output_grads[info.n_states :], outs[info.n_states :])
     ]
 
     # backward sequences, all reversed: the forward rows, each tap's stored value, and
@@ -76,14 +75,20 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
 
     def step(*args):
         p = 0
-        xs = list(args[p : p + n_seq]); p += n_seq  # noqa: E702
-        taps = list(args[p : p + n_tap]); p += n_tap  # noqa: E702
-        gs = list(args[p : p + n_g]); p += n_g  # noqa: E702
-        gys = list(args[p : p + n_gy]); p += n_gy  # noqa: E702
-        ws = list(args[p : p + n_reg]); p += n_reg  # noqa: E702
-        acc = list(args[p : p + len(accums)]); p += len(accums)  # noqa: E702
+        xs = list(args[p : p + n_seq])
+        p += n_seq  # noqa: E702
+        taps = list(args[p : p + n_tap])
+        p += n_tap  # noqa: E702
+        gs = list(args[p : p + n_g])
+        p += n_g  # noqa: E702
+        gys = list(args[p : p + n_gy])
+        p += n_gy  # noqa: E702
+        ws = list(args[p : p + n_reg])
+        p += n_reg  # noqa: E702
+        acc = list(args[p : p + len(accums)])
+        p += len(accums)  # noqa: E702
         outer_nonseqs = list(args[p:])
-        replace: dict[Variable, Any] = dict(zip(in_seqs, xs))
+        replace: dict[Any, Any] = dict(zip(in_seqs, xs))
         replace.update(zip(flat_taps, taps))
         replace.update(zip(in_nonseqs, outer_nonseqs))
         recomputed = clone_replace(inner_states + inner_nits, replace)
@@ -162,3 +167,6 @@ def _reads(outputs: list, variables: list) -> bool:
 
     wanted = set(variables)
     return any(v in wanted for v in ancestors(outputs))
+
+
+GRADIENT_RULE["scan"] = scan_grad

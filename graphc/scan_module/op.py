@@ -77,7 +77,7 @@ class ScanInner:
         if self._key is None:
             from graphc.graph.basic import io_toposort
 
-            index: dict[Variable, Any] = {v: ("in", k) for k, v in enumerate(self.inputs)}
+            index: dict[Any, Any] = {v: ("in", k) for k, v in enumerate(self.inputs)}
             parts = []
             for node in io_toposort(self.inputs, self.outputs):
                 for v in node.inputs:
@@ -114,7 +114,9 @@ def _constant_key(v: Variable) -> Any:
     return (str(arr.dtype), arr.shape, arr.tobytes())
 
 
-StepFunction = Callable[[list], list]
+#: The gradient of a Scan, filled in by ``graphc.scan_module.grad`` (built from ``scan``
+#: itself, which sits above this module).
+GRADIENT_RULE: dict[str, Callable[..., list]] = {}
 
 
 class Scan(Op):
@@ -157,16 +159,16 @@ class Scan(Op):
         return seqs, taps, ins[pos:]
 
     # ------------------------------------------------------------------ graph
-    def make_node(self, n_steps, *outer) -> Apply:
+    def make_node(self, n_steps: Any, *outer: Any) -> Apply:  # type: ignore[override]
         info = self.info
         n_steps = as_tensor_variable(n_steps)
         if n_steps.ndim != 0 or n_steps.dtype[:3] not in ("int", "uin"):
             raise TypeError(f"{self}: n_steps must be an integer scalar, got {n_steps.type}")
-        outer = [as_tensor_variable(v) for v in outer]
+        tensors = [as_tensor_variable(v) for v in outer]
         want = info.n_seqs + info.n_states + info.n_nonseqs
-        if len(outer) != want:
-            raise TypeError(f"{self}: expected {want} inputs after n_steps, got {len(outer)}")
-        _, seqs, inits, nonseqs = self.outer_split([n_steps, *outer])
+        if len(tensors) != want:
+            raise TypeError(f"{self}: expected {want} inputs after n_steps, got {len(tensors)}")
+        _, seqs, inits, nonseqs = self.outer_split([n_steps, *tensors])
         in_seqs, in_taps, in_nonseqs = self.inner_split()
         for k, (s, row) in enumerate(zip(seqs, in_seqs)):
             _check_type(self, f"sequence {k}", s, row.type, extra_dim=True)
@@ -179,8 +181,9 @@ class Scan(Op):
             t = taps[0].type
             outs.append(TensorType(t.dtype, (None, *t.shape))())
         for o in self.inner.outputs[info.n_states : info.n_states + info.n_nit]:
-            outs.append(TensorType(o.type.dtype, (None, *o.type.shape))())
-        return Apply(self, [n_steps, *outer], outs)
+            ot: Any = o.type
+            outs.append(TensorType(ot.dtype, (None, *ot.shape))())
+        return Apply(self, [n_steps, *tensors], outs)
 
     def infer_shape(self, fgraph, node, shapes):
         """States: ``(L + n_steps, *S)`` (or ``(L, *S)`` kept last only); nit outputs: the
@@ -206,10 +209,8 @@ class Scan(Op):
         return out
 
     def L_op(self, inputs, outputs, output_grads):  # noqa: N802 - Theano's name
-        """Backpropagation through time (see ``graphc.scan_module.grad``)."""
-        from graphc.scan_module.grad import scan_grad
-
-        return scan_grad(self, inputs, outputs, output_grads)
+        """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers."""
+        return GRADIENT_RULE["scan"](self, inputs, outputs, output_grads)
 
     # ------------------------------------------------------------------ running
     def make_perform(self, node: Apply, compile_inner: Callable) -> Callable:
@@ -227,7 +228,7 @@ class Scan(Op):
         self._fallback(inputs, output_storage)
 
 
-def _check_type(op, what: str, x: Variable, inner: TensorType, extra_dim: bool) -> None:
+def _check_type(op, what: str, x: Any, inner: Any, extra_dim: bool) -> None:
     ndim = inner.ndim + int(extra_dim)
     if not isinstance(x.type, TensorType) or x.dtype != inner.dtype or x.ndim != ndim:
         raise TypeError(
@@ -346,7 +347,8 @@ class _Runner:
             if out is None:
                 if empty_shapes is None:
                     empty_shapes = self._shapes_without_steps(seqs, states, nonseqs)
-                dtype = op.inner.outputs[ns + j].type.dtype
+                out_type: Any = op.inner.outputs[ns + j].type
+                dtype = out_type.dtype
                 out = np.empty((0, *empty_shapes[j]), dtype=dtype)
             elif done < n:
                 out = out[:done]
@@ -374,4 +376,6 @@ class _Runner:
                 values = self.vm(args)
             return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
         except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
-            return [tuple(0 if d is None else d for d in o.type.shape) for o in outs]
+            types: list[Any] = [o.type for o in outs]
+            shapes = [t.shape for t in types]
+            return [tuple(0 if d is None else d for d in shape) for shape in shapes]

@@ -36,8 +36,9 @@ class RNNSLU:
             s_t = T.nnet.softmax(T.dot(h_t, self.w) + self.b)
             return [h_t, s_t]
 
-        [h, s], _ = theano.scan(fn=recurrence, sequences=x, outputs_info=[self.h0, None],
-                                n_steps=x.shape[0])
+        [h, s], _ = theano.scan(
+            fn=recurrence, sequences=x, outputs_info=[self.h0, None], n_steps=x.shape[0]
+        )
         p_y_given_x_sentence = s[:, 0, :]
         y_pred = T.argmax(p_y_given_x_sentence, axis=1)
         lr = T.scalar("lr")
@@ -45,8 +46,9 @@ class RNNSLU:
         sentence_gradients = T.grad(sentence_nll, self.params)
         sentence_updates = [(p, p - lr * g) for p, g in zip(self.params, sentence_gradients)]
         self.classify = theano.function(inputs=[idxs], outputs=y_pred)
-        self.sentence_train = theano.function(inputs=[idxs, y_sentence, lr],
-                                              outputs=sentence_nll, updates=sentence_updates)
+        self.sentence_train = theano.function(
+            inputs=[idxs, y_sentence, lr], outputs=sentence_nll, updates=sentence_updates
+        )
 
 
 def sentences(n, rng):

@@ -9,8 +9,7 @@ from collections import OrderedDict
 import numpy
 
 import graphc as theano
-from graphc import config
-from graphc import tensor
+from graphc import config, tensor
 
 VOCAB = 40
 
@@ -40,8 +39,8 @@ def init_params(options, rng):
 
 def _slice(_x, n, dim):
     if _x.ndim == 3:
-        return _x[:, :, n * dim:(n + 1) * dim]
-    return _x[:, n * dim:(n + 1) * dim]
+        return _x[:, :, n * dim : (n + 1) * dim]
+    return _x[:, n * dim : (n + 1) * dim]
 
 
 def lstm_layer(tparams, state_below, options, mask):
@@ -63,10 +62,16 @@ def lstm_layer(tparams, state_below, options, mask):
         return h, c
 
     state_below = tensor.dot(state_below, tparams["lstm_W"]) + tparams["lstm_b"]
-    rval, updates = theano.scan(_step, sequences=[mask, state_below],
-                                outputs_info=[tensor.alloc(numpy_floatX(0.0), n_samples, dim_proj),
-                                              tensor.alloc(numpy_floatX(0.0), n_samples, dim_proj)],
-                                name="lstm_layers", n_steps=nsteps)
+    rval, updates = theano.scan(
+        _step,
+        sequences=[mask, state_below],
+        outputs_info=[
+            tensor.alloc(numpy_floatX(0.0), n_samples, dim_proj),
+            tensor.alloc(numpy_floatX(0.0), n_samples, dim_proj),
+        ],
+        name="lstm_layers",
+        n_steps=nsteps,
+    )
     return rval[0]
 
 
@@ -120,8 +125,9 @@ def main(epochs=10, batch_size=16, lrate=0.5):
     for _ in range(epochs):
         batch_costs = []
         for start in range(0, len(seqs), batch_size):
-            bx, bm, by = prepare_data(seqs[start:start + batch_size],
-                                      labels[start:start + batch_size])
+            bx, bm, by = prepare_data(
+                seqs[start : start + batch_size], labels[start : start + batch_size]
+            )
             batch_costs.append(float(f_train(bx, bm, by)))
         costs.append(float(numpy.mean(batch_costs)))
     return costs

@@ -13,15 +13,21 @@ from graphc.sandbox.rng_mrg import MRG_RandomStreams as RandomStreams
 
 class RBM:
     def __init__(self, input, n_visible, n_hidden, numpy_rng, theano_rng):
-        initial_W = numpy.asarray(numpy_rng.uniform(
-            low=-4 * numpy.sqrt(6.0 / (n_hidden + n_visible)),
-            high=4 * numpy.sqrt(6.0 / (n_hidden + n_visible)),
-            size=(n_visible, n_hidden)), dtype=theano.config.floatX)
+        initial_W = numpy.asarray(
+            numpy_rng.uniform(
+                low=-4 * numpy.sqrt(6.0 / (n_hidden + n_visible)),
+                high=4 * numpy.sqrt(6.0 / (n_hidden + n_visible)),
+                size=(n_visible, n_hidden),
+            ),
+            dtype=theano.config.floatX,
+        )
         self.W = theano.shared(value=initial_W, name="W", borrow=True)
-        self.hbias = theano.shared(numpy.zeros(n_hidden, dtype=theano.config.floatX),
-                                   name="hbias", borrow=True)
-        self.vbias = theano.shared(numpy.zeros(n_visible, dtype=theano.config.floatX),
-                                   name="vbias", borrow=True)
+        self.hbias = theano.shared(
+            numpy.zeros(n_hidden, dtype=theano.config.floatX), name="hbias", borrow=True
+        )
+        self.vbias = theano.shared(
+            numpy.zeros(n_visible, dtype=theano.config.floatX), name="vbias", borrow=True
+        )
         self.input = input
         self.theano_rng = theano_rng
         self.params = [self.W, self.hbias, self.vbias]
@@ -38,8 +44,9 @@ class RBM:
 
     def sample_h_given_v(self, v0_sample):
         pre_sigmoid_h1, h1_mean = self.propup(v0_sample)
-        h1_sample = self.theano_rng.binomial(size=h1_mean.shape, n=1, p=h1_mean,
-                                             dtype=theano.config.floatX)
+        h1_sample = self.theano_rng.binomial(
+            size=h1_mean.shape, n=1, p=h1_mean, dtype=theano.config.floatX
+        )
         return [pre_sigmoid_h1, h1_mean, h1_sample]
 
     def propdown(self, hid):
@@ -48,8 +55,9 @@ class RBM:
 
     def sample_v_given_h(self, h0_sample):
         pre_sigmoid_v1, v1_mean = self.propdown(h0_sample)
-        v1_sample = self.theano_rng.binomial(size=v1_mean.shape, n=1, p=v1_mean,
-                                             dtype=theano.config.floatX)
+        v1_sample = self.theano_rng.binomial(
+            size=v1_mean.shape, n=1, p=v1_mean, dtype=theano.config.floatX
+        )
         return [pre_sigmoid_v1, v1_mean, v1_sample]
 
     def gibbs_hvh(self, h0_sample):
@@ -63,8 +71,12 @@ class RBM:
         (
             [pre_sigmoid_nvs, nv_means, nv_samples, pre_sigmoid_nhs, nh_means, nh_samples],
             updates,
-        ) = theano.scan(self.gibbs_hvh, outputs_info=[None, None, None, None, None, chain_start],
-                        n_steps=k, name="gibbs_hvh")
+        ) = theano.scan(
+            self.gibbs_hvh,
+            outputs_info=[None, None, None, None, None, chain_start],
+            n_steps=k,
+            name="gibbs_hvh",
+        )
         chain_end = nv_samples[-1]
         cost = T.mean(self.free_energy(self.input)) - T.mean(self.free_energy(chain_end))
         gparams = T.grad(cost, self.params, consider_constant=[chain_end])
@@ -76,9 +88,13 @@ class RBM:
         return monitoring_cost, updates
 
     def get_reconstruction_cost(self, updates, pre_sigmoid_nv):
-        return T.mean(T.sum(self.input * T.log(T.nnet.sigmoid(pre_sigmoid_nv))
-                            + (1 - self.input) * T.log(1 - T.nnet.sigmoid(pre_sigmoid_nv)),
-                            axis=1))
+        return T.mean(
+            T.sum(
+                self.input * T.log(T.nnet.sigmoid(pre_sigmoid_nv))
+                + (1 - self.input) * T.log(1 - T.nnet.sigmoid(pre_sigmoid_nv)),
+                axis=1,
+            )
+        )
 
 
 def data(rng, n=200, n_visible=36):
@@ -93,15 +109,21 @@ def main(epochs=8, batch_size=20, k=1, persistent=False):
     train_set = theano.shared(data(rng))
     index = T.lscalar()
     x = T.matrix("x")
-    theano_rng = RandomStreams(rng.randint(2 ** 30))
-    persistent_chain = theano.shared(numpy.zeros((batch_size, 24), dtype=theano.config.floatX),
-                                     borrow=True)
+    theano_rng = RandomStreams(rng.randint(2**30))
+    persistent_chain = theano.shared(
+        numpy.zeros((batch_size, 24), dtype=theano.config.floatX), borrow=True
+    )
     rbm = RBM(input=x, n_visible=36, n_hidden=24, numpy_rng=rng, theano_rng=theano_rng)
-    cost, updates = rbm.get_cost_updates(lr=0.1, persistent=persistent_chain if persistent
-                                         else None, k=k)
-    train_rbm = theano.function([index], cost, updates=updates,
-                                givens={x: train_set[index * batch_size:(index + 1) * batch_size]},
-                                name="train_rbm")
+    cost, updates = rbm.get_cost_updates(
+        lr=0.1, persistent=persistent_chain if persistent else None, k=k
+    )
+    train_rbm = theano.function(
+        [index],
+        cost,
+        updates=updates,
+        givens={x: train_set[index * batch_size : (index + 1) * batch_size]},
+        name="train_rbm",
+    )
     n_batches = 200 // batch_size
     costs = []
     for _ in range(epochs):

@@ -214,3 +214,33 @@ def test_loop_rows_add_up_to_the_loop_node():
     total = sum(r.exclusive_ns for r in lp.rows)
     assert total == pytest.approx(lp.ns / lp.calls, rel=0.02)
     assert lp.steps == 30
+
+
+def test_chrome_trace_nests_each_step_inside_the_loop_node():
+    with graphc.config.change_flags(profile_trace=True):
+        f = _rnn(True)
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        f(rng.normal(size=(5, 8)), rng.normal(size=(8, 8)), rng.normal(size=8))
+    from graphc.profile.trace import chrome_trace
+
+    doc = chrome_trace(f.profile)
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    loops = [e for e in slices if e["cat"] == "node" and e["name"].startswith("Scan{rnn}")]
+    steps = [e for e in slices if e["cat"] == "step"]
+    assert len(loops) == 2 and len(steps) == 10
+    for step in steps:  # each step lies inside one of the loop node's slices
+        assert any(lp["ts"] <= step["ts"] and step["ts"] + step["dur"] <= lp["ts"] + lp["dur"] + 1e-3
+                   for lp in loops)  # fmt: skip
+    inner_nodes = [e for e in slices if e["cat"] == "node" and "t-1" in e["name"]]
+    assert inner_nodes  # the step's own nodes are in the trace too
+
+
+def test_memory_line_reports_the_stacked_outputs():
+    f = _rnn(True)
+    rng = np.random.default_rng(3)
+    f(rng.normal(size=(99, 64)), rng.normal(size=(64, 64)) * 0.1, rng.normal(size=64))
+    buf = io.StringIO()
+    f.profile.summary(file=buf)
+    # the state's buffer: the initial row and 99 steps of 64 float64 = 51200 bytes
+    assert "memory: stacked outputs 50KB" in buf.getvalue()

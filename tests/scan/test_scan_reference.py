@@ -134,7 +134,7 @@ def test_values_and_gradients_match_numpy(mode, case):
                            vals[2], vals[3], case["go_backwards"])  # fmt: skip
         return (h * c_h).sum() + (y * c_y).sum()
 
-    for k, (g, v) in enumerate(zip(got, values)):
+    for k, g in enumerate(got):
         np.testing.assert_allclose(g, _numeric_grad(ref_cost, values, k), rtol=1e-5, atol=1e-6,
                                    err_msg=f"gradient of input {k}")  # fmt: skip
 
