@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphc.compile.aliasing import check_updates, default_updates
 from graphc.compile.io import In, Out, UnusedInputError, as_input_var, pairs
@@ -22,8 +21,7 @@ from graphc.graph.fg import FunctionGraph, MissingInputError
 from graphc.tensor.variable import as_tensor_variable
 
 
-@dataclass
-class FunctionSpec:
+class FunctionSpec(NamedTuple):
     """The checked parts of a function and the (not yet rewritten) graph computing it."""
 
     inputs: list[In]
