@@ -86,9 +86,9 @@ def test_gibbs_chain_with_binomial_draws():
     out = f(np.ones((5, 6)))
     assert out.shape == (5, 6)
     assert set(np.unique(out)) <= {0.0, 1.0}
-    cost = T.mean(chain[-1])
-    with pytest.raises(NotImplementedError, match="random numbers"):
-        graphc.grad(cost, W)
+    # samples are constants for grad: the chain's end does not depend on W differentiably
+    g_end = graphc.grad(T.mean(chain[-1]), W)
+    np.testing.assert_array_equal(graphc.function([v0], g_end)(np.ones((5, 6))), 0.0)
     chain_end = chain[-1]
     g = graphc.grad(T.mean(T.dot(chain_end, W)), W, consider_constant=[chain_end])
     assert graphc.function([v0], g, updates=updates)(np.ones((5, 6))).shape == (6, 4)
@@ -144,12 +144,24 @@ def test_zero_steps_give_empty_outputs_of_the_right_shape_and_zero_gradients():
     np.testing.assert_array_equal(c, np.zeros(3))
 
 
-def test_bad_steps_are_reported_with_the_step_and_the_shapes():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_bad_steps_are_reported_with_the_step_and_the_shapes(compiled):
     h0 = T.vector("h0")
     out, _ = graphc.scan(lambda h: T.concatenate([h, h]), outputs_info=h0, n_steps=2)
     f = graphc.function([h0], out)
+    for impl in f.linked.impls:
+        if hasattr(impl.perform, "compiled_loop"):
+            impl.perform.compiled_loop = compiled
     with pytest.raises(ValueError, match=r"step 0 returned state 0 of shape \(4,\)"):
         f(np.ones(2))
+    m = T.matrix("m")
+    ys, _ = graphc.scan(lambda v: v[: T.cast(v[0], "int64")], sequences=m)
+    g = graphc.function([m], ys)
+    for impl in g.linked.impls:
+        if hasattr(impl.perform, "compiled_loop"):
+            impl.perform.compiled_loop = compiled
+    with pytest.raises(ValueError, match=r"step 1 returned output 0 of shape \(1,\); step 0"):
+        g(np.array([[2.0, 0.0], [1.0, 0.0]]))
     with pytest.raises(TypeError, match="dtype float32"):
         graphc.scan(lambda h: h * 2.0, outputs_info=T.fvector("h"), n_steps=2)
     with pytest.raises(ValueError, match="n_steps must be given"):
@@ -230,8 +242,8 @@ def test_chrome_trace_nests_each_step_inside_the_loop_node():
     steps = [e for e in slices if e["cat"] == "step"]
     assert len(loops) == 2 and len(steps) == 10
     for step in steps:  # each step lies inside one of the loop node's slices
-        assert any(lp["ts"] <= step["ts"] and step["ts"] + step["dur"] <= lp["ts"] + lp["dur"] + 1e-3
-                   for lp in loops)  # fmt: skip
+        end = step["ts"] + step["dur"]
+        assert any(lp["ts"] <= step["ts"] and end <= lp["ts"] + lp["dur"] + 1e-3 for lp in loops)
     inner_nodes = [e for e in slices if e["cat"] == "node" and "t-1" in e["name"]]
     assert inner_nodes  # the step's own nodes are in the trace too
 
@@ -244,3 +256,64 @@ def test_memory_line_reports_the_stacked_outputs():
     f.profile.summary(file=buf)
     # the state's buffer: the initial row and 99 steps of 64 float64 = 51200 bytes
     assert "memory: stacked outputs 50KB" in buf.getvalue()
+
+
+def test_gradient_through_per_step_dropout_matches_finite_differences():
+    srng = RandomStreams(seed=11)
+    x, W, h0 = T.matrix("x"), T.matrix("W"), T.vector("h0")
+
+    def step(x_t, h, W):
+        mask = srng.binomial(size=h.shape, n=1, p=0.7, dtype="float64")
+        return T.tanh(T.dot(W, h) + x_t) * mask
+
+    hs, updates = graphc.scan(step, sequences=x, outputs_info=h0, non_sequences=W)
+    cost = (hs**2).sum()
+    # without the updates the random state stays put: every call draws the same masks
+    f = graphc.function([x, W, h0], cost, no_default_updates=True)
+    g = graphc.function([x, W, h0], graphc.grad(cost, W), no_default_updates=True)
+    rng = np.random.default_rng(4)
+    xv, wv, hv = rng.normal(size=(6, 3)), rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)
+    eps = 1e-6
+    numeric = np.zeros_like(wv)
+    for idx in np.ndindex(wv.shape):
+        d = np.zeros_like(wv)
+        d[idx] = eps
+        numeric[idx] = (f(xv, wv + d, hv) - f(xv, wv - d, hv)) / (2 * eps)
+    np.testing.assert_allclose(g(xv, wv, hv), numeric, rtol=1e-6, atol=1e-8)
+    assert np.abs(numeric).sum() > 0
+
+
+def test_second_order_gradient_through_scan():
+    x = T.vector("x")
+    hs, _ = graphc.scan(lambda v, h: T.sin(h * v + v), sequences=x, outputs_info=T.constant(0.3))
+    cost = hs.sum()
+    H = graphc.gradient.hessian(cost, x)
+    f = graphc.function([x], cost)
+    h = graphc.function([x], H)
+    xv = np.array([0.2, -0.5, 0.9])
+    eps = 1e-4
+    numeric = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+
+            def at(di, dj, i=i, j=j):
+                v = xv.copy()
+                v[i] += di
+                v[j] += dj
+                return f(v)
+
+            numeric[i, j] = (at(eps, eps) - at(eps, -eps) - at(-eps, eps) + at(-eps, -eps)) / (
+                4 * eps * eps
+            )
+    np.testing.assert_allclose(h(xv), numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_random_state_used_in_a_loop_advances_without_passing_the_updates():
+    srng = RandomStreams(seed=5)
+    out, updates = graphc.scan(lambda: srng.normal((2,)), n_steps=3)
+    f = graphc.function([], out)  # no updates given: the states' default updates apply
+    a, b = f(), f()
+    assert not np.array_equal(a, b)
+    g = graphc.function([], out, updates=updates)
+    c = g()
+    assert not np.array_equal(b, c)

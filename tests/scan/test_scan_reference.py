@@ -185,3 +185,46 @@ def test_n_steps_shorter_than_the_sequence_and_too_long():
     np.testing.assert_array_equal(f(np.arange(5.0), 3), [0.0, 2.0, 4.0])
     with pytest.raises(ValueError, match="sequence 0 has 5 rows, fewer than the 7 steps"):
         f(np.arange(5.0), 7)
+
+
+def _use_python_loop(f) -> None:
+    """Run ``f``'s loop nodes with the Python reference loop instead of the compiled one."""
+    for impl in f.linked.impls:
+        if hasattr(impl.perform, "compiled_loop"):
+            impl.perform.compiled_loop = False
+
+
+@pytest.mark.parametrize("driver", ["compiled", "python"])
+@pytest.mark.parametrize("mode", ["py", "c|py"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    dtype=st.sampled_from(["float32", "float64", "int8", "int32", "int64", "uint16"]),
+    length=st.integers(0, 6),
+    width=st.integers(1, 4),
+    backwards=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_dtypes_match_a_numpy_loop(driver, mode, dtype, length, width, backwards, seed):
+    """A state and a stacked output of every dtype, strided sequence rows included."""
+    rng = np.random.default_rng(seed)
+    big = rng.integers(-3, 4, size=(length, 2 * width)).astype(dtype)
+    seq_v = big[:, ::2]  # a strided view
+    init_v = rng.integers(0, 3, size=width).astype(dtype)
+    seq, init = T.matrix("seq", dtype=dtype), T.vector("init", dtype=dtype)
+    (acc, prod), _ = graphc.scan(lambda r, a: [a + r, a * r], sequences=seq,
+                                 outputs_info=[init, None], go_backwards=backwards)  # fmt: skip
+    f = graphc.function([seq, init], [acc, prod], mode=MODES[mode])
+    if driver == "python":
+        _use_python_loop(f)
+    got_acc, got_prod = f(seq_v, init_v)
+    rows = seq_v[::-1] if backwards else seq_v
+    a = init_v.copy()
+    want_acc, want_prod = [], []
+    for r in rows:
+        with np.errstate(all="ignore"):
+            want_prod.append(a * r)
+            a = (a + r).astype(dtype)
+        want_acc.append(a)
+    assert got_acc.dtype == np.dtype(dtype) and got_prod.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got_acc, np.array(want_acc, dtype=dtype).reshape(length, width))
+    np.testing.assert_array_equal(got_prod, np.array(want_prod, dtype=dtype).reshape(length, width))
