@@ -337,13 +337,15 @@ def test_jacobian_static_length():
     assert J0.eval({x: xv}).shape == (0, 3)
 
 
-def test_jacobian_of_unknown_length_is_looped_at_run_time():
-    x = T.dvector("x")
-    J = jacobian(T.exp(x) * x.sum(), x)
-    for n in (3, 1):
-        xv = np.linspace(-0.5, 0.7, n)
-        want = np.diag(np.exp(xv)) * xv.sum() + np.exp(xv)[:, None]  # d(e^x_i * s)/dx_j
-        np.testing.assert_allclose(J.eval({x: xv}), want, rtol=1e-12)
+def test_jacobian_of_unknown_length_loops_with_scan():
+    x, m = T.dvector("x"), T.dmatrix("m")
+    J, Jm = jacobian(T.exp(x) * m.sum(), [x, m])
+    f = graphc.function([x, m], [J, Jm])
+    for n in (0, 1, 3):
+        xv, mv = np.linspace(-1, 1, n), np.ones((2, 2))
+        a, b = f(xv, mv)
+        np.testing.assert_allclose(a, np.diag(np.exp(xv)) * 4)
+        np.testing.assert_allclose(b, np.broadcast_to(np.exp(xv)[:, None, None], (n, 2, 2)))
 
 
 def test_jacobian_list_and_hessian():

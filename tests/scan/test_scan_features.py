@@ -317,3 +317,29 @@ def test_random_state_used_in_a_loop_advances_without_passing_the_updates():
     g = graphc.function([], out, updates=updates)
     c = g()
     assert not np.array_equal(b, c)
+
+
+def test_a_state_read_only_at_its_last_row_keeps_only_its_last_row():
+    k, A = T.iscalar("k"), T.vector("A")
+    result, updates = graphc.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A),
+                                  non_sequences=A, n_steps=k)  # fmt: skip
+    f = graphc.function([A, k], result[-1], updates=updates)
+    (node,) = scan_nodes(f)
+    assert node.op.info.state_last == (True,)
+    np.testing.assert_array_equal(f(np.arange(5.0), 3), np.arange(5.0) ** 3)
+    unopt = graphc.function([A, k], result[-1], mode=graphc.Mode(optimizer=None))
+    assert scan_nodes(unopt)[0].op.info.state_last == (False,)
+    np.testing.assert_array_equal(unopt(np.arange(5.0), 3), f(np.arange(5.0), 3))
+    both = graphc.function([A, k], [result[-1], result], updates=updates)
+    assert scan_nodes(both)[0].op.info.state_last == (False,)  # the whole output is used
+    g = graphc.function([A, k], graphc.grad(result[-1].sum(), A))
+    np.testing.assert_allclose(g(np.array([2.0, 3.0]), 3), 3 * np.array([2.0, 3.0]) ** 2)
+
+
+def test_debugprint_shows_the_step_graph_under_the_loop():
+    x = T.vector("x")
+    o, _ = graphc.scan(lambda v, h: h + v * 2, sequences=x, outputs_info=T.constant(0.0))
+    text = graphc.printing.debugprint(graphc.function([x], o), file="str")
+    head, inner = text.split("Inner graphs of the scan ops:")
+    assert "Scan{scan_fn} [id B]" in head
+    assert "Scan{scan_fn} [id B]" in inner and " >   |x[t+0]" in inner
