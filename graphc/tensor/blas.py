@@ -12,6 +12,8 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
 from graphc.tensor.elemwise import DimShuffle, broadcast_static_shapes
+from graphc.tensor.math import cast, maximum, mul
+from graphc.tensor.math import sum as tsum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -157,8 +159,6 @@ class Dot(Op):
 
 
 def _cast_grad(g, x):
-    from graphc.tensor.math import cast
-
     return cast(g, x.dtype) if _is_float(x) else None
 
 
@@ -167,8 +167,6 @@ _dot = Dot()
 
 def dot(a, b):
     """numpy ``dot`` for vectors and matrices (scalars multiply element-wise)."""
-    from graphc.tensor.math import mul
-
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return mul(a, b)
@@ -202,8 +200,6 @@ def dot22(a, b):
 
 def outer(a, b):
     """Outer product of two vectors: ``out[i, j] = a[i] * b[j]``."""
-    from graphc.tensor.math import mul
-
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim != 1 or b.ndim != 1:
         raise TypeError(f"outer: operands must be vectors, got {a.type} and {b.type}")
@@ -294,8 +290,6 @@ class Gemv(_ScaledUpdate):
         return 2.0 * m * n
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.math import sum as tsum
-
         y, alpha, A, x, beta = inputs
         (g,) = gouts
         return [
@@ -355,8 +349,6 @@ class Gemm(_ScaledUpdate):
         return 2.0 * m * n * k
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.math import sum as tsum
-
         Z, alpha, X, Y, beta = inputs  # noqa: N806
         (g,) = gouts
         return [
@@ -393,8 +385,6 @@ def _int_const(v: int) -> TensorConstant:
 
 def _broadcast_dim(da, db):
     """Symbolic size of one broadcast batch axis from ``(symbolic size, static size)`` pairs."""
-    from graphc.tensor.math import maximum
-
     cands = [d for d in (da, db) if d[1] != 1]
     known = [d for d in cands if d[1] is not None]
     if known:
@@ -412,8 +402,6 @@ def _swap_last(x):
 
 def _sum_to(g, x):
     """Sum ``g`` over the leading axes ``x`` lacks and the batch axes ``x`` broadcast over."""
-    from graphc.tensor.math import sum as tsum
-
     lead = g.ndim - x.ndim
     if lead:
         g = tsum(g, axis=tuple(range(lead)))

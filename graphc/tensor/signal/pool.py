@@ -13,6 +13,8 @@ import warnings
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
+from graphc.tensor.basic import zeros_like
+from graphc.tensor.math import maximum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -36,8 +38,6 @@ def pool_output_length(size, ws: int, stride: int, pad: int, ignore_border: bool
 
 
 def _max0(v):
-    from graphc.tensor.math import maximum
-
     return maximum(v, 0)
 
 
@@ -214,8 +214,6 @@ class MaxPoolGrad(_PoolOp):
         return [tuple(shapes[0])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.basic import zeros_like
-
         x, maxout, _ = inputs
         (g,) = gouts
         # gx is linear in gz and piecewise constant in x and maxout.
@@ -250,8 +248,6 @@ class MaxPoolGradGrad(_PoolOp):
         return [tuple(shapes[1])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.basic import zeros_like
-
         x, maxout, _ = inputs
         return [zeros_like(x), zeros_like(maxout), MaxPoolGrad(*self._props())(x, maxout, gouts[0])]
 
@@ -281,8 +277,6 @@ class AveragePoolGrad(_PoolOp):
         return [tuple(shapes[0])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.basic import zeros_like
-
         x, _ = inputs
         (g,) = gouts
         return [zeros_like(x), Pool(*self._props())(g)]
