@@ -1,9 +1,12 @@
-"""Gradients: ``grad``, ``jacobian``, ``hessian`` (``graphc/reverse_mode.py``) and
-``verify_grad`` (``graphc/testing.py``), under the names Theano users import them by."""
+"""Differentiation: ``grad``, ``Lop``, ``Rop``, ``jacobian``, ``hessian``
+(``graphc/reverse_mode.py``) and ``verify_grad`` (``graphc/testing.py``), under the names
+Theano users import them by."""
 
 from graphc.reverse_mode import (
     DisconnectedInputError,
+    Lop,
     Retype,
+    Rop,
     constant,
     grad,
     hessian,
@@ -13,6 +16,6 @@ from graphc.reverse_mode import (
 from graphc.testing import GradientError, verify_grad
 
 __all__ = [
-    "DisconnectedInputError", "GradientError", "Retype", "constant", "grad", "hessian",
-    "jacobian", "verify_grad", "zeros_like",
+    "DisconnectedInputError", "GradientError", "Lop", "Retype", "Rop", "constant", "grad",
+    "hessian", "jacobian", "verify_grad", "zeros_like",
 ]  # fmt: skip

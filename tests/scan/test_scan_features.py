@@ -343,3 +343,21 @@ def test_debugprint_shows_the_step_graph_under_the_loop():
     head, inner = text.split("Inner graphs of the scan ops:")
     assert "Scan{scan_fn} [id B]" in head
     assert "Scan{scan_fn} [id B]" in inner and " >   |x[t+0]" in inner
+
+
+def test_rop_and_lop_through_scan_match_finite_differences():
+    x, W, v, u = T.matrix("x"), T.matrix("W"), T.matrix("v"), T.vector("u")
+    hs, _ = graphc.scan(lambda xt, h, W: T.tanh(T.dot(W, h) + xt), sequences=x,
+                        outputs_info=T.zeros_like(x[0]), non_sequences=W)  # fmt: skip
+    y = hs[-1]
+    jv = graphc.function([x, W, v], T.Rop(y, W, v))
+    uj = graphc.function([x, W, u], T.Lop(y, W, u))
+    fy = graphc.function([x, W], y)
+    rng = np.random.default_rng(0)
+    xv, wv = rng.normal(size=(4, 3)), rng.normal(size=(3, 3)) * 0.5
+    vv, uv = rng.normal(size=(3, 3)), rng.normal(size=3)
+    eps = 1e-6
+    numeric = (fy(xv, wv + eps * vv) - fy(xv, wv - eps * vv)) / (2 * eps)
+    np.testing.assert_allclose(jv(xv, wv, vv), numeric, rtol=1e-6, atol=1e-9)
+    # <u, J v> = <u J, v>: the two products agree
+    assert np.dot(uv, jv(xv, wv, vv)) == pytest.approx(np.sum(uj(xv, wv, uv) * vv), rel=1e-9)
