@@ -55,6 +55,7 @@ class FunctionProfiler:
         self.call_ns = 0
         self.vm_ns = 0
         self.n_seen = 0  # calls made, including an ignored first one
+        self._next_event = 1  # on_call's slow path runs when n_seen reaches this
         self.memory = memory
         self.shapes_on = True
         self.trace_capacity = trace_capacity
@@ -63,19 +64,35 @@ class FunctionProfiler:
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
     def on_call(self, call_ns: int, vm_ns: int) -> None:
-        """Count one call, one that raised too (or leave out the first: ``skip_call``)."""
-        if self.ignore_first:
-            self.skip_call()
-            return
+        """Count one call, one that raised too (or leave out the first: ``skip_call``).
+
+        Runs after every profiled call, so the common case is a few additions; the first
+        call and the calls where shape sampling switches go through ``_event``."""
         self.calls += 1
         self.call_ns += call_ns
         self.vm_ns += vm_ns
-        if self.n_seen == 0:  # the first call (not an ignored one)
+        self.n_seen = n = self.n_seen + 1
+        if n >= self._next_event:
+            self._event(n, call_ns, vm_ns)
+
+    def _event(self, n: int, call_ns: int, vm_ns: int) -> None:
+        """The rare part of on_call: ``n`` calls made, this one included."""
+        if self.ignore_first:
+            self.calls -= 1
+            self.call_ns -= call_ns
+            self.vm_ns -= vm_ns
+            self.n_seen -= 1
+            self.skip_call()
+            self._next_event = self.n_seen + 1
+            return
+        if n == 1:  # the first call (not an ignored one)
             self.note_first_call(call_ns, vm_ns)
-        self.n_seen += 1
-        n = self.n_seen + 1
-        if (n & (n - 1) == 0) != self.shapes_on:
-            self.sample_shapes(n & (n - 1) == 0)
+        m = n + 1  # the next call: shapes are sampled on calls 1, 2, 4, 8, ...
+        want = m & (m - 1) == 0
+        if want != self.shapes_on:
+            self.sample_shapes(want)
+        # the next n where ``want`` changes
+        self._next_event = n + 1 if want else (1 << m.bit_length()) - 1
 
     def on_step(self, ns: int) -> None:
         """Count one step of a loop body (a call of the inner function)."""
