@@ -581,21 +581,23 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
             f"        in[{k}] = tmp[{k}];\n"
             "    }"
         )
-    for j in inplace.values():
+    # An in-place input the broadcast grows (an axis of unknown size that is 1 at run time)
+    # cannot hold the output: then the output is a new array, as without the pattern.
+    for j in set(inplace.values()):
+        b.append(f"    int fit{j} = 1;")
         b.append(
-            f'    if (PyArray_FailUnlessWriteable(in[{j}], "an in-place input") < 0) goto done;'
+            f"    for (int d = 0; d < {nd}; d++) fit{j} &= PyArray_DIM(in[{j}], d) == shape[d];"
         )
-        b.append(f"    for (int d = 0; d < {nd}; d++) if (PyArray_DIM(in[{j}], d) != shape[d]) {{")
         b.append(
-            '        PyErr_Format(PyExc_ValueError, "%s: the in-place input does not have the '
-            'output shape", name); goto done;\n    }'
+            f'    if (fit{j} && PyArray_FailUnlessWriteable(in[{j}], "an in-place input") < 0)'
+            " goto done;"
         )
         for k in range(nin):
             if k == j:
                 continue
             b.append(
-                f"    if (!tmp[{k}] && in[{k}] != in[{j}] && gc_overlap(in[{k}], in[{j}]) &&"
-                f" !gc_same_layout(in[{k}], in[{j}])) {{\n"
+                f"    if (fit{j} && !tmp[{k}] && in[{k}] != in[{j}] && gc_overlap(in[{k}], in[{j}])"
+                f" && !gc_same_layout(in[{k}], in[{j}])) {{\n"
                 f"        if (!(tmp[{k}] = (PyArrayObject *)PyArray_NewCopy(in[{k}], NPY_CORDER)))"
                 " goto done;\n"
                 f"        in[{k}] = tmp[{k}];\n"
@@ -609,9 +611,13 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
         if o in inplace:
             j = inplace[o]
             b.append(
-                f"    Py_INCREF((PyObject *)inputs[{j}]);\n"
-                f"    Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
-                f"    {{ PyArrayObject *a = in[{j}];"
+                f"    {{ PyArrayObject *a = in[{j}];\n"
+                f"      if (fit{j}) {{\n"
+                f"        Py_INCREF((PyObject *)inputs[{j}]);\n"
+                f"        Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
+                f"      }} else if (!(a = gc_prepare_output(o{o}, {nd}, shape, {typenum(d)}))) {{\n"
+                "        goto done;\n"
+                "      }"
             )
         else:
             b.append(
