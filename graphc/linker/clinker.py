@@ -365,6 +365,10 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
         state["module"] = module
         for k, idx in zip(c_nodes, index):
             impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx])
+        if any(_calls_blas(order[k]) for k in c_nodes):  # scipy's BLAS is loaded by now
+            from graphc.linker.blas_threads import coordinate
+
+            coordinate()
         return impls
 
     linked = link(fgraph, outputs, impl_for, "c|py")
@@ -375,6 +379,11 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
     linked.c_source = state.get("source")  # type: ignore[attr-defined]
     linked.c_module = state.get("module")  # type: ignore[attr-defined]
     return linked
+
+
+def _calls_blas(node: Apply) -> bool:
+    """Whether the node's C code calls BLAS (products and the im2col convolutions)."""
+    return type(node.op).__module__ in ("graphc.tensor.blas", "graphc.tensor.conv")
 
 
 def _io_arity(node: Apply) -> tuple[int, int]:
