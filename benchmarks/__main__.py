@@ -548,6 +548,28 @@ def conv(peers, quick) -> list[Result]:
     ]
 
 
+def loops(peers, quick) -> list[Result]:
+    from benchmarks.bench_scan import BATCH, STEPS, UNITS, run
+
+    results = run(3 if quick else 7, sorted(peers))
+    lstm, empty = results["lstm"], results["empty"]
+    return [
+        Result(
+            f"2-layer LSTM step (scan), loss and gradients, batch {BATCH}, {STEPS} steps, "
+            f"{UNITS} units",
+            "ms",
+            {k: m for k, (m, _) in lstm.items()},
+            {k: s for k, (_, s) in lstm.items()},
+        ),  # fmt: skip
+        Result(
+            "scan, near-empty step (h + x[t]), time per step",
+            "us",
+            {k: m for k, (m, _) in empty.items()},
+            {k: s for k, (_, s) in empty.items()},
+        ),  # fmt: skip
+    ]
+
+
 WORKLOADS = {
     "call": call_overhead,
     "chain": chain,
@@ -558,6 +580,7 @@ WORKLOADS = {
     "profiling": profiling_overhead,
     "memory": peak_memory,
     "conv": conv,
+    "scan": loops,
 }
 
 _SCALE = {"us": 1e6, "ms": 1e3, "ns": 1e9, "s": 1.0, "MB": 1e-6}

@@ -32,6 +32,13 @@ def __getattr__(name):  # lazily imported parts (keeps `import graphc` fast)
         "dprint": ("graphc.printing", "debugprint"),
         "pp": ("graphc.printing", "pprint"),
         "ifelse": ("graphc.ifelse", None),  # a module, as in Theano
+        "dot": ("graphc.tensor", "dot"),  # theano.dot
+        "scan": ("graphc.scan_module", "scan"),
+        "scan_module": ("graphc.scan_module", None),
+        "map": ("graphc.scan_module", "map"),
+        "reduce": ("graphc.scan_module", "reduce"),
+        "foldl": ("graphc.scan_module", "foldl"),
+        "foldr": ("graphc.scan_module", "foldr"),
         "ProfileMode": ("graphc.compile.profilemode", "ProfileMode"),
         "profile": ("graphc.profile", None),
         "scalar": ("graphc.scalar", None),

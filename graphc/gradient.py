@@ -204,10 +204,14 @@ def grad(
         if all(g is None for g in gouts):
             continue
         gouts = [zeros_like(o) if g is None else g for o, g in zip(node.outputs, gouts)]
+        l_op = getattr(node.op, "L_op", None)  # Theano's: the gradient also sees the outputs
         grad_fn = getattr(node.op, "grad", None)
-        if grad_fn is None:
+        if l_op is not None:
+            gins = l_op(list(node.inputs), list(node.outputs), gouts)
+        elif grad_fn is None:
             raise NotImplementedError(f"{node.op} ({type(node.op).__name__}) has no grad method")
-        gins = grad_fn(list(node.inputs), gouts)
+        else:
+            gins = grad_fn(list(node.inputs), gouts)
         if len(gins) != len(node.inputs):
             raise ValueError(
                 f"{node.op}.grad returned {len(gins)} gradients for {len(node.inputs)} inputs"
@@ -261,7 +265,8 @@ def _stack_rows(rows: list, n: int, wrt) -> Variable:
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
     """The Jacobian of a vector ``expression``: ``J[i, ...] = d expression[i] / d wrt[...]``.
 
-    The rows are built one gradient per element, so the vector's length must be static.
+    The rows are built one gradient per element: unrolled for a vector of static length,
+    looped by ``scan`` for one whose length is known only at run time.
     """
     expression = as_tensor_variable(expression)
     single = isinstance(wrt, Variable)
@@ -272,10 +277,8 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str =
         raise TypeError(f"jacobian: expression must be a vector, got {expression.type}")
     n = expression.type.shape[0]
     if n is None:
-        raise NotImplementedError(
-            f"jacobian of a vector of unknown length ({expression} of type {expression.type}); "
-            "give the vector a static length"
-        )
+        out = _jacobian_by_scan(expression, wrt_list, consider_constant, disconnected_inputs)
+        return out[0] if single else out
     rows: list[list] = [[] for _ in wrt_list]
     for i in range(n):
         seed = np.zeros(n, dtype=expression.dtype)
@@ -291,8 +294,25 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str =
     return out[0] if single else out
 
 
+def _jacobian_by_scan(expression, wrt_list, consider_constant, disconnected_inputs) -> list:
+    """One gradient per element, looped by ``scan`` over a length known only at run time
+    (as Theano does). ``scan`` sits above this module, so it is loaded by name here."""
+    import importlib
+
+    from graphc.tensor.basic import arange, shape
+
+    scan = importlib.import_module("graphc.scan_module").scan
+
+    def row(i, expr, *ws):
+        return [grad(expr[i], w, consider_constant, disconnected_inputs) for w in ws]
+
+    rows, _ = scan(row, sequences=arange(shape(expression)[0]),
+                   non_sequences=[expression, *wrt_list], return_list=True)  # fmt: skip
+    return rows
+
+
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
-    """The Hessian of a scalar ``cost`` with respect to vector(s) of static length."""
+    """The Hessian of a scalar ``cost`` with respect to vector(s)."""
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)
     out = []

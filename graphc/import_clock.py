@@ -10,22 +10,29 @@ import importlib.abc
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 
 class _TimedLoader:
-    """Delegates to ``loader``; times module creation and execution (outermost only)."""
+    """Delegates to ``loader``; times module creation and execution on every clock that
+    was running when the import started (a compile nested in a compile counts it in both)."""
 
-    def __init__(self, loader, clock: ImportClock):
+    def __init__(self, loader, clocks: list[ImportClock]):
         self._loader = loader
-        self._clock = clock
+        self._clocks = clocks
+
+    def _timing(self) -> ExitStack:
+        stack = ExitStack()
+        for clock in self._clocks:
+            stack.enter_context(clock.timing())
+        return stack
 
     def create_module(self, spec):
-        with self._clock.timing():
+        with self._timing():
             return self._loader.create_module(spec)
 
     def exec_module(self, module):
-        with self._clock.timing():
+        with self._timing():
             self._loader.exec_module(module)
 
     def __getattr__(self, name):
@@ -46,13 +53,13 @@ class ImportClock(importlib.abc.MetaPathFinder):
             return None
         for finder in sys.meta_path:
             find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
+            if isinstance(finder, ImportClock) or find is None:
                 continue
             spec = find(name, path, target)
             if spec is None:
                 continue
             if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                spec.loader = _TimedLoader(spec.loader, self)
+                spec.loader = _TimedLoader(spec.loader, list(getattr(_active, "clocks", [self])))
             return spec
         return None
 

@@ -41,7 +41,7 @@ KNOWN_CYCLE_EDGES = {
 KNOWN_ROOT_IMPORTERS: set[str] = set()
 
 # Modules allowed to import the root package ``graphc``: the layers above compile.
-ABOVE_COMPILE = ("graphc.gradient", "graphc.ifelse", "graphc.printing", "graphc.scan")
+ABOVE_COMPILE = ("graphc.gradient", "graphc.ifelse", "graphc.printing", "graphc.scan_module")
 
 
 def module_names() -> dict[str, Path]:

@@ -61,3 +61,35 @@ def test_derivatives_conditions_and_debugging_tutorial_pages(load, capsys):
     out = capsys.readouterr().out
     assert "this is a very important value __str__ = [1. 2. 3.]" in out
     assert "*** NaN detected ***" in out
+
+
+def test_loop_tutorial_page(load, capsys):
+    load("scan_loop_tutorial")["main"]()
+    out = capsys.readouterr().out
+    for example in ("power", "polynomial", "jacobian_and_hessian", "taps_and_shared_updates"):
+        assert f"{example}: ok" in out
+
+
+def test_elman_rnn_cost_falls(load):
+    costs = load("scan_elman_rnn")["main"](epochs=6)
+    assert falls(costs, 0.8), costs
+
+
+def test_lstm_tutorial_cost_falls(load):
+    costs = load("scan_lstm")["main"](epochs=10)
+    assert falls(costs, 0.9), costs
+
+
+def test_rbm_gibbs_chain_reconstruction_improves(load):
+    program = load("scan_rbm")
+    costs = program["main"](epochs=6)
+    assert falls(costs, 0.7), costs
+    program["main"](epochs=1, k=3, persistent=True)  # the persistent chain variant runs
+
+
+def test_lstm_language_model_example_cost_falls():
+    import runpy
+
+    example = Path(__file__).parent.parent / "examples" / "lstm_language_model.py"
+    costs = runpy.run_path(str(example), run_name="lstm_example")["main"](epochs=4, profile=False)
+    assert falls(costs, 0.8), costs

@@ -267,12 +267,23 @@ class FunctionMaker:
                 # warning that says why
                 from graphc.linker.clinker import link_cpy
 
-                linked = link_cpy(self.fgraph, self.fgraph.outputs)
+                linked = link_cpy(self.fgraph, self.fgraph.outputs, self.compile_inner)
             else:
-                linked = link_py(self.fgraph, self.fgraph.outputs)
+                linked = link_py(self.fgraph, self.fgraph.outputs, self.compile_inner)
         self.phases["python_imports"] = self.phases.get("python_imports", 0) + imports.ns
         self.phases["linker"] = time.perf_counter_ns() - t0 - imports.ns
         return linked
+
+    def compile_inner(self, inputs: list, outputs: list) -> Function:
+        """An inner graph (a scan's step) compiled with this function's optimizer and
+        linker; its profile, if any, is collected by the enclosing function's."""
+        mode = self.mode
+        if getattr(mode, "profile_stats", None) is not None or mode.profile:
+            mode = Mode(mode.linker, mode.optimizer, mode.included, mode.excluded,
+                        mode.required, vm=mode.vm)  # fmt: skip
+        maker = FunctionMaker(inputs, outputs, mode, name=f"{self.name or 'function'}/inner",
+                              profile=False, on_unused_input="ignore")  # fmt: skip
+        return maker.create()
 
     def create(self) -> Function:
         linked = self.link()

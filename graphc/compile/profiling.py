@@ -44,8 +44,11 @@ class FunctionProfiler:
     """Owns one FunctionProfile and fills it from the function's VM on demand; the
     function reports each call through :meth:`on_call`."""
 
-    def __init__(self, fn, record: FunctionProfile, memory: bool, trace_capacity: int):
+    def __init__(self, fn, record: FunctionProfile, memory: bool, trace_capacity: int,
+                 nested: bool = False):  # fmt: skip
         self.fn_ref = weakref.ref(fn)
+        self.nested = nested  # a loop body: its first call is the outer function's
+        self.children: list[FunctionProfiler] = []  # the loop bodies of fn's nodes
         self.record = record
         self.ignore_first = config.profiling__ignore_first_call
         self.calls = 0
@@ -74,6 +77,15 @@ class FunctionProfiler:
         if (n & (n - 1) == 0) != self.shapes_on:
             self.sample_shapes(n & (n - 1) == 0)
 
+    def on_step(self, ns: int) -> None:
+        """Count one step of a loop body (a call of the inner function)."""
+        self.calls += 1
+        self.call_ns += ns
+        self.vm_ns += ns
+        n = self.calls + 1
+        if (n & (n - 1) == 0) != self.shapes_on:
+            self.sample_shapes(n & (n - 1) == 0)
+
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
@@ -82,6 +94,8 @@ class FunctionProfiler:
         fn = self.fn_ref()
         if fn is not None:
             fn.vm.reset_stats()
+        for child in self.children:
+            child.reset()
 
     def skip_call(self) -> None:
         """Leave the first call out (``profiling__ignore_first_call``)."""
@@ -90,24 +104,29 @@ class FunctionProfiler:
         fn = self.fn_ref()
         if fn is not None:
             fn.vm.reset_stats()
+        for child in self.children:
+            child.reset()
 
     def note_first_call(self, call_ns: int, vm_ns: int) -> None:
         """Keep the first call's times apart: summaries leave them out by default."""
         fn = self.fn_ref()
         if fn is not None:
             st = fn.vm.stats()
+            n_calls = self.calls if self.nested else 1
             self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
-                          [int(v) for v in st["calls"]])  # fmt: skip
+                          [int(v) for v in st["calls"]], n_calls)  # fmt: skip
+        for child in self.children:  # the steps of this first call
+            child.note_first_call(child.call_ns, child.vm_ns)
 
     def _store_first(self) -> None:
         rec = self.record
         if self.first is None:
             rec.first_calls = rec.first_call_ns = rec.first_vm_ns = 0
             return
-        call_ns, vm_ns, node_ns, node_calls = self.first
-        rec.first_calls, rec.first_call_ns, rec.first_vm_ns = 1, call_ns, vm_ns
+        call_ns, vm_ns, node_ns, node_calls, n_calls = self.first
+        rec.first_calls, rec.first_call_ns, rec.first_vm_ns = n_calls, call_ns, vm_ns
         for node, ns, calls in zip(rec.nodes, node_ns, node_calls):
-            node.first_calls, node.first_ns = min(calls, 1), ns
+            node.first_calls, node.first_ns = (calls if self.nested else min(calls, 1)), ns
 
     def sample_shapes(self, want: bool) -> None:
         """Record run-time shapes on calls 1, 2, 4, 8, ... only: a shape change is still
@@ -126,6 +145,8 @@ class FunctionProfiler:
         weakref.finalize(fn, self._pull, parts)
 
     def refresh(self) -> None:
+        for child in self.children:
+            child.refresh()
         fn = self.fn_ref()
         if fn is not None:
             self._pull(fn)
@@ -309,6 +330,7 @@ def attach_profile(fn, profile) -> None:
     trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
     profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
     stats.functions.append(record)
+    _profile_loop_bodies(fn, record, profiler)
     fn.profile = stats
     REGISTRY.track(fn, _held_and_peak)
     fn._profiler = profiler
@@ -316,6 +338,25 @@ def attach_profile(fn, profile) -> None:
     profiler.keep_final_counters(fn)
     if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
         _register_at_exit(stats)
+
+
+def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler) -> None:
+    """Profile the step function of each loop node (scan) of ``fn`` as that node's child:
+    the node's thunk reports each step's VM time to the child's profiler."""
+    for i, impl in enumerate(fn.linked.impls):
+        runner = impl.perform
+        inner = getattr(runner, "inner_function", None)
+        if inner is None:
+            continue
+        child = build_record(inner)
+        child.name = f"{fn.linked.schedule[i].op} step (node {i} of {record.name})"
+        sub = FunctionProfiler(inner, child, profiler.memory, profiler.trace_capacity, nested=True)
+        inner._profiler = sub
+        runner.on_step = sub.on_step
+        record.nodes[i].inner = child
+        profiler.children.append(sub)
+        sub.keep_final_counters(inner)
+        _profile_loop_bodies(inner, child, sub)
 
 
 def _held_and_peak(fn) -> tuple[int, int]:

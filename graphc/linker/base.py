@@ -47,9 +47,20 @@ class Linked:
     notes: list[str] = field(default_factory=list)  # e.g. why C was not used
 
 
-def py_impl(node: Apply) -> NodeImpl:
-    """Run ``node`` through its Op's Python ``perform`` (or lazy protocol)."""
+InnerCompiler = Callable[[list[Variable], list[Variable]], Any]
+
+
+def py_impl(node: Apply, compile_inner: InnerCompiler | None = None) -> NodeImpl:
+    """Run ``node`` through its Op's Python ``perform`` (or lazy protocol).
+
+    An Op that runs a graph of its own (scan) has ``make_perform(node, compile_inner)``:
+    ``compile_inner(inputs, outputs)`` compiles that graph the way the enclosing function is
+    compiled, once, at link time.
+    """
     op = node.op
+    make_perform = getattr(op, "make_perform", None)
+    if make_perform is not None and compile_inner is not None:
+        return NodeImpl(perform=make_perform(node, compile_inner))
     if op.lazy:
         return NodeImpl(lazy=functools.partial(op.lazy_perform, node))
     return NodeImpl(perform=functools.partial(op.perform, node))
@@ -116,6 +127,10 @@ def link(
     return linked
 
 
-def link_py(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
+def link_py(
+    fgraph: FunctionGraph,
+    outputs: Sequence[Variable],
+    compile_inner: InnerCompiler | None = None,
+) -> Linked:
     """The "py" linker: every node runs its Op's numpy ``perform``."""
-    return link(fgraph, outputs, lambda order: [py_impl(n) for n in order], "py")
+    return link(fgraph, outputs, lambda order: [py_impl(n, compile_inner) for n in order], "py")

@@ -23,7 +23,7 @@ from graphc.flags import config
 from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.import_clock import imports_ns
-from graphc.linker.base import Linked, NodeImpl, link, py_impl
+from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
 from graphc.linker.c.registry import CThunkCode, c_code_for
 from graphc.tensor.type import TensorType
 
@@ -312,7 +312,11 @@ def _phase_clock() -> int:
     return time.perf_counter_ns() - imports_ns()
 
 
-def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
+def link_cpy(
+    fgraph: FunctionGraph,
+    outputs: Sequence[Variable],
+    compile_inner: InnerCompiler | None = None,
+) -> Linked:
     """The "c|py" linker: C thunks where the registry has code, ``perform`` elsewhere."""
     state: dict = {}
 
@@ -321,7 +325,7 @@ def link_cpy(fgraph: FunctionGraph, outputs: Sequence[Variable]) -> Linked:
         ok, why = _probe()
         codes: list[CThunkCode | None] = [c_code_for(n) if ok else None for n in order]
         c_nodes = [k for k, c in enumerate(codes) if c is not None]
-        impls = [py_impl(n) for n in order]
+        impls = [py_impl(n, compile_inner) for n in order]
         state["codegen"] = _phase_clock() - t0
         if not ok:
             state["note"] = f"C not used: {why}"

@@ -55,6 +55,9 @@ class NodeRecord:
     first_ns: int = 0  # their time (part of ns_total)
     origins: list[str] = field(default_factory=list)  # user source lines, "path:line"
     workspace_bytes: int = 0  # scratch a call allocates besides its outputs (e.g. im2col)
+    #: A loop node's (scan's) step function: its calls are the steps, its nodes the
+    #: loop body's, its first calls the steps run during the outer function's first call.
+    inner: FunctionProfile | None = None
 
 
 @dataclass

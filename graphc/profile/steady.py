@@ -34,6 +34,8 @@ def _steady_node(node: NodeRecord) -> NodeRecord:
     if node.first_calls == 0 or node.calls <= node.first_calls:
         return node
     out = copy.copy(node)
+    if node.inner is not None:
+        out.inner = steady_state(node.inner)
     out.calls = node.calls - node.first_calls
     out.ns_total = max(node.ns_total - node.first_ns, 0)
     samples = list(node.ns_samples)

@@ -19,6 +19,7 @@ from graphc.profile.fmt import (
     table,
     values_line,
 )
+from graphc.profile.loops import render_loops
 from graphc.profile.memplan import MemoryPlanRecord
 from graphc.profile.merge import combined_optimizer
 from graphc.profile.model import FunctionProfile
@@ -339,6 +340,13 @@ def render_tips(items: Sequence[str]) -> list[str]:
     return lines
 
 
+def _step_tables(body: FunctionProfile, n: int, width: int) -> list[str]:
+    """A loop step's own Class and Apply tables (its nodes, over all steps)."""
+    lines = render_grouped(f"Class ({body.name})", class_table([body], n), "<Class name>",
+                           "Classes", width)  # fmt: skip
+    return lines + render_apply(apply_table([body], n), False, width)
+
+
 def render_summary(
     fps: Sequence[FunctionProfile],
     message: str | None = None,
@@ -367,6 +375,7 @@ def render_summary(
         lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops", width)
         lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1, width)
         lines += render_sources(source_table(fps, n_apply_to_print), width)
+        lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply_to_print, width))
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",

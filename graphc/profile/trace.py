@@ -13,7 +13,7 @@ Traces are recorded only when asked: ``graphc.config.profile_trace = True`` (bou
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,36 @@ def _compile_events(fp: FunctionProfile, start: int) -> list[tuple[str, int, int
     return out
 
 
+def _call_events(fp: FunctionProfile, base: dict, us: Callable[[int], float], label: str,
+                 cat: str) -> list[dict[str, Any]]:  # fmt: skip
+    """One slice per recorded call of ``fp`` (a step, for a loop body) with its nodes inside,
+    then, nested in the loop nodes' slices by time, the recorded steps of their bodies."""
+    tr = fp.trace
+    if tr is None:
+        return []
+    events: list[dict[str, Any]] = []
+    calls: dict[int, list[list[int]]] = {}
+    for row in tr.events:
+        calls.setdefault(row[0], []).append(row)
+    by_pos = {n.position: n for n in fp.nodes}
+    for call, rows in sorted(calls.items()):
+        c0 = min(r[2] for r in rows)
+        c1 = max(r[2] + max(r[3], 0) for r in rows)
+        events.append({"name": label, "cat": cat, "ph": "X", "ts": us(c0),
+                       "dur": (c1 - c0) / 1000.0, **base,
+                       "args": {cat: call, "nodes": len(rows)}})  # fmt: skip
+        for _, pos, start, dur in rows:
+            node = by_pos.get(pos)
+            name = node.apply_name if node is not None else f"node {pos}"
+            args = _node_args(node) if node is not None else {"position": pos}
+            events.append({"name": name, "cat": "node", "ph": "X", "ts": us(start),
+                           "dur": max(dur, 0) / 1000.0, **base, "args": args})  # fmt: skip
+    for node in fp.nodes:
+        if node.inner is not None:
+            events += _call_events(node.inner, base, us, f"step of {node.op_name}", "step")
+    return events
+
+
 def chrome_trace(stats: Any) -> dict[str, Any]:
     """The Chrome Trace Event document (a dict) for the traces in ``stats``.
 
@@ -130,22 +160,7 @@ def chrome_trace(stats: Any) -> dict[str, Any]:
             for name, s, d, args in _compile_events(fp, tr.compile_start_ns):
                 events.append({"name": name, "cat": "compile", "ph": "X", "ts": us(s),
                                "dur": d / 1000.0, **base, "args": args})  # fmt: skip
-        calls: dict[int, list[list[int]]] = {}
-        for row in tr.events:
-            calls.setdefault(row[0], []).append(row)
-        by_pos = {n.position: n for n in fp.nodes}
-        for call, rows in sorted(calls.items()):
-            c0 = min(r[2] for r in rows)
-            c1 = max(r[2] + max(r[3], 0) for r in rows)
-            events.append({"name": fp.name, "cat": "call", "ph": "X", "ts": us(c0),
-                           "dur": (c1 - c0) / 1000.0, **base,
-                           "args": {"call": call, "nodes": len(rows)}})  # fmt: skip
-            for _, pos, start, dur in rows:
-                node = by_pos.get(pos)
-                name = node.apply_name if node is not None else f"node {pos}"
-                args = _node_args(node) if node is not None else {"position": pos}
-                events.append({"name": name, "cat": "node", "ph": "X", "ts": us(start),
-                               "dur": max(dur, 0) / 1000.0, **base, "args": args})  # fmt: skip
+        events += _call_events(fp, base, us, fp.name, "call")
     dropped = sum(i.get("dropped", 0) for i in info)
     return {
         "traceEvents": events,

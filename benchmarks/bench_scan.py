@@ -1,0 +1,256 @@
+"""Loops: a 2-layer LSTM training step and the per-step cost of a near-empty step, graphc's
+scan side by side with PyTensor's scan and JAX's ``lax.scan`` (jit), where installed.
+
+- LSTM: batch 32, 64 steps, 128 units, 2 layers, float64; the loss (mean of the last
+  layer's hidden states, weighted) and its gradients with respect to all six weight arrays.
+- Near-empty step: ``h = h + x[t]`` on a vector of 8, 2000 steps; time per step.
+
+Times are medians of interleaved runs, with the interquartile spread over the median.
+
+    python benchmarks/bench_scan.py             # also re-runs itself with 1 BLAS thread
+    python benchmarks/bench_scan.py --repeat 5 --no-single-thread
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+BATCH, STEPS, UNITS, LAYERS = 32, 64, 128, 2
+EMPTY_STEPS, EMPTY_SIZE = 2000, 8
+
+
+def lstm_values(seed: int = 0) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Inputs (steps, batch, units), per layer (W, U, b), and the loss weights."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(STEPS, BATCH, UNITS))
+    params = []
+    for _ in range(LAYERS):
+        params += [rng.normal(0, 0.08, (UNITS, 4 * UNITS)), rng.normal(0, 0.08, (UNITS, 4 * UNITS)),
+                   np.zeros(4 * UNITS)]  # fmt: skip
+    return x, params, rng.normal(size=(BATCH, UNITS))
+
+
+def _cell(ops, pre, c_prev):
+    """One LSTM cell update from the pre-activations (``ops``: a tensor namespace)."""
+    u = UNITS
+    i = ops.sigmoid(pre[:, :u])
+    f = ops.sigmoid(pre[:, u : 2 * u])
+    o = ops.sigmoid(pre[:, 2 * u : 3 * u])
+    c = f * c_prev + i * ops.tanh(pre[:, 3 * u :])
+    return o * ops.tanh(c), c
+
+
+def graphc_lstm() -> Callable:
+    import graphc
+    import graphc.tensor as T
+
+    class Ops:
+        sigmoid = staticmethod(T.nnet.sigmoid)
+        tanh = staticmethod(T.tanh)
+
+    x = T.tensor3("x")
+    ws = T.matrix("ws")
+    params = [T.matrix(f"W{k}") if k % 3 != 2 else T.vector(f"b{k}") for k in range(3 * LAYERS)]
+    h = x
+    for layer in range(LAYERS):
+        W, U, b = params[3 * layer : 3 * layer + 3]
+        proj = (T.dot(h.reshape((STEPS * BATCH, UNITS)), W) + b).reshape((STEPS, BATCH, 4 * UNITS))
+        zeros = T.zeros((BATCH, UNITS))
+        (h, _), _ = graphc.scan(lambda p, hp, cp, U=U: _cell(Ops, p + T.dot(hp, U), cp),
+                                sequences=proj, outputs_info=[zeros, zeros])  # fmt: skip
+    loss = (h[-1] * ws).sum() + (h**2).mean()
+    f = graphc.function([x, *params, ws], [loss, *graphc.grad(loss, params)])
+    return lambda xv, pv, wv: f(xv, *pv, wv)
+
+
+def pytensor_lstm() -> Callable:
+    import pytensor
+    import pytensor.tensor as pt
+
+    class Ops:
+        sigmoid = staticmethod(pt.sigmoid)
+        tanh = staticmethod(pt.tanh)
+
+    x = pt.tensor3("x")
+    ws = pt.matrix("ws")
+    params = [pt.matrix(f"W{k}") if k % 3 != 2 else pt.vector(f"b{k}") for k in range(3 * LAYERS)]
+    h = x
+    for layer in range(LAYERS):
+        W, U, b = params[3 * layer : 3 * layer + 3]
+        proj = (pt.dot(h.reshape((STEPS * BATCH, UNITS)), W) + b).reshape((STEPS, BATCH, 4 * UNITS))
+        zeros = pt.zeros((BATCH, UNITS))
+        (h, _), _ = pytensor.scan(lambda p, hp, cp, U=U: _cell(Ops, p + pt.dot(hp, U), cp),
+                                  sequences=proj, outputs_info=[zeros, zeros])  # fmt: skip
+    loss = (h[-1] * ws).sum() + (h**2).mean()
+    f = pytensor.function([x, *params, ws], [loss, *pytensor.grad(loss, params)])
+    return lambda xv, pv, wv: f(xv, *pv, wv)
+
+
+def jax_lstm() -> Callable:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+
+    class Ops:
+        sigmoid = staticmethod(jax.nn.sigmoid)
+        tanh = staticmethod(jnp.tanh)
+
+    def loss_fn(params, x, ws):
+        h = x
+        for layer in range(LAYERS):
+            W, U, b = params[3 * layer : 3 * layer + 3]
+            proj = (h.reshape((STEPS * BATCH, UNITS)) @ W + b).reshape((STEPS, BATCH, 4 * UNITS))
+
+            def step(carry, p, U=U):
+                hn, cn = _cell(Ops, p + carry[0] @ U, carry[1])
+                return (hn, cn), hn
+
+            zeros = jnp.zeros((BATCH, UNITS))
+            _, h = jax.lax.scan(step, (zeros, zeros), proj)
+        return (h[-1] * ws).sum() + (h**2).mean()
+
+    step = jax.jit(jax.value_and_grad(loss_fn))
+
+    def run(xv, pv, wv):
+        loss, grads = jax.block_until_ready(step(pv, xv, wv))
+        return [np.asarray(loss), *(np.asarray(g) for g in grads)]
+
+    return run
+
+
+def empty_step_candidates() -> dict[str, Callable]:
+    """``h = h + x[t]`` over EMPTY_STEPS steps, per candidate; numpy as a Python loop."""
+    x = np.random.default_rng(1).normal(size=(EMPTY_STEPS, EMPTY_SIZE))
+    h0 = np.zeros(EMPTY_SIZE)
+    out: dict[str, Callable] = {}
+    import graphc
+    import graphc.tensor as T
+
+    X, H = T.matrix("X"), T.vector("H")
+    hs, _ = graphc.scan(lambda xt, h: h + xt, sequences=X, outputs_info=H)
+    g = graphc.function([X, H], hs)
+    out["graphc"] = lambda: g(x, h0)
+
+    def numpy_loop():
+        res = np.empty_like(x)
+        h = h0
+        for t in range(len(x)):
+            h = h + x[t]
+            res[t] = h
+        return res
+
+    out["numpy loop"] = numpy_loop
+    if "pytensor" in peers():
+        import pytensor
+        import pytensor.tensor as pt
+
+        PX, PH = pt.matrix("X"), pt.vector("H")
+        phs, _ = pytensor.scan(lambda xt, h: h + xt, sequences=PX, outputs_info=PH)
+        p = pytensor.function([PX, PH], phs)
+        out["pytensor"] = lambda: p(x, h0)
+    if "jax" in peers():
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        jstep = jax.jit(lambda x, h: jax.lax.scan(lambda c, xt: (c + xt, c + xt), h, x)[1])
+        out["jax"] = lambda: jax.block_until_ready(jstep(x, h0))
+    ref = np.cumsum(x, axis=0)
+    for name, fn in out.items():
+        np.testing.assert_allclose(np.asarray(fn()), ref, rtol=1e-12, err_msg=name)
+    return out
+
+
+def interleaved(cands: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple]:
+    """(median seconds, interquartile range / median) per candidate, runs interleaved."""
+    for fn in cands.values():
+        fn()
+    samples: dict[str, list[float]] = {k: [] for k in cands}
+    for _ in range(repeat):
+        for name, fn in cands.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+    out = {}
+    for k, v in samples.items():
+        med = statistics.median(v)
+        q = np.percentile(v, [25, 75])
+        out[k] = (med, float((q[1] - q[0]) / med))
+    return out
+
+
+def peers() -> list[str]:
+    found = []
+    for name in ("pytensor", "jax"):
+        try:
+            __import__(name)
+            found.append(name)
+        except ImportError:
+            pass
+    return found
+
+
+def run(repeat: int, which: list[str]) -> dict:
+    builders = {"graphc": graphc_lstm, "pytensor": pytensor_lstm, "jax": jax_lstm}
+    xv, pv, wv = lstm_values()
+    fns = {name: builders[name]() for name in ["graphc", *which]}
+    ref = [np.asarray(v) for v in fns["graphc"](xv, pv, wv)]
+    for name, fn in fns.items():
+        for k, (a, b) in enumerate(zip(ref, fn(xv, pv, wv))):
+            msg = f"{name} disagrees with graphc on output {k}"
+            np.testing.assert_allclose(np.asarray(b), a, rtol=1e-7, atol=1e-9, err_msg=msg)
+    lstm = interleaved({n: (lambda fn=fn: fn(xv, pv, wv)) for n, fn in fns.items()}, repeat)
+    empty = interleaved(empty_step_candidates(), repeat)
+    return {"lstm": lstm, "empty": {k: (m / EMPTY_STEPS, s) for k, (m, s) in empty.items()}}
+
+
+def render(results: dict, title: str) -> str:
+    lines = [title]
+    base = results["lstm"]["graphc"][0]
+    cells = ", ".join(f"{k} {m * 1e3:.1f} ms ±{s:.0%} ({m / base:.2f}x graphc)"
+                      for k, (m, s) in results["lstm"].items())  # fmt: skip
+    lines.append(f"- 2-layer LSTM step (batch {BATCH}, {STEPS} steps, {UNITS} units), loss and "
+                 f"gradients: {cells}")  # fmt: skip
+    base = results["empty"]["graphc"][0]
+    cells = ", ".join(f"{k} {m * 1e6:.2f} us ±{s:.0%} ({m / base:.2f}x graphc)"
+                      for k, (m, s) in results["empty"].items())  # fmt: skip
+    lines.append(f"- near-empty step (h + x[t], {EMPTY_SIZE} floats), time per step: {cells}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--peers", nargs="*", default=None, help="default: every installed peer")
+    ap.add_argument("--no-single-thread", action="store_true",
+                    help="do not re-run with OPENBLAS_NUM_THREADS=1")  # fmt: skip
+    ap.add_argument("--json", action="store_true", help="print the results as JSON only")
+    args = ap.parse_args(argv)
+    which = peers() if args.peers is None else args.peers
+    results = run(args.repeat, which)
+    if args.json:
+        print(json.dumps(results))
+        return
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print(render(results, f"float64, median of {args.repeat} interleaved runs, "
+                          f"OPENBLAS_NUM_THREADS={threads}"))  # fmt: skip
+    if not args.no_single_thread:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")  # fmt: skip
+        cmd = [sys.executable, __file__, "--repeat", str(args.repeat), "--json",
+               "--peers", *which]  # fmt: skip
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+        print(render(json.loads(out.splitlines()[-1]), "with OPENBLAS_NUM_THREADS=1:"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,381 @@
+"""The ``Scan`` Op: a loop whose body is a graph, compiled once and run by the VM per step.
+
+Outer inputs: ``[n_steps, *sequences, *state_inits, *non_sequences]``.
+
+- a sequence is read one row per step (``seq[i]``); taps were sliced out beforehand, so
+  each tap is its own sequence;
+- a recurrent state ``k`` with taps ``(-L_k, ..., -1)`` starts from ``init_k[:L_k]`` (shape
+  ``(L_k, *S_k)``); its output is the buffer of every value, ``(L_k + n_steps, *S_k)``, or
+  only the final window ``(L_k, *S_k)`` for a state kept "last only" (a shared variable
+  updated inside the loop);
+- an output not fed back (``nit``) is stacked: ``(n_steps, *S_j)``.
+
+Inner graph inputs: ``[*sequence rows, *state taps (per state, in tap order), *non_sequences]``;
+inner outputs: ``[*new states, *nit outputs, (stop condition)]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from graphc.graph.basic import Apply, Op, Variable
+from graphc.tensor.type import TensorType
+from graphc.tensor.variable import as_tensor_variable
+
+__all__ = ["Scan", "ScanInfo", "ScanInner"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScanInfo:
+    """The loop's layout: how many inputs and outputs of each kind, and their taps."""
+
+    n_seqs: int
+    state_taps: tuple[tuple[int, ...], ...]  # per state, its (negative) taps in fn order
+    state_last: tuple[bool, ...]  # per state: keep only the final window
+    n_nit: int
+    n_nonseqs: int
+    as_while: bool = False
+    name: str | None = None
+    truncate_gradient: int = -1
+
+    @property
+    def n_states(self) -> int:
+        return len(self.state_taps)
+
+    @property
+    def lags(self) -> tuple[int, ...]:
+        """Rows of history each state needs: ``-min(taps)``."""
+        return tuple(-min(t) for t in self.state_taps)
+
+    @property
+    def n_inner_inputs(self) -> int:
+        return self.n_seqs + sum(len(t) for t in self.state_taps) + self.n_nonseqs
+
+    @property
+    def n_inner_outputs(self) -> int:
+        return self.n_states + self.n_nit + int(self.as_while)
+
+
+class ScanInner:
+    """The step graph: placeholder inputs and the outputs computed from them.
+
+    Two ScanInners are equal when their graphs are the same up to the names of the
+    placeholders, so identical loops merge.
+    """
+
+    def __init__(self, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self._key: tuple | None = None
+
+    def key(self) -> tuple:
+        if self._key is None:
+            from graphc.graph.basic import io_toposort
+
+            index: dict[Any, Any] = {v: ("in", k) for k, v in enumerate(self.inputs)}
+            parts = []
+            for node in io_toposort(self.inputs, self.outputs):
+                for v in node.inputs:
+                    if v not in index:
+                        index[v] = ("const", _constant_key(v))
+                parts.append((node.op, tuple(index[v] for v in node.inputs)))
+                for j, o in enumerate(node.outputs):
+                    index[o] = ("node", len(parts) - 1, j)
+            for v in self.outputs:
+                if v not in index:
+                    index[v] = ("const", _constant_key(v))
+            self._key = (
+                tuple(v.type for v in self.inputs),
+                tuple(parts),
+                tuple(index[v] for v in self.outputs),
+            )
+        return self._key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ScanInner) and (self is other or self.key() == other.key())
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __repr__(self) -> str:
+        return f"ScanInner({len(self.inputs)} inputs, {len(self.outputs)} outputs)"
+
+
+def _constant_key(v: Variable) -> Any:
+    data = getattr(v, "data", None)
+    if data is None:  # a free Variable: only equal to itself
+        return ("var", id(v))
+    arr = np.asarray(data)
+    return (str(arr.dtype), arr.shape, arr.tobytes())
+
+
+#: The gradient of a Scan, filled in by ``graphc.scan_module.grad`` (built from ``scan``
+#: itself, which sits above this module).
+GRADIENT_RULE: dict[str, Callable[..., list]] = {}
+
+
+class Scan(Op):
+    """A loop over a step graph (see the module docstring for the input layout)."""
+
+    __props__ = ("info", "inner")
+
+    def __init__(self, info: ScanInfo, inner: ScanInner):
+        if len(inner.inputs) != info.n_inner_inputs:
+            raise ValueError(f"scan: {len(inner.inputs)} inner inputs, expected "
+                             f"{info.n_inner_inputs}")  # fmt: skip
+        if len(inner.outputs) != info.n_inner_outputs:
+            raise ValueError(f"scan: {len(inner.outputs)} inner outputs, expected "
+                             f"{info.n_inner_outputs}")  # fmt: skip
+        self.info = info
+        self.inner = inner
+        self._fallback: Any = None  # the step compiled on first use outside a function
+
+    def __str__(self) -> str:
+        return f"Scan{{{self.info.name or 'scan_fn'}}}"
+
+    # ------------------------------------------------------------------ layout
+    def outer_split(self, inputs: Sequence) -> tuple[Any, list, list, list]:
+        """``(n_steps, sequences, state_inits, non_sequences)`` of the outer inputs."""
+        info = self.info
+        a = 1 + info.n_seqs
+        b = a + info.n_states
+        return inputs[0], list(inputs[1:a]), list(inputs[a:b]), list(inputs[b:])
+
+    def inner_split(self) -> tuple[list, list[list], list]:
+        """Inner inputs as ``(sequence rows, taps per state, non_sequences)``."""
+        info = self.info
+        ins = self.inner.inputs
+        seqs = ins[: info.n_seqs]
+        pos = info.n_seqs
+        taps = []
+        for t in info.state_taps:
+            taps.append(ins[pos : pos + len(t)])
+            pos += len(t)
+        return seqs, taps, ins[pos:]
+
+    # ------------------------------------------------------------------ graph
+    def make_node(self, n_steps: Any, *outer: Any) -> Apply:  # type: ignore[override]
+        info = self.info
+        n_steps = as_tensor_variable(n_steps)
+        if n_steps.ndim != 0 or n_steps.dtype[:3] not in ("int", "uin"):
+            raise TypeError(f"{self}: n_steps must be an integer scalar, got {n_steps.type}")
+        tensors = [as_tensor_variable(v) for v in outer]
+        want = info.n_seqs + info.n_states + info.n_nonseqs
+        if len(tensors) != want:
+            raise TypeError(f"{self}: expected {want} inputs after n_steps, got {len(tensors)}")
+        _, seqs, inits, nonseqs = self.outer_split([n_steps, *tensors])
+        in_seqs, in_taps, in_nonseqs = self.inner_split()
+        for k, (s, row) in enumerate(zip(seqs, in_seqs)):
+            _check_type(self, f"sequence {k}", s, row.type, extra_dim=True)
+        for k, (x, taps) in enumerate(zip(inits, in_taps)):
+            _check_type(self, f"initial state {k}", x, taps[0].type, extra_dim=True)
+        for k, (x, v) in enumerate(zip(nonseqs, in_nonseqs)):
+            _check_type(self, f"non-sequence {k}", x, v.type, extra_dim=False)
+        outs = []
+        for taps in in_taps:
+            t = taps[0].type
+            outs.append(TensorType(t.dtype, (None, *t.shape))())
+        for o in self.inner.outputs[info.n_states : info.n_states + info.n_nit]:
+            ot: Any = o.type
+            outs.append(TensorType(ot.dtype, (None, *ot.shape))())
+        return Apply(self, [n_steps, *tensors], outs)
+
+    def infer_shape(self, fgraph, node, shapes):
+        """States: ``(L + n_steps, *S)`` (or ``(L, *S)`` kept last only); nit outputs: the
+        step count, then sizes only the loop knows."""
+        from graphc.tensor.basic import Shape_i
+
+        info = self.info
+        n_steps = node.inputs[0]
+        _, _, init_shapes, _ = self.outer_split(shapes)
+        out = []
+        for k, (lag, last, shp) in enumerate(zip(info.lags, info.state_last, init_shapes)):
+            if last:
+                rows = lag
+            elif info.as_while:  # the loop decides how many steps it runs
+                rows = Shape_i(0)(node.outputs[k])
+            else:
+                rows = lag + n_steps
+            out.append((rows, *shp[1:]))
+        for j in range(info.n_nit):
+            o = node.outputs[info.n_states + j]
+            first = Shape_i(0)(o) if info.as_while else n_steps
+            out.append((first, *(Shape_i(d)(o) for d in range(1, o.ndim))))
+        return out
+
+    def L_op(self, inputs, outputs, output_grads):  # noqa: N802 - Theano's name
+        """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers."""
+        return GRADIENT_RULE["scan"](self, inputs, outputs, output_grads)
+
+    # ------------------------------------------------------------------ running
+    def make_perform(self, node: Apply, compile_inner: Callable) -> Callable:
+        """The thunk: the step graph compiled once with the enclosing function's mode."""
+        fn = compile_inner(self.inner.inputs, self.inner.outputs)
+        return _Runner(self, fn)
+
+    def perform(self, node, inputs, output_storage) -> None:
+        if self._fallback is None:  # outside a compiled function (e.g. ``Variable.eval``)
+            from graphc.compile.function import function
+
+            self._fallback = _Runner(
+                self, function(self.inner.inputs, self.inner.outputs, on_unused_input="ignore")
+            )
+        self._fallback(inputs, output_storage)
+
+
+def _check_type(op, what: str, x: Any, inner: Any, extra_dim: bool) -> None:
+    ndim = inner.ndim + int(extra_dim)
+    if not isinstance(x.type, TensorType) or x.dtype != inner.dtype or x.ndim != ndim:
+        raise TypeError(
+            f"{op}: {what} is {x} of type {x.type}; the step function expects "
+            f"dtype {inner.dtype} with {ndim} dimensions"
+        )
+
+
+BLOCK = 256  # steps whose input rows are sliced at once
+
+
+def _rows(a: np.ndarray, lo: int, hi: int) -> list:
+    """Views of rows ``lo:hi`` of ``a`` (0-d arrays, not scalars, for a vector)."""
+    if a.ndim > 1:
+        return list(a[lo:hi])
+    return [a[j, ...] for j in range(lo, hi)]
+
+
+def _step_inputs(readers: list, n: int):
+    """Per step, the tuple of rows the step reads: ``(array, first row, rows per step)``
+    readers, their views made a block of steps at a time (in C, not per step)."""
+    for i0 in range(0, n, BLOCK):
+        i1 = min(i0 + BLOCK, n)
+        cols = []
+        for a, o, m in readers:
+            if m:
+                cols.append(_rows(a, o + i0, o + i1))
+            else:  # a window that shifts in place: the same rows every step
+                cols.append([a[o, ...]] * (i1 - i0))
+        if cols:
+            yield from zip(*cols)
+        else:
+            yield from ((),) * (i1 - i0)
+
+
+class _Runner:
+    """Runs the loop: one VM call per step, outputs written into preallocated buffers."""
+
+    def __init__(self, op: Scan, fn: Any):
+        self.op = op
+        self.inner_function = fn  # the compiled step, profiled as this node's child
+        self.vm = fn.vm
+        #: set by the profiler: called with each step's VM time in ns
+        self.on_step: Callable[[int], None] | None = None
+
+    def __call__(self, inputs: list, output_storage: list) -> None:
+        op, info = self.op, self.op.info
+        n_raw, seqs, inits, nonseqs = op.outer_split(inputs)
+        n = int(n_raw)
+        name = op.info.name or "scan"
+        if n < 0:
+            raise ValueError(f"{name}: n_steps must be >= 0, got {n}")
+        for k, s in enumerate(seqs):
+            if s.shape[0] < n:
+                raise ValueError(f"{name}: sequence {k} has {s.shape[0]} rows, fewer than the "
+                                 f"{n} steps to run")  # fmt: skip
+        lags = info.lags
+        states = []  # per state: (buffer, row shape)
+        for k, (x, lag) in enumerate(zip(inits, lags)):
+            if x.shape[0] < lag:
+                raise ValueError(f"{name}: initial state {k} has {x.shape[0]} rows; its taps "
+                                 f"need {lag}")  # fmt: skip
+            rows = lag if info.state_last[k] else lag + n
+            buf = np.empty((rows, *x.shape[1:]), dtype=x.dtype)
+            buf[:lag] = x[:lag]
+            states.append(buf)
+        # per inner input read each step: (array, first row, rows advanced per step)
+        readers = [(s, 0, 1) for s in seqs]
+        for buf, lag, last, tk in zip(states, lags, info.state_last, info.state_taps):
+            readers += [(buf, lag + t, 0 if last else 1) for t in tk]
+        row_shapes = [buf.shape[1:] for buf in states]
+        nits: list[np.ndarray | None] = [None] * info.n_nit
+        ns, n_nit = info.n_states, info.n_nit
+        last_only = [k for k in range(ns) if info.state_last[k]]
+        vm = self.vm if self.on_step is None else self._timed_vm
+        done = n
+        steps = _step_inputs(readers, n)
+        for i in range(n):
+            args = [*next(steps), *nonseqs]
+            outs = vm(args)
+            for k in range(ns):
+                v = outs[k]
+                if v.shape != row_shapes[k]:
+                    raise ValueError(
+                        f"{name}: step {i} returned state {k} of shape {v.shape}; the state "
+                        f"has shape {row_shapes[k]} (a state must keep its shape)"
+                    )
+                if k in last_only:
+                    buf, lag = states[k], lags[k]
+                    buf[: lag - 1] = buf[1:lag].copy()
+                    buf[lag - 1] = v
+                else:
+                    states[k][lags[k] + i] = v
+            for j in range(n_nit):
+                v = outs[ns + j]
+                out = nits[j]
+                if out is None:
+                    v = np.asarray(v)
+                    out = nits[j] = np.empty((n, *v.shape), dtype=v.dtype)
+                elif v.shape != out.shape[1:]:
+                    raise ValueError(
+                        f"{name}: step {i} returned output {ns + j} of shape {v.shape}; "
+                        f"step 0 returned {out.shape[1:]} (stacked outputs keep one shape)"
+                    )
+                out[i] = v
+            if info.as_while and outs[-1]:
+                done = i + 1
+                break
+        for k, buf in enumerate(states):
+            if info.as_while and not info.state_last[k]:
+                buf = buf[: lags[k] + done]
+            output_storage[k][0] = buf
+        empty_shapes = None
+        for j in range(n_nit):
+            out = nits[j]
+            if out is None:
+                if empty_shapes is None:
+                    empty_shapes = self._shapes_without_steps(seqs, states, nonseqs)
+                out_type: Any = op.inner.outputs[ns + j].type
+                dtype = out_type.dtype
+                out = np.empty((0, *empty_shapes[j]), dtype=dtype)
+            elif done < n:
+                out = out[:done]
+            output_storage[ns + j][0] = out
+
+    def _timed_vm(self, args: list) -> list:
+        t0 = time.perf_counter_ns()
+        try:
+            return self.vm(args)
+        finally:
+            assert self.on_step is not None
+            self.on_step(time.perf_counter_ns() - t0)
+
+    def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
+        """Row shapes of the stacked outputs of a loop that ran no step: one trial step on
+        zeros of the right shapes, else the static shapes (unknown sizes as 0)."""
+        info = self.op.info
+        args = [np.zeros(s.shape[1:], dtype=s.dtype) for s in seqs]
+        for buf, tk in zip(states, info.state_taps):
+            args.extend(np.array(buf[0]) for _ in tk)
+        args.extend(nonseqs)
+        outs = self.op.inner.outputs[info.n_states : info.n_states + info.n_nit]
+        try:
+            with np.errstate(all="ignore"):
+                values = self.vm(args)
+            return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
+        except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
+            types: list[Any] = [o.type for o in outs]
+            shapes = [t.shape for t in types]
+            return [tuple(0 if d is None else d for d in shape) for shape in shapes]

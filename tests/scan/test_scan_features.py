@@ -1,0 +1,246 @@
+"""scan's other parts: until, shared and random updates inside the loop, map/reduce, loop
+invariants, merging, empty loops, errors and the nested profile."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc.tensor as T
+from graphc.scan_module import Scan
+from graphc.tensor.shared_randomstreams import RandomStreams
+
+
+def scan_nodes(f):
+    return [n for n in f.linked.schedule if isinstance(n.op, Scan)]
+
+
+def test_until_stops_after_the_step_whose_condition_holds():
+    x0 = T.scalar("x0")
+    out, _ = graphc.scan(lambda x: (x * 2, graphc.scan_module.until(x * 2 > 100)),
+                         outputs_info=x0, n_steps=1000)  # fmt: skip
+    f = graphc.function([x0], out)
+    np.testing.assert_array_equal(f(3.0), [6, 12, 24, 48, 96, 192])
+    assert f(200.0).tolist() == [400.0]
+    with pytest.raises(NotImplementedError, match="stops early"):
+        graphc.grad(out.sum(), x0)
+
+
+def test_shared_update_inside_the_loop_is_applied_once_per_step():
+    acc = graphc.shared(np.float64(0.0), name="acc")
+    x = T.vector("x")
+    out, updates = graphc.scan(lambda v: (v * 2, {acc: acc + v}), sequences=x)
+    f = graphc.function([x], out, updates=updates)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0, 3.5])), [2.0, 4.0, 7.0])
+    assert acc.get_value() == 6.5
+    f(np.array([1.0]))
+    assert acc.get_value() == 7.5
+
+
+def test_a_failed_call_leaves_shared_values_unchanged():
+    acc = graphc.shared(np.zeros(2), name="acc")
+    x = T.matrix("x")
+    out, updates = graphc.scan(lambda v: (v.sum(), {acc: acc + v}), sequences=x)
+    f = graphc.function([x], out, updates=updates)
+    f(np.ones((3, 2)))
+    before = acc.get_value().copy()
+    with pytest.raises(ValueError):
+        f(np.ones((3, 5)))  # the update's shape no longer matches the state
+    np.testing.assert_array_equal(acc.get_value(), before)
+
+
+def test_random_draws_advance_each_step_and_reproduce_with_the_seed():
+    def run(seed):
+        srng = RandomStreams(seed=seed)
+        out, updates = graphc.scan(lambda: srng.uniform((3,)), n_steps=4)
+        f = graphc.function([], out, updates=updates)
+        return f(), f()
+
+    a1, a2 = run(7)
+    b1, b2 = run(7)
+    np.testing.assert_array_equal(a1, b1)
+    np.testing.assert_array_equal(a2, b2)
+    assert len({tuple(r) for r in a1}) == 4  # every step drew new numbers
+    assert not np.array_equal(a1, a2)  # the stream's state was updated by the call
+    assert ((a1 >= 0) & (a1 < 1)).all()
+
+
+def test_gibbs_chain_with_binomial_draws():
+    srng = RandomStreams(seed=3)
+    W = graphc.shared(np.random.default_rng(0).normal(size=(6, 4)) * 0.1, name="W")
+    v0 = T.matrix("v0")
+
+    def gibbs(v):
+        h = srng.binomial(size=(v.shape[0], 4), n=1, p=T.nnet.sigmoid(T.dot(v, W)),
+                          dtype="float64")  # fmt: skip
+        return srng.binomial(size=v.shape, n=1, p=T.nnet.sigmoid(T.dot(h, W.T)),
+                             dtype="float64")  # fmt: skip
+
+    chain, updates = graphc.scan(gibbs, outputs_info=v0, n_steps=20)
+    f = graphc.function([v0], chain[-1], updates=updates)
+    out = f(np.ones((5, 6)))
+    assert out.shape == (5, 6)
+    assert set(np.unique(out)) <= {0.0, 1.0}
+    cost = T.mean(chain[-1])
+    with pytest.raises(NotImplementedError, match="random numbers"):
+        graphc.grad(cost, W)
+    chain_end = chain[-1]
+    g = graphc.grad(T.mean(T.dot(chain_end, W)), W, consider_constant=[chain_end])
+    assert graphc.function([v0], g, updates=updates)(np.ones((5, 6))).shape == (6, 4)
+
+
+def test_map_reduce_foldl_foldr_match_numpy():
+    x = T.vector("x")
+    sq, _ = graphc.map(lambda v: v**2, x)
+    total, _ = graphc.reduce(lambda v, acc: acc + v, x, T.constant(0.0))
+    left, _ = graphc.foldl(lambda v, acc: acc * 2 + v, x, T.constant(0.0))
+    right, _ = graphc.foldr(lambda v, acc: acc * 2 + v, x, T.constant(0.0))
+    f = graphc.function([x], [sq, total, left, right])
+    xv = np.array([1.0, 2.0, 3.0])
+    a, b, c, d = f(xv)
+    np.testing.assert_array_equal(a, xv**2)
+    assert b == 6.0
+    assert c == ((1 * 2 + 2) * 2 + 3)
+    assert d == ((3 * 2 + 2) * 2 + 1)
+
+
+def test_loop_invariant_work_is_computed_once_outside_the_loop():
+    x, W = T.matrix("x"), T.matrix("W")
+    out, _ = graphc.scan(lambda r, W: T.dot(r, T.exp(W) * 2), sequences=x, non_sequences=W)
+    scan_op = [v.owner.op for v in graphc.graph.basic.ancestors([out])
+               if v.owner is not None and isinstance(v.owner.op, Scan)][0]  # fmt: skip
+    inner_ops = {type(n.op).__name__ for n in graphc.graph.basic.io_toposort(
+        scan_op.inner.inputs, scan_op.inner.outputs)}  # fmt: skip
+    assert "Elemwise" not in inner_ops  # exp(W) * 2 was moved out of the step
+    f = graphc.function([x, W], out)
+    xv, wv = np.ones((3, 2)), np.eye(2)
+    np.testing.assert_allclose(f(xv, wv), xv @ (np.exp(wv) * 2))
+
+
+def test_identical_loops_merge_into_one_node():
+    x = T.vector("x")
+    a, _ = graphc.scan(lambda v, acc: acc + v, sequences=x, outputs_info=T.constant(0.0))
+    b, _ = graphc.scan(lambda v, acc: acc + v, sequences=x, outputs_info=T.constant(0.0))
+    f = graphc.function([x], [a, b * 2])
+    assert len(scan_nodes(f)) == 1
+    ra, rb = f(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(ra, [1.0, 3.0])
+    np.testing.assert_array_equal(rb, [2.0, 6.0])
+
+
+def test_zero_steps_give_empty_outputs_of_the_right_shape_and_zero_gradients():
+    x, h0 = T.matrix("x"), T.vector("h0")
+    (hs, ys), _ = graphc.scan(lambda r, h: [h + r, (h * r).sum()], sequences=x,
+                              outputs_info=[h0, None])  # fmt: skip
+    g = graphc.grad(hs.sum() + ys.sum(), h0)
+    f = graphc.function([x, h0], [hs, ys, g])
+    a, b, c = f(np.zeros((0, 3)), np.ones(3))
+    assert a.shape == (0, 3) and b.shape == (0,)
+    np.testing.assert_array_equal(c, np.zeros(3))
+
+
+def test_bad_steps_are_reported_with_the_step_and_the_shapes():
+    h0 = T.vector("h0")
+    out, _ = graphc.scan(lambda h: T.concatenate([h, h]), outputs_info=h0, n_steps=2)
+    f = graphc.function([h0], out)
+    with pytest.raises(ValueError, match=r"step 0 returned state 0 of shape \(4,\)"):
+        f(np.ones(2))
+    with pytest.raises(TypeError, match="dtype float32"):
+        graphc.scan(lambda h: h * 2.0, outputs_info=T.fvector("h"), n_steps=2)
+    with pytest.raises(ValueError, match="n_steps must be given"):
+        graphc.scan(lambda h: h, outputs_info=h0)
+    W = graphc.shared(np.ones(2), name="W")
+    with pytest.raises(ValueError, match="strict=True"):
+        graphc.scan(lambda h: h * W, outputs_info=h0, n_steps=2, strict=True)
+    graphc.scan(lambda h, W: h * W, outputs_info=h0, n_steps=2, non_sequences=W, strict=True)
+
+
+def test_theano_import_paths():
+    import graphc as theano
+
+    assert theano.scan_module.until is graphc.scan_module.until
+    assert theano.scan is graphc.scan_module.scan
+    out, upd = theano.scan(lambda v: v + 1, sequences=T.vector())
+    assert isinstance(upd, dict) and not upd
+
+
+def _rnn(profile):
+    X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
+    hs, _ = graphc.scan(lambda xt, h, W: T.tanh(T.dot(W, h) + xt), sequences=X,
+                        outputs_info=h0, non_sequences=W, name="rnn")  # fmt: skip
+    return graphc.function([X, W, h0], hs.sum(), profile=profile)
+
+
+def test_nested_profile_adds_up_against_a_stopwatch():
+    f = _rnn(True)
+    rng = np.random.default_rng(0)
+    args = rng.normal(size=(40, 200)), rng.normal(size=(200, 200)) * 0.05, rng.normal(size=200)
+    calls = 6
+    wall = 0
+    for _ in range(calls):
+        t0 = time.perf_counter_ns()
+        f(*args)
+        wall += time.perf_counter_ns() - t0
+    data = json.loads(f.profile.to_json())["functions"][0]
+    (node,) = [n for n in data["nodes"] if n["inner"]]
+    inner = node["inner"]
+    assert node["calls"] == calls and inner["calls"] == 40 * calls
+    assert inner["first_calls"] == 40  # the steps of the first call
+    inner_nodes = sum(n["ns_total"] for n in inner["nodes"])
+    assert inner_nodes <= inner["vm_ns"] <= node["ns_total"] <= data["vm_ns"] <= wall
+    assert all(n["calls"] == 40 * calls for n in inner["nodes"])  # once per step
+    buf = io.StringIO()
+    f.profile.summary(file=buf)
+    out = buf.getvalue()
+    section = out[out.index("Scan Op profiles") :]
+    assert "Scan{rnn} step (node" in section
+    assert "(loop bookkeeping" in section and "(VM dispatch" in section
+
+
+def test_loop_rows_add_up_to_the_loop_node():
+    from graphc.profile.loops import loop_summaries
+
+    f = _rnn(True)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        f(rng.normal(size=(10, 30)), rng.normal(size=(30, 30)), rng.normal(size=30))
+    f.profile.functions[0].refresh()
+    (lp,) = loop_summaries(f.profile.functions)
+    total = sum(r.exclusive_ns for r in lp.rows)
+    assert total == pytest.approx(lp.ns / lp.calls, rel=0.02)
+    assert lp.steps == 30
+
+
+def test_chrome_trace_nests_each_step_inside_the_loop_node():
+    with graphc.config.change_flags(profile_trace=True):
+        f = _rnn(True)
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        f(rng.normal(size=(5, 8)), rng.normal(size=(8, 8)), rng.normal(size=8))
+    from graphc.profile.trace import chrome_trace
+
+    doc = chrome_trace(f.profile)
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    loops = [e for e in slices if e["cat"] == "node" and e["name"].startswith("Scan{rnn}")]
+    steps = [e for e in slices if e["cat"] == "step"]
+    assert len(loops) == 2 and len(steps) == 10
+    for step in steps:  # each step lies inside one of the loop node's slices
+        assert any(lp["ts"] <= step["ts"] and step["ts"] + step["dur"] <= lp["ts"] + lp["dur"] + 1e-3
+                   for lp in loops)  # fmt: skip
+    inner_nodes = [e for e in slices if e["cat"] == "node" and "t-1" in e["name"]]
+    assert inner_nodes  # the step's own nodes are in the trace too
+
+
+def test_memory_line_reports_the_stacked_outputs():
+    f = _rnn(True)
+    rng = np.random.default_rng(3)
+    f(rng.normal(size=(99, 64)), rng.normal(size=(64, 64)) * 0.1, rng.normal(size=64))
+    buf = io.StringIO()
+    f.profile.summary(file=buf)
+    # the state's buffer: the initial row and 99 steps of 64 float64 = 51200 bytes
+    assert "memory: stacked outputs 50KB" in buf.getvalue()
