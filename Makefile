@@ -6,7 +6,7 @@ READY  := $(VENV)/.graphc-installed
 
 .PHONY: example test lint format bench bench-quick fuzz clean
 
-$(READY): pyproject.toml setup.py graphc/vm/_cvm.pyx
+$(READY): pyproject.toml setup.py graphc/vm/_cvm.pyx graphc/vm/_loop.pyx
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
@@ -37,4 +37,4 @@ fuzz: $(READY)  ## the long random-graph run
 	$(BIN)/python -m pytest tests -m fuzz --fuzz-examples=2000
 
 clean:
-	rm -rf $(VENV) build *.egg-info graphc/vm/_cvm.c graphc/vm/_cvm*.so
+	rm -rf $(VENV) build *.egg-info graphc/vm/_cvm.c graphc/vm/_cvm*.so graphc/vm/_loop.c graphc/vm/_loop*.so

@@ -5,13 +5,15 @@ from pathlib import Path
 from setuptools import setup
 
 ext_modules = []
-pyx = Path(__file__).parent / "graphc" / "vm" / "_cvm.pyx"
-if pyx.exists():
+here = Path(__file__).parent
+# the stack VM and the loop driver of scan nodes
+sources = [here / "graphc" / "vm" / name for name in ("_cvm.pyx", "_loop.pyx")]
+if all(pyx.exists() for pyx in sources):
     import numpy
     from Cython.Build import cythonize
 
     ext_modules = cythonize(
-        [str(pyx.relative_to(Path(__file__).parent))],
+        [str(pyx.relative_to(here)) for pyx in sources],
         compiler_directives={"language_level": 3, "boundscheck": False, "wraparound": False},
         quiet=True,
     )

@@ -27,6 +27,11 @@ from graphc.graph.basic import Apply, Op, Variable
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
+try:  # the compiled loop driver (built with the package; the Python loop is its reference)
+    from graphc.vm._loop import run_steps
+except ImportError:  # pragma: no cover - a source tree without the extension built
+    run_steps = None  # type: ignore[assignment]
+
 __all__ = ["Scan", "ScanInfo", "ScanInner"]
 
 
@@ -273,6 +278,8 @@ class _Runner:
         self.vm = fn.vm
         #: set by the profiler: called with each step's VM time in ns
         self.on_step: Callable[[int], None] | None = None
+        #: run the steps with the compiled driver (False: the Python reference loop)
+        self.compiled_loop = True
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -299,44 +306,11 @@ class _Runner:
         readers = [(s, 0, 1) for s in seqs]
         for buf, lag, last, tk in zip(states, lags, info.state_last, info.state_taps):
             readers += [(buf, lag + t, 0 if last else 1) for t in tk]
-        row_shapes = [buf.shape[1:] for buf in states]
-        nits: list[np.ndarray | None] = [None] * info.n_nit
         ns, n_nit = info.n_states, info.n_nit
-        last_only = [k for k in range(ns) if info.state_last[k]]
-        vm = self.vm if self.on_step is None else self._timed_vm
-        done = n
-        steps = _step_inputs(readers, n)
-        for i in range(n):
-            args = [*next(steps), *nonseqs]
-            outs = vm(args)
-            for k in range(ns):
-                v = outs[k]
-                if v.shape != row_shapes[k]:
-                    raise ValueError(
-                        f"{name}: step {i} returned state {k} of shape {v.shape}; the state "
-                        f"has shape {row_shapes[k]} (a state must keep its shape)"
-                    )
-                if k in last_only:
-                    buf, lag = states[k], lags[k]
-                    buf[: lag - 1] = buf[1:lag].copy()
-                    buf[lag - 1] = v
-                else:
-                    states[k][lags[k] + i] = v
-            for j in range(n_nit):
-                v = outs[ns + j]
-                out = nits[j]
-                if out is None:
-                    v = np.asarray(v)
-                    out = nits[j] = np.empty((n, *v.shape), dtype=v.dtype)
-                elif v.shape != out.shape[1:]:
-                    raise ValueError(
-                        f"{name}: step {i} returned output {ns + j} of shape {v.shape}; "
-                        f"step 0 returned {out.shape[1:]} (stacked outputs keep one shape)"
-                    )
-                out[i] = v
-            if info.as_while and outs[-1]:
-                done = i + 1
-                break
+        driver = self.python_steps if run_steps is None or not self.compiled_loop else run_steps
+        keep_last = list(info.state_last)
+        done, nits = driver(self.vm, n, readers, list(nonseqs), states, list(lags), keep_last,
+                            n_nit, info.as_while, name, self.on_step)  # fmt: skip
         for k, buf in enumerate(states):
             if info.as_while and not info.state_last[k]:
                 buf = buf[: lags[k] + done]
@@ -354,13 +328,52 @@ class _Runner:
                 out = out[:done]
             output_storage[ns + j][0] = out
 
-    def _timed_vm(self, args: list) -> list:
-        t0 = time.perf_counter_ns()
-        try:
-            return self.vm(args)
-        finally:
-            assert self.on_step is not None
-            self.on_step(time.perf_counter_ns() - t0)
+    @staticmethod
+    def python_steps(vm, n, readers, nonseqs, states, lags, last_only, n_nit, as_while, name,
+                     on_step) -> tuple[int, list]:  # fmt: skip
+        """The loop in Python: the reference for ``graphc.vm._loop.run_steps`` (same
+        arguments and result), used when that extension is not built."""
+        row_shapes = [buf.shape[1:] for buf in states]
+        nits: list[Any] = [None] * n_nit
+        ns = len(states)
+        steps = _step_inputs(readers, n)
+        for i in range(n):
+            args = [*next(steps), *nonseqs]
+            if on_step is None:
+                outs = vm(args)
+            else:
+                t0 = time.perf_counter_ns()
+                try:
+                    outs = vm(args)
+                finally:
+                    on_step(time.perf_counter_ns() - t0)
+            for k in range(ns):
+                v = np.asarray(outs[k])
+                if v.shape != row_shapes[k]:
+                    raise ValueError(
+                        f"{name}: step {i} returned state {k} of shape {v.shape}; the state "
+                        f"has shape {row_shapes[k]} (a state must keep its shape)"
+                    )
+                if last_only[k]:
+                    buf, lag = states[k], lags[k]
+                    buf[: lag - 1] = buf[1:lag].copy()
+                    buf[lag - 1] = v
+                else:
+                    states[k][lags[k] + i] = v
+            for j in range(n_nit):
+                v = np.asarray(outs[ns + j])
+                out = nits[j]
+                if out is None:
+                    out = nits[j] = np.empty((n, *v.shape), dtype=v.dtype)
+                elif v.shape != out.shape[1:]:
+                    raise ValueError(
+                        f"{name}: step {i} returned output {ns + j} of shape {v.shape}; "
+                        f"step 0 returned {out.shape[1:]} (stacked outputs keep one shape)"
+                    )
+                out[i] = v
+            if as_while and outs[ns + n_nit]:
+                return i + 1, nits
+        return n, nits
 
     def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
         """Row shapes of the stacked outputs of a loop that ran no step: one trial step on

@@ -144,12 +144,24 @@ def test_zero_steps_give_empty_outputs_of_the_right_shape_and_zero_gradients():
     np.testing.assert_array_equal(c, np.zeros(3))
 
 
-def test_bad_steps_are_reported_with_the_step_and_the_shapes():
+@pytest.mark.parametrize("compiled", [True, False])
+def test_bad_steps_are_reported_with_the_step_and_the_shapes(compiled):
     h0 = T.vector("h0")
     out, _ = graphc.scan(lambda h: T.concatenate([h, h]), outputs_info=h0, n_steps=2)
     f = graphc.function([h0], out)
+    for impl in f.linked.impls:
+        if hasattr(impl.perform, "compiled_loop"):
+            impl.perform.compiled_loop = compiled
     with pytest.raises(ValueError, match=r"step 0 returned state 0 of shape \(4,\)"):
         f(np.ones(2))
+    m = T.matrix("m")
+    ys, _ = graphc.scan(lambda v: v[: T.cast(v[0], "int64")], sequences=m)
+    g = graphc.function([m], ys)
+    for impl in g.linked.impls:
+        if hasattr(impl.perform, "compiled_loop"):
+            impl.perform.compiled_loop = compiled
+    with pytest.raises(ValueError, match=r"step 1 returned output 0 of shape \(1,\); step 0"):
+        g(np.array([[2.0, 0.0], [1.0, 0.0]]))
     with pytest.raises(TypeError, match="dtype float32"):
         graphc.scan(lambda h: h * 2.0, outputs_info=T.fvector("h"), n_steps=2)
     with pytest.raises(ValueError, match="n_steps must be given"):
@@ -230,8 +242,8 @@ def test_chrome_trace_nests_each_step_inside_the_loop_node():
     steps = [e for e in slices if e["cat"] == "step"]
     assert len(loops) == 2 and len(steps) == 10
     for step in steps:  # each step lies inside one of the loop node's slices
-        assert any(lp["ts"] <= step["ts"] and step["ts"] + step["dur"] <= lp["ts"] + lp["dur"] + 1e-3
-                   for lp in loops)  # fmt: skip
+        end = step["ts"] + step["dur"]
+        assert any(lp["ts"] <= step["ts"] and end <= lp["ts"] + lp["dur"] + 1e-3 for lp in loops)
     inner_nodes = [e for e in slices if e["cat"] == "node" and "t-1" in e["name"]]
     assert inner_nodes  # the step's own nodes are in the trace too
 

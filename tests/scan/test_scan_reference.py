@@ -187,6 +187,14 @@ def test_n_steps_shorter_than_the_sequence_and_too_long():
         f(np.arange(5.0), 7)
 
 
+def _use_python_loop(f) -> None:
+    """Run ``f``'s loop nodes with the Python reference loop instead of the compiled one."""
+    for impl in f.linked.impls:
+        if hasattr(impl.perform, "compiled_loop"):
+            impl.perform.compiled_loop = False
+
+
+@pytest.mark.parametrize("driver", ["compiled", "python"])
 @pytest.mark.parametrize("mode", ["py", "c|py"])
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
@@ -196,7 +204,7 @@ def test_n_steps_shorter_than_the_sequence_and_too_long():
     backwards=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_dtypes_match_a_numpy_loop(mode, dtype, length, width, backwards, seed):
+def test_dtypes_match_a_numpy_loop(driver, mode, dtype, length, width, backwards, seed):
     """A state and a stacked output of every dtype, strided sequence rows included."""
     rng = np.random.default_rng(seed)
     big = rng.integers(-3, 4, size=(length, 2 * width)).astype(dtype)
@@ -206,6 +214,8 @@ def test_dtypes_match_a_numpy_loop(mode, dtype, length, width, backwards, seed):
     (acc, prod), _ = graphc.scan(lambda r, a: [a + r, a * r], sequences=seq,
                                  outputs_info=[init, None], go_backwards=backwards)  # fmt: skip
     f = graphc.function([seq, init], [acc, prod], mode=MODES[mode])
+    if driver == "python":
+        _use_python_loop(f)
     got_acc, got_prod = f(seq_v, init_v)
     rows = seq_v[::-1] if backwards else seq_v
     a = init_v.copy()
