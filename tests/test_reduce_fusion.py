@@ -72,3 +72,9 @@ def test_same_shape_inputs_are_fused():
     assert _kinds(f) == [ElemwiseSum]
     v = np.random.default_rng(3).normal(size=(7, 9))
     np.testing.assert_allclose(f(v), (np.exp(v) * (v + 1.0)).sum(), rtol=1e-12)
+
+
+def test_the_rewrite_has_its_own_tag():
+    x = T.dvector("x")
+    f = graphc.function([x], T.exp(x).sum(), mode=graphc.Mode().excluding("reduce_fusion"))
+    assert ElemwiseSum not in _kinds(f) and CAReduce in _kinds(f)

@@ -158,7 +158,7 @@ def _same_shape_inputs(node) -> bool:
     return True
 
 
-@register("reduce_fusion", "fusion", "fast_run", tracks=(CAReduce,))
+@register("reduce_fusion", "reduce_fusion", "fusion", "fast_run", tracks=(CAReduce,))
 def fuse_sum_of_elemwise(fgraph, node):
     # Sum{all axes}(Elemwise{f}(x, y)) -> Sum{f}(x, y): one pass, no intermediate array
     op = node.op
