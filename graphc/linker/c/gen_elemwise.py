@@ -512,15 +512,18 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     if got is None:
         return None
     lines, outs = got
-    reads_c = [f"const {ctype(d)} x{k} = (({ctype(d)} *)p[{k}])[i];" for k, d in enumerate(in_dt)]
+    # Base pointers are loaded once, before the loop: read inside it (where a store through
+    # an output could, for the compiler, change p[] itself) they become gathers/scatters.
+    bases_c = [f"const {ctype(d)} *q{k} = (const {ctype(d)} *)p[{k}];" for k, d in enumerate(in_dt)]
+    bases_c += [
+        f"{ctype(d)} *q{nin + k} = ({ctype(d)} *)p[{nin + k}];" for k, d in enumerate(out_dt)
+    ]
+    reads_c = [f"const {ctype(d)} x{k} = q{k}[i];" for k, d in enumerate(in_dt)]
     reads_s = [
         f"const {ctype(d)} x{k} = *(const {ctype(d)} *)(p[{k}] + i * s[{k}]);"
         for k, d in enumerate(in_dt)
     ]
-    writes_c = [
-        f"(({ctype(d)} *)p[{nin + k}])[i] = {_store(e, d)};"
-        for k, (e, d) in enumerate(zip(outs, out_dt))
-    ]
+    writes_c = [f"q{nin + k}[i] = {_store(e, d)};" for k, (e, d) in enumerate(zip(outs, out_dt))]
     writes_s = [
         f"*({ctype(d)} *)(p[{nin + k}] + i * s[{nin + k}]) = {_store(e, d)};"
         for k, (e, d) in enumerate(zip(outs, out_dt))
@@ -530,7 +533,8 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     inner_s = "\n        ".join([*reads_s, *lines, *writes_s])
     kern = (
         "static void NAME_c(npy_intp n, char **p) {\n"
-        "#pragma omp simd\n"
+        + "".join(f"    {b}\n" for b in bases_c)
+        + "#pragma omp simd\n"
         "    for (npy_intp i = 0; i < n; i++) {\n"
         f"        {inner_c}\n"
         "    }\n"
