@@ -27,6 +27,8 @@ def __getattr__(name):  # lazily imported parts (keeps `import graphc` fast)
 
     lazy = {
         "grad": ("graphc.gradient", "grad"),
+        "Rop": ("graphc.gradient", "Rop"),
+        "Lop": ("graphc.gradient", "Lop"),
         "gradient": ("graphc.gradient", None),
         "printing": ("graphc.printing", None),
         "dprint": ("graphc.printing", "debugprint"),

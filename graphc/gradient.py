@@ -1,4 +1,5 @@
-"""Reverse-mode differentiation: ``grad``, ``jacobian``, ``hessian`` and ``verify_grad``."""
+"""Differentiation: ``grad``, ``Lop`` and ``Rop`` (reverse and forward mode), ``jacobian``,
+``hessian`` and ``verify_grad``."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from graphc.graph.basic import Apply, Op, Variable, ancestors, io_toposort
+from graphc.graph.basic import Apply, Op, Variable, ancestors, clone_replace, io_toposort
+from graphc.graph.rop import register_rop, rop_rule
 from graphc.scalar.basic import FLOAT_DTYPES
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
 __all__ = [
-    "DisconnectedInputError", "GradientError", "Retype", "grad", "hessian", "jacobian",
-    "verify_grad", "zeros_like",
+    "DisconnectedInputError", "GradientError", "Lop", "Retype", "Rop", "grad", "hessian",
+    "jacobian", "verify_grad", "zeros_like",
 ]  # fmt: skip
 
 
@@ -79,6 +81,12 @@ class Retype(Op):
 
     def grad(self, inputs, gouts):
         return [gouts[0]]
+
+
+@register_rop(Retype)
+def _retype_rop(node, eval_points):
+    (v,) = eval_points
+    return [None if v is None else node.op(v)]
 
 
 def constant(value, dtype: str | None = None) -> TensorConstant:
@@ -239,6 +247,179 @@ def grad(
         g = total(w)
         results.append(zeros_like(w) if g is None else _fit(g, w, exact=True, where="grad"))
     return results[0] if single else results
+
+
+# ------------------------------------------------------------------ Lop / Rop
+
+
+def _format_as(as_list: bool, as_tuple: bool, outputs: list):
+    if as_list:
+        return list(outputs)
+    if as_tuple:
+        return tuple(outputs)
+    return outputs[0]
+
+
+def _as_list(v) -> list:
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs: str = "raise"):  # noqa: N802
+    """``eval_points`` times the Jacobian of ``f`` with respect to ``wrt`` (Theano's ``Lop``):
+    ``grad`` seeded with ``eval_points`` as the gradients of ``f``. Returns a list or tuple
+    when ``wrt`` is one."""
+    fs, eps = _as_list(f), _as_list(eval_points)
+    if len(fs) != len(eps):
+        raise ValueError(f"Lop: {len(fs)} outputs but {len(eps)} eval points")
+    known: dict = {}
+    for out, ep in zip(fs, eps):
+        out = as_tensor_variable(out)
+        ep = ep if isinstance(ep, Variable) else constant(ep)
+        if ep.type.ndim != out.type.ndim:
+            raise ValueError(f"Lop: eval point {ep} ({ep.type}) and output {out} ({out.type}) "
+                             "have different numbers of dimensions")  # fmt: skip
+        known[out] = ep
+    res = grad(None, _as_list(wrt), consider_constant, disconnected_inputs, known_grads=known)
+    return _format_as(isinstance(wrt, list), isinstance(wrt, tuple), res)
+
+
+def _rop_by_transposing_grad(node: Apply, eval_points: list) -> list:
+    """Output tangents of ``node`` from its gradient: ``grad`` is linear in the output
+    gradients ``u``, so ``d/du sum(grad(u) * v) = J v``; ``u`` then only stands for its
+    shape and is replaced by the output itself."""
+    from graphc.tensor.math import add, mul
+    from graphc.tensor.math import sum as tsum
+
+    op = node.op
+    l_op = getattr(op, "L_op", None)
+    grad_fn = getattr(op, "grad", None)
+    if l_op is None and grad_fn is None:
+        raise NotImplementedError(
+            f"Rop: {op} ({type(op).__name__}) has neither an R_op rule nor a grad method"
+        )
+    us = {k: o.type() for k, o in enumerate(node.outputs) if _is_float(o)}
+    gouts = [us[k] if k in us else zeros_like(o) for k, o in enumerate(node.outputs)]
+    try:
+        if l_op is not None:
+            gins = l_op(list(node.inputs), list(node.outputs), gouts)
+        else:
+            gins = grad_fn(list(node.inputs), gouts)
+        terms = []
+        for inp, gi, v in zip(node.inputs, gins, eval_points):
+            if gi is None or v is None or not _is_float(inp):
+                continue
+            gi = _fit(gi, inp, exact=False, where=f"{op}.grad")
+            terms.append(tsum(mul(gi, v)))
+        if not terms:
+            return [None] * len(node.outputs)
+        cost = terms[0] if len(terms) == 1 else add(*terms)
+        keys = list(us)
+        rs = grad(cost, [us[k] for k in keys], disconnected_inputs="ignore",
+                  return_disconnected="None")  # fmt: skip
+    except NotImplementedError as e:
+        raise NotImplementedError(
+            f"Rop: {op} ({type(op).__name__}) has no R_op rule, and its gradient cannot be "
+            f"differentiated again to transpose it: {e}"
+        ) from e
+    out: list = [None] * len(node.outputs)
+    live = [(k, r) for k, r in zip(keys, rs) if r is not None]
+    replaced = clone_replace([r for _, r in live], {us[k]: node.outputs[k] for k in keys})
+    for (k, _), r in zip(live, replaced):
+        out[k] = r
+    return out
+
+
+def _node_rop(node: Apply, eval_points: list) -> list:
+    method = getattr(node.op, "R_op", None)
+    if method is not None:
+        res = method(list(node.inputs), eval_points)
+    else:
+        rule = rop_rule(node.op)
+        res = NotImplemented if rule is None else rule(node, eval_points)
+    if res is NotImplemented:
+        res = _rop_by_transposing_grad(node, eval_points)
+    res = list(res)
+    if len(res) != len(node.outputs):
+        raise ValueError(f"R_op of {node.op} gave {len(res)} tangents for "
+                         f"{len(node.outputs)} outputs")  # fmt: skip
+    where = f"R_op of {node.op}"
+    return [
+        None if r is None or not _is_float(o) else _fit(r, o, exact=False, where=where)
+        for o, r in zip(node.outputs, res)
+    ]
+
+
+def _reading_inputs_of(out: Variable, r: Variable) -> Variable:
+    """``r``, made to read every input ``out`` reads: as in Theano (whose Rop gives zero
+    tangents to the other inputs and so keeps them in its graph), a function compiled from
+    ``f``'s inputs and a tangent of an output linear in ``wrt`` must not find an input
+    unused. Tied by ``second(out, r)`` only when something is missing."""
+    from graphc.graph.basic import Constant, graph_inputs
+    from graphc.tensor.math import second
+
+    read = set(ancestors([r]))
+    if all(isinstance(i, Constant) or i in read for i in graph_inputs([out])):
+        return r
+    return second(out, r)
+
+
+def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",  # noqa: N802
+        return_disconnected: str = "zero"):  # fmt: skip
+    """The Jacobian of ``f`` with respect to ``wrt`` times ``eval_points`` (Theano's ``Rop``):
+    ``R[i] = sum_j d f[i] / d wrt[j] . eval_points[j]``, computed forward through each node's
+    R_op rule (``graphc.graph.rop``), or its gradient transposed where it has none.
+
+    An output of ``f`` that does not depend on ``wrt`` raises ``DisconnectedInputError``
+    (``disconnected_outputs="raise"``), or warns ("warn") or not ("ignore") and gives zeros
+    (``return_disconnected="zero"``) or None. Returns a list or tuple when ``f`` is one.
+    """
+    from graphc.tensor.math import cast
+
+    if disconnected_outputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"Rop: disconnected_outputs must be raise, warn or ignore, "
+                         f"got {disconnected_outputs!r}")  # fmt: skip
+    if return_disconnected.lower() not in ("zero", "none", "disconnected"):
+        raise ValueError(f"Rop: return_disconnected must be zero, None or Disconnected, "
+                         f"got {return_disconnected!r}")  # fmt: skip
+    fs = [as_tensor_variable(o) for o in _as_list(f)]
+    ws, eps = _as_list(wrt), _as_list(eval_points)
+    if len(ws) != len(eps):
+        raise ValueError(f"Rop: {len(ws)} variables in wrt but {len(eps)} eval points")
+    tangent: dict[Variable, Variable | None] = {}
+    for i, (w, ep) in enumerate(zip(ws, eps)):
+        if not isinstance(w, Variable):
+            raise TypeError(f"Rop: wrt must be Variables, got {type(w).__name__} {w!r:.60}")
+        ep = ep if isinstance(ep, Variable) else constant(ep)
+        if ep.type.ndim != w.type.ndim:
+            raise ValueError(f"Element {i} of wrt/eval_point have mismatched dimensionality: "
+                             f"{w.type.ndim} versus {ep.type.ndim}")  # fmt: skip
+        if not _is_float(w):
+            continue  # integer variables have no tangent
+        if ep.dtype != w.dtype:
+            ep = cast(ep, w.dtype)
+        tangent[w] = _fit(ep, w, exact=False, where="Rop's eval point")
+    for node in io_toposort(ws, fs):
+        eps_in = [tangent.get(i) for i in node.inputs]
+        if all(v is None for v in eps_in) or not any(_is_float(o) for o in node.outputs):
+            continue
+        for o, r in zip(node.outputs, _node_rop(node, eps_in)):
+            if r is not None:
+                tangent[o] = r
+    results = []
+    for out in fs:
+        r = tangent.get(out)
+        if r is not None and not any(out is w for w in ws):
+            r = _reading_inputs_of(out, r)
+        if r is None:
+            msg = (f"Rop: the output {out} (of type {out.type}) does not depend on wrt, or only "
+                   "through non-differentiable operations")  # fmt: skip
+            if disconnected_outputs == "raise":
+                raise DisconnectedInputError(msg)
+            if disconnected_outputs == "warn":
+                warnings.warn(msg, stacklevel=2)
+            r = zeros_like(out) if return_disconnected.lower() == "zero" else None
+        results.append(r)
+    return _format_as(isinstance(f, list), isinstance(f, tuple), results)
 
 
 # ------------------------------------------------------------------ jacobian / hessian

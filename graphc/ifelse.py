@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
+from graphc.graph.rop import register_rop
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -119,6 +120,18 @@ class IfElse(Op):
             result[1 + k] = both[j]
             result[1 + n + k] = both[len(live) + j]
         return result
+
+
+@register_rop(IfElse)
+def _ifelse_rop(node, eval_points):
+    """The tangents of the branch taken (zeros for a branch value without one)."""
+    from graphc.tensor.basic import zeros_like
+
+    if all(v is None for v in eval_points[1:]):
+        return [None] * len(node.outputs)
+    branches = [zeros_like(b) if v is None else v for b, v in zip(node.inputs[1:], eval_points[1:])]
+    out = node.op(node.inputs[0], *branches)
+    return out if isinstance(out, list) else [out]
 
 
 def _static(v):

@@ -97,12 +97,38 @@ def debugprint(
     for r in roots:
         _dp(r, "", "", depth, idmap, expanded, lines, pos, print_type, print_destroy_map,
             print_view_map)  # fmt: skip
+    loops = _nodes_with_inner_graphs(roots)
+    if loops:
+        lines += ["", "Inner graphs of the scan ops:"]
+    while loops:  # Theano's layout: each loop's step outputs, marked with ">"
+        node = loops.pop(0)
+        lines += ["", f"{node.op} [id {idmap.get(node)}]"]
+        inputs, outputs = node.op.inner_graph()
+        for out in outputs:
+            _dp(out, " >", " >", depth, idmap, expanded, lines, None, print_type,
+                print_destroy_map, print_view_map)  # fmt: skip
+        loops += [n for n in _nodes_with_inner_graphs(outputs) if n not in loops]
     text = "\n".join(lines) + ("\n" if lines else "")
     if file == "str":
         return text
     stream = sys.stdout if file is None else file
     stream.write(text)
     return stream
+
+
+def _nodes_with_inner_graphs(roots: list) -> list:
+    """Apply nodes above ``roots`` whose Op runs a graph of its own (``inner_graph()``)."""
+    found, seen, stack = [], set(), list(roots)
+    while stack:
+        v = stack.pop()
+        node = getattr(v, "owner", None)
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node.op, "inner_graph"):
+            found.append(node)
+        stack.extend(node.inputs)
+    return found
 
 
 def _type_str(v: Variable, print_type: bool) -> str:

@@ -337,10 +337,15 @@ def test_jacobian_static_length():
     assert J0.eval({x: xv}).shape == (0, 3)
 
 
-def test_jacobian_of_unknown_length_is_not_implemented():
-    x = T.dvector("x")
-    with pytest.raises(NotImplementedError, match="jacobian of a vector of unknown length"):
-        jacobian(T.exp(x), x)
+def test_jacobian_of_unknown_length_loops_with_scan():
+    x, m = T.dvector("x"), T.dmatrix("m")
+    J, Jm = jacobian(T.exp(x) * m.sum(), [x, m])
+    f = graphc.function([x, m], [J, Jm])
+    for n in (0, 1, 3):
+        xv, mv = np.linspace(-1, 1, n), np.ones((2, 2))
+        a, b = f(xv, mv)
+        np.testing.assert_allclose(a, np.diag(np.exp(xv)) * 4)
+        np.testing.assert_allclose(b, np.broadcast_to(np.exp(xv)[:, None, None], (n, 2, 2)))
 
 
 def test_jacobian_list_and_hessian():

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
+import graphc
 import graphc.tensor as T
 from graphc.gradient import verify_grad
 from graphc.tensor import math as tm
@@ -224,3 +225,28 @@ def test_sigmoid_and_softplus_are_the_elemwise_ones():
     x = T.dvector("x")
     xv = np.array([-800.0, 0.0, 3.0])
     np.testing.assert_allclose(nnet.sigmoid(x).eval({x: xv}), special.expit(xv))
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 6), dtype=FLOATS, seed=st.integers(0, 2**32 - 1))
+def test_softmax_of_a_vector_is_a_row_as_in_theano(n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    xv = (rng.standard_normal(n) * 3).astype(dtype)
+    x = T.vector("x", dtype=dtype)
+    sm, lsm = nnet.softmax(x), nnet.log_softmax(x)
+    assert sm.type.shape == (1, None) == lsm.type.shape
+    assert nnet.logsoftmax is nnet.log_softmax
+    want = special.softmax(xv.astype("float64"))[None, :]
+    for mode in (graphc.Mode(linker="c|py"), graphc.Mode(linker="py", optimizer=None)):
+        got_sm, got_lsm = graphc.function([x], [sm, lsm], mode=mode)(xv)
+        assert got_sm.shape == (1, n) == got_lsm.shape
+        np.testing.assert_allclose(got_sm, want, rtol=1e-5, atol=_tol(dtype))
+        np.testing.assert_allclose(got_lsm, np.log(want), rtol=1e-5, atol=1e-5)
+    # an explicit axis keeps the vector a vector; matrices are unchanged
+    assert nnet.softmax(x, axis=0).type.shape == (None,)
+    assert nnet.softmax(T.dmatrix("m")).type.shape == (None, None)
+    xv64 = xv.astype("float64")
+    verify_grad(nnet.softmax, [xv64], n_tests=1, rng=rng)
+    verify_grad(nnet.log_softmax, [xv64], n_tests=1, rng=rng)
+    g = graphc.grad((nnet.softmax(x)[0, 0]).astype("float64"), x)
+    assert g.type.ndim == 1

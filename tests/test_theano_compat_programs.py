@@ -7,6 +7,7 @@ import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -71,8 +72,10 @@ def test_loop_tutorial_page(load, capsys):
 
 
 def test_elman_rnn_cost_falls(load):
-    costs = load("scan_elman_rnn")["main"](epochs=6)
-    assert falls(costs, 0.8), costs
+    # softmax of each step's vector is a (1, n) row, as in Theano (the program takes s[:, 0, :]);
+    # the cost plateaus for ~5 epochs before it falls
+    costs = load("scan_elman_rnn")["main"](epochs=10)
+    assert falls(costs, 0.6), costs
 
 
 def test_lstm_tutorial_cost_falls(load):
@@ -93,3 +96,18 @@ def test_lstm_language_model_example_cost_falls():
     example = Path(__file__).parent.parent / "examples" / "lstm_language_model.py"
     costs = runpy.run_path(str(example), run_name="lstm_example")["main"](epochs=4, profile=False)
     assert falls(costs, 0.8), costs
+
+
+def test_derivatives_page_r_and_l_operators(load):
+    page = load("derivatives_rop_lop")
+    rng = np.random.default_rng(0)
+    w, big_v = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    x, v = rng.standard_normal(3), rng.standard_normal(2)
+    # y = x W: its derivative along V is x V, and v times its Jacobian is outer(x, v)
+    np.testing.assert_allclose(page["r_operator"](w, big_v, x), x @ big_v, rtol=1e-12)
+    np.testing.assert_allclose(page["l_operator"](v, x), np.outer(x, v), rtol=1e-12)
+    # y = sum(x**2) has Hessian 2 I
+    vh, hv = page["hessian_times_vector"](x, rng.standard_normal(3))
+    np.testing.assert_allclose(vh, hv, rtol=1e-12)
+    x3 = rng.standard_normal(3)
+    np.testing.assert_allclose(page["hessian_times_vector"](rng.standard_normal(3), x3)[1], 2 * x3)

@@ -293,6 +293,10 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     new_updates: OrderedDict = OrderedDict()
     for j, (s, _, _) in enumerate(shared_states):
         new_updates[s] = node_outs[n_st + j][0]
+        if getattr(s, "default_update", None) is not None:
+            # the step's own update expression reads the step's placeholders: a function
+            # that uses this loop without its updates advances the state past the loop
+            s.default_update = new_updates[s]
     return results, new_updates, node_outs
 
 

@@ -10,6 +10,7 @@ step from the stored values, and takes its vector-Jacobian product with ``grad``
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import graphc.tensor as T
@@ -39,16 +40,9 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
         raise NotImplementedError(f"gradient of {name}: a scan that stops early (until)")
     n_steps, seqs, inits, nonseqs = op.outer_split(inputs)
     in_seqs, in_taps, in_nonseqs = op.inner_split()
-    reg = [k for k in range(info.n_states) if not info.state_last[k]]
-    kept = [k for k in range(info.n_states) if info.state_last[k]]
-    if kept:
-        last_taps = [v for k in kept for v in in_taps[k]]
-        if any(_is_float(v) for v in last_taps) or _reads(op.inner.outputs, last_taps):
-            raise NotImplementedError(
-                f"gradient of {name}: a scan whose step updates shared variables, draws "
-                "random numbers or keeps only its last states (a gradient loop); mark the "
-                "sampled values with consider_constant"
-            )
+    if any(info.state_last):
+        return _grad_with_every_state_stored(op, inputs, outs, output_grads)
+    reg = list(range(info.n_states))
     lags = info.lags
     inner_states = [op.inner.outputs[k] for k in reg]
     inner_nits = op.inner.outputs[info.n_states : info.n_states + info.n_nit]
@@ -162,11 +156,24 @@ def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
     return result
 
 
-def _reads(outputs: list, variables: list) -> bool:
-    from graphc.graph.basic import ancestors
+def _grad_with_every_state_stored(op, inputs: list, outs: list, output_grads: list) -> list:
+    """The gradient of a loop that keeps only the last values of some states (a shared
+    variable or random state updated inside it, or itself a gradient loop): the backward
+    pass needs every step's value, so it differentiates the same loop with every state
+    stored; the kept windows are the last rows of those buffers."""
+    from graphc.scan_module.op import Scan
 
-    wanted = set(variables)
-    return any(v in wanted for v in ancestors(outputs))
+    info = op.info
+    full = Scan(dataclasses.replace(info, state_last=(False,) * info.n_states), op.inner)
+    full_outs = full(*inputs)
+    full_outs = full_outs if isinstance(full_outs, list) else [full_outs]
+    grads = list(output_grads)
+    for k in range(info.n_states):
+        g = output_grads[k]
+        if info.state_last[k] and g is not None:
+            lag = info.lags[k]
+            grads[k] = T.set_subtensor(T.zeros_like(full_outs[k])[-lag:], g)
+    return scan_grad(full, inputs, full_outs, grads)
 
 
 GRADIENT_RULE["scan"] = scan_grad

@@ -143,6 +143,10 @@ class Scan(Op):
     def __str__(self) -> str:
         return f"Scan{{{self.info.name or 'scan_fn'}}}"
 
+    def inner_graph(self) -> tuple[list, list]:
+        """The step graph's ``(inputs, outputs)`` (debugprint shows it under the node)."""
+        return self.inner.inputs, self.inner.outputs
+
     # ------------------------------------------------------------------ layout
     def outer_split(self, inputs: Sequence) -> tuple[Any, list, list, list]:
         """``(n_steps, sequences, state_inits, non_sequences)`` of the outer inputs."""
@@ -280,6 +284,7 @@ class _Runner:
         self.on_step: Callable[[int], None] | None = None
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
+        self._shape_fn: Any = None  # the stacked outputs' shapes, for a loop of no step
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -377,18 +382,29 @@ class _Runner:
 
     def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
         """Row shapes of the stacked outputs of a loop that ran no step: one trial step on
-        zeros of the right shapes, else the static shapes (unknown sizes as 0)."""
+        zeros of the right shapes; if that step fails, the outputs' shapes as the step
+        graph infers them from its inputs' shapes; else the static shapes (unknown as 0)."""
         info = self.op.info
         args = [np.zeros(s.shape[1:], dtype=s.dtype) for s in seqs]
         for buf, tk in zip(states, info.state_taps):
             args.extend(np.array(buf[0]) for _ in tk)
         args.extend(nonseqs)
         outs = self.op.inner.outputs[info.n_states : info.n_states + info.n_nit]
-        try:
-            with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):
+            try:
                 values = self.vm(args)
-            return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
-        except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
-            types: list[Any] = [o.type for o in outs]
-            shapes = [t.shape for t in types]
-            return [tuple(0 if d is None else d for d in shape) for shape in shapes]
+                return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
+            except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
+                pass
+            try:
+                if self._shape_fn is None:
+                    from graphc.compile.function import function
+                    from graphc.tensor.basic import shape
+
+                    self._shape_fn = function(self.op.inner.inputs, [shape(o) for o in outs],
+                                              on_unused_input="ignore")  # fmt: skip
+                shapes = self._shape_fn(*args)
+                return [tuple(int(d) for d in sh) for sh in shapes]
+            except Exception:  # noqa: BLE001 - nor is shape inference on dummy values
+                types: list[Any] = [o.type for o in outs]
+                return [tuple(0 if d is None else d for d in t.shape) for t in types]

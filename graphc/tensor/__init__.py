@@ -5,6 +5,7 @@ import sys
 from graphc.tensor import (
     nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
     pprint_rules,  # noqa: E402,F401  (fills graphc.printing's rules)
+    rop_rules,  # noqa: E402,F401  (fills graphc.graph.rop's rules)
     subtensor,
 )
 from graphc.tensor import variable as _variable
@@ -27,16 +28,18 @@ __all__ = [
     "as_tensor_variable", "constant", "nnet", "subtensor", "tensor",
 ]  # fmt: skip
 
-from graphc.tensor.contractions import batched_dot, tensordot  # noqa: E402
+from graphc.tensor.contractions import batched_dot, dot, tensordot  # noqa: E402
 from graphc.tensor.extra_ops import argsort, cumprod, cumsum, repeat, sort, tile  # noqa: E402
 
-__all__ += ["argsort", "batched_dot", "cumprod", "cumsum", "repeat", "sort", "tensordot", "tile"]
+__all__ += [
+    "argsort", "batched_dot", "cumprod", "cumsum", "dot", "repeat", "sort", "tensordot", "tile",
+]  # fmt: skip
 
 
 def __getattr__(name: str):
-    """Theano's ``T.grad`` / ``T.jacobian`` / ``T.hessian``, resolved on first use (the
-    gradient module sits above this package)."""
-    if name in ("grad", "jacobian", "hessian", "verify_grad"):
+    """Theano's ``T.grad`` / ``T.Rop`` / ``T.Lop`` / ``T.jacobian`` / ``T.hessian``, resolved on
+    first use (the gradient module sits above this package)."""
+    if name in ("grad", "Rop", "Lop", "jacobian", "hessian", "verify_grad"):
         import graphc.gradient
 
         return getattr(graphc.gradient, name)

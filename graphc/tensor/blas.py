@@ -1,5 +1,5 @@
-"""Products: ``dot``, ``matmul``, ``outer`` and the BLAS-shaped Ops rewrites introduce
-(``Dot22``, ``Gemv``, ``Gemm``).
+"""Products: ``dot``, ``tensordot``, ``matmul``, ``outer`` and the BLAS-shaped Ops rewrites
+introduce (``Dot22``, ``Gemv``, ``Gemm``).
 
 float32/float64 products run through ``scipy.linalg.blas`` (C-contiguous operands are passed
 as their Fortran-ordered transposes with transpose flags, so nothing is copied); other dtypes
@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
+from graphc.tensor.basic import _i64, reshape, shape_tuple
 from graphc.tensor.elemwise import DimShuffle, broadcast_static_shapes
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
 __all__ = [
     "Dot", "Dot22", "Gemm", "Gemv", "MatMul", "dot", "dot22", "gemm", "gemv", "matmul",
-    "outer",
+    "outer", "tensordot",
 ]  # fmt: skip
 
 _FLOATS = ("float32", "float64")
@@ -119,8 +120,8 @@ class Dot(Op):
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim > 2 or b.ndim > 2:
             raise NotImplementedError(
-                f"dot of {a.type} and {b.type}: operands with more than 2 dimensions are not "
-                "supported; use matmul"
+                f"{self} of {a.type} and {b.type}: operands with more than 2 dimensions go "
+                "through graphc.tensor.dot (tensordot) or matmul"
             )
         if a.ndim == 0 or b.ndim == 0:
             raise TypeError(f"{self}: operands must be vectors or matrices, got {a.type} and "
@@ -166,13 +167,79 @@ _dot = Dot()
 
 
 def dot(a, b):
-    """numpy ``dot`` for vectors and matrices (scalars multiply element-wise)."""
+    """numpy ``dot``, as Theano's: scalars multiply element-wise, vectors and matrices make
+    one ``Dot`` node, and an operand with more than 2 dimensions sums over the last axis of
+    ``a`` and the second-to-last of ``b`` (the only one of a vector) through ``tensordot``:
+    ``dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])``."""
     from graphc.tensor.math import mul
 
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return mul(a, b)
+    if a.ndim > 2 or b.ndim > 2:
+        return tensordot(a, b, [[a.ndim - 1], [max(0, b.ndim - 2)]])
     return _dot(a, b)
+
+
+# ------------------------------------------------------------------ tensordot
+
+
+def _axes_lists(a, b, axes) -> tuple[list[int], list[int]]:
+    if isinstance(axes, int | np.integer):
+        n = int(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: axes={n} is out of range for {a.type} and {b.type}")
+        return list(range(a.ndim - n, a.ndim)), list(range(n))
+    try:
+        ax_a, ax_b = axes
+    except (TypeError, ValueError):
+        msg = f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}"
+        raise TypeError(msg) from None
+    ax_a = [ax_a] if isinstance(ax_a, int | np.integer) else list(ax_a)
+    ax_b = [ax_b] if isinstance(ax_b, int | np.integer) else list(ax_b)
+    if len(ax_a) != len(ax_b):
+        raise ValueError(f"tensordot: {len(ax_a)} axes of a but {len(ax_b)} of b")
+    for ax, v in ((ax_a, a), (ax_b, b)):
+        for k in ax:
+            if not -v.ndim <= k < v.ndim:
+                raise ValueError(f"tensordot: axis {k} is out of range for {v.type}")
+    ax_a, ax_b = [int(k) % a.ndim for k in ax_a], [int(k) % b.ndim for k in ax_b]
+    if len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b):
+        raise ValueError(f"tensordot: repeated axis in {axes!r}")
+    for i, j in zip(ax_a, ax_b):
+        sa, sb = a.type.shape[i], b.type.shape[j]
+        if sa is not None and sb is not None and sa != sb:
+            raise ValueError(f"tensordot: summed axes {i} of a and {j} of b differ ({sa} vs {sb})")
+    return ax_a, ax_b
+
+
+def _prod(items):
+    out = _i64(1)
+    for s in items:
+        out = out * s
+    return out
+
+
+def tensordot(a, b, axes=2):
+    """numpy ``tensordot``: sum over ``axes`` (an int n: a's last n and b's first n axes, or a
+    pair of axis lists); one matrix product between two reshapes, so gradients come from
+    ``dot``'s."""
+    a, b = as_tensor_variable(a), as_tensor_variable(b)
+    ax_a, ax_b = _axes_lists(a, b, axes)
+    free_a = [k for k in range(a.ndim) if k not in ax_a]
+    free_b = [k for k in range(b.ndim) if k not in ax_b]
+    sa, sb = shape_tuple(a), shape_tuple(b)
+    a2 = reshape(
+        a.dimshuffle(*free_a, *ax_a), [_prod(sa[k] for k in free_a), _prod(sa[k] for k in ax_a)]
+    )
+    b2 = reshape(
+        b.dimshuffle(*ax_b, *free_b), [_prod(sb[k] for k in ax_b), _prod(sb[k] for k in free_b)]
+    )
+    out_shape = [sa[k] for k in free_a] + [sb[k] for k in free_b]
+    return reshape(_dot(a2, b2), out_shape, ndim=len(out_shape))
+
+
+# ------------------------------------------------------------------ Dot22
 
 
 class Dot22(Dot):

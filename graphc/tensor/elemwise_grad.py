@@ -165,3 +165,39 @@ def reduce_to(g, x):
     if axes:
         g = tm.sum(g, axis=axes, keepdims=True)
     return g
+
+
+def elemwise_rop(node, eval_points):
+    """Directional derivative of an Elemwise node's (single) output: the sum over inputs of
+    the partial derivative times the input's tangent. Each rule above is linear in its output
+    gradient and element-wise before ``reduce_to``, so given a tangent in place of the output
+    gradient its entry for input ``i`` is that input's term."""
+    op = node.op
+    (z,) = node.outputs
+    if z.dtype not in ps.FLOAT_DTYPES:
+        return [None]
+    sop = op.scalar_op
+    name = sop.name
+    inputs = list(node.inputs)
+    if isinstance(sop, ps.Cast):
+        return [None if eval_points[0] is None else tm.cast(eval_points[0], z.dtype)]
+    if name in _NO_GRAD or name in _ZERO_GRAD:
+        return [None]
+    rule = _RULES.get(name)
+    if rule is None:
+        return NotImplemented  # Rop tries the gradient, and names the Op if that fails too
+    terms = []
+    for i, v in enumerate(eval_points):
+        if v is None or inputs[i].dtype not in ps.FLOAT_DTYPES:
+            continue
+        t = rule(inputs, z, tm.cast(v, z.dtype))[i]
+        if t is not None:
+            terms.append(t)
+    if not terms:
+        return [None]
+    r = tm.cast(terms[0] if len(terms) == 1 else tm.add(*terms), z.dtype)
+    # the terms may all miss an axis their tangents broadcast along (declared size 1, as
+    # for grad): give the sum the output's shape
+    if any(rs == 1 and zs != 1 for rs, zs in zip(r.type.shape, z.type.shape)):
+        r = tm.second(z, r)
+    return [r]

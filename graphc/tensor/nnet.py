@@ -15,8 +15,8 @@ __all__ = [
     "CrossentropyCategorical1Hot", "CrossentropyCategorical1HotGrad", "CrossentropySoftmax1Hot",
     "CrossentropySoftmax1HotDx", "LogSoftmax", "Softmax", "binary_crossentropy",
     "categorical_crossentropy", "crossentropy_categorical_1hot", "crossentropy_softmax_1hot",
-    "crossentropy_softmax_1hot_with_bias", "log_softmax", "relu", "sigmoid", "softmax",
-    "softplus",
+    "crossentropy_softmax_1hot_with_bias", "log_softmax", "logsoftmax", "relu", "sigmoid",
+    "softmax", "softplus",
 ]  # fmt: skip
 
 _FLOATS = ("float32", "float64")
@@ -138,16 +138,31 @@ class LogSoftmax(_AlongAxis):
         return [g - tm.exp(self(x)) * tm.sum(g, axis=ax, keepdims=True)]
 
 
-def softmax(x, axis: int = -1):
-    """Softmax over ``axis`` (the last by default)."""
-    x = _as_float(x)
+def _theano_row(x, axis: int | None) -> tuple:
+    """``(x, axis)`` with Theano's default: no axis means the last one, and a vector is
+    first made a (1, n) row (Theano's softmax and logsoftmax took rows and padded vectors)."""
+    if axis is not None:
+        return x, axis
+    if x.ndim == 1:
+        x = x.dimshuffle("x", 0)
+    return x, -1
+
+
+def softmax(x, axis: int | None = None):
+    """Softmax over ``axis``; without one, over the last axis, and a vector gives a (1, n)
+    row as Theano's ``T.nnet.softmax`` did."""
+    x, axis = _theano_row(_as_float(x), axis)
     return Softmax(_axis("softmax", x, axis))(x)
 
 
-def log_softmax(x, axis: int = -1):
-    """Log of the softmax over ``axis``, without forming the softmax."""
-    x = _as_float(x)
+def log_softmax(x, axis: int | None = None):
+    """Log of the softmax over ``axis``, without forming the softmax; no axis as in
+    ``softmax`` (a vector gives a (1, n) row)."""
+    x, axis = _theano_row(_as_float(x), axis)
     return LogSoftmax(_axis("log_softmax", x, axis))(x)
+
+
+logsoftmax = log_softmax  # Theano's name
 
 
 # ------------------------------------------------------------------ cross-entropies
@@ -221,6 +236,21 @@ class CrossentropyCategorical1HotGrad(Op):
 
     def infer_shape(self, fgraph, node, shapes):
         return [tuple(shapes[1])]
+
+    def grad(self, inputs, gouts):
+        # out[i, y[i]] = -g[i] / x[i, y[i]]: d/dg = -G[i, y[i]] / x[i, y[i]]; d/dx at (i, y[i])
+        # = G g / x**2, which is this Op applied to -G g / x.
+        g, x, y = inputs
+        (gz,) = gouts
+        gz_y, x_y = _pick(gz, y), _pick(x, y)
+        return [-gz_y / x_y, self(-gz_y * g / x_y, x, y), None]
+
+
+def _pick(m, y):
+    """``m[i, y[i]]`` for every row ``i``."""
+    from graphc.tensor.basic import arange
+
+    return m[arange(m.shape[0]), y]
 
 
 def crossentropy_categorical_1hot(coding_dist, y_idx):
@@ -314,6 +344,12 @@ class CrossentropySoftmax1HotDx(Op):
 
     def infer_shape(self, fgraph, node, shapes):
         return [tuple(shapes[1])]
+
+    def grad(self, inputs, gouts):
+        # dnll[:, None] * (sm - onehot(y)): linear in dnll and in sm
+        g, sm, y = inputs
+        (gz,) = gouts
+        return [tm.sum(gz * sm, axis=1) - _pick(gz, y), gz * g.dimshuffle(0, "x"), None]
 
 
 def crossentropy_softmax_1hot(x, y_idx):

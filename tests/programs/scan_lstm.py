@@ -26,8 +26,11 @@ def ortho_weight(ndim, rng):
 
 def init_params(options, rng):
     params = OrderedDict()
-    randn = rng.rand(options["n_words"], options["dim_proj"])
-    params["Wemb"] = (0.01 * randn).astype(config.floatX)
+    # centred embeddings in [-1, 1): the tutorial's 0.01 * rand relies on adadelta and many
+    # epochs; with plain SGD for 10 epochs its tiny, same-signed embeddings leave the
+    # classifier at the label prior
+    randn = rng.rand(options["n_words"], options["dim_proj"]) - 0.5
+    params["Wemb"] = (2.0 * randn).astype(config.floatX)
     dim = options["dim_proj"]
     params["lstm_W"] = numpy.concatenate([ortho_weight(dim, rng) for _ in range(4)], axis=1)
     params["lstm_U"] = numpy.concatenate([ortho_weight(dim, rng) for _ in range(4)], axis=1)
@@ -112,7 +115,7 @@ def reviews(n, rng):
     return seqs, labels
 
 
-def main(epochs=10, batch_size=16, lrate=0.5):
+def main(epochs=10, batch_size=16, lrate=1.0):
     rng = numpy.random.RandomState(123)
     options = dict(n_words=VOCAB, dim_proj=16, ydim=2)
     tparams = init_params(options, rng)

@@ -86,9 +86,9 @@ def test_gibbs_chain_with_binomial_draws():
     out = f(np.ones((5, 6)))
     assert out.shape == (5, 6)
     assert set(np.unique(out)) <= {0.0, 1.0}
-    cost = T.mean(chain[-1])
-    with pytest.raises(NotImplementedError, match="random numbers"):
-        graphc.grad(cost, W)
+    # samples are constants for grad: the chain's end does not depend on W differentiably
+    g_end = graphc.grad(T.mean(chain[-1]), W)
+    np.testing.assert_array_equal(graphc.function([v0], g_end)(np.ones((5, 6))), 0.0)
     chain_end = chain[-1]
     g = graphc.grad(T.mean(T.dot(chain_end, W)), W, consider_constant=[chain_end])
     assert graphc.function([v0], g, updates=updates)(np.ones((5, 6))).shape == (6, 4)
@@ -256,3 +256,108 @@ def test_memory_line_reports_the_stacked_outputs():
     f.profile.summary(file=buf)
     # the state's buffer: the initial row and 99 steps of 64 float64 = 51200 bytes
     assert "memory: stacked outputs 50KB" in buf.getvalue()
+
+
+def test_gradient_through_per_step_dropout_matches_finite_differences():
+    srng = RandomStreams(seed=11)
+    x, W, h0 = T.matrix("x"), T.matrix("W"), T.vector("h0")
+
+    def step(x_t, h, W):
+        mask = srng.binomial(size=h.shape, n=1, p=0.7, dtype="float64")
+        return T.tanh(T.dot(W, h) + x_t) * mask
+
+    hs, updates = graphc.scan(step, sequences=x, outputs_info=h0, non_sequences=W)
+    cost = (hs**2).sum()
+    # without the updates the random state stays put: every call draws the same masks
+    f = graphc.function([x, W, h0], cost, no_default_updates=True)
+    g = graphc.function([x, W, h0], graphc.grad(cost, W), no_default_updates=True)
+    rng = np.random.default_rng(4)
+    xv, wv, hv = rng.normal(size=(6, 3)), rng.normal(size=(3, 3)) * 0.5, rng.normal(size=3)
+    eps = 1e-6
+    numeric = np.zeros_like(wv)
+    for idx in np.ndindex(wv.shape):
+        d = np.zeros_like(wv)
+        d[idx] = eps
+        numeric[idx] = (f(xv, wv + d, hv) - f(xv, wv - d, hv)) / (2 * eps)
+    np.testing.assert_allclose(g(xv, wv, hv), numeric, rtol=1e-6, atol=1e-8)
+    assert np.abs(numeric).sum() > 0
+
+
+def test_second_order_gradient_through_scan():
+    x = T.vector("x")
+    hs, _ = graphc.scan(lambda v, h: T.sin(h * v + v), sequences=x, outputs_info=T.constant(0.3))
+    cost = hs.sum()
+    H = graphc.gradient.hessian(cost, x)
+    f = graphc.function([x], cost)
+    h = graphc.function([x], H)
+    xv = np.array([0.2, -0.5, 0.9])
+    eps = 1e-4
+    numeric = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+
+            def at(di, dj, i=i, j=j):
+                v = xv.copy()
+                v[i] += di
+                v[j] += dj
+                return f(v)
+
+            numeric[i, j] = (at(eps, eps) - at(eps, -eps) - at(-eps, eps) + at(-eps, -eps)) / (
+                4 * eps * eps
+            )
+    np.testing.assert_allclose(h(xv), numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_random_state_used_in_a_loop_advances_without_passing_the_updates():
+    srng = RandomStreams(seed=5)
+    out, updates = graphc.scan(lambda: srng.normal((2,)), n_steps=3)
+    f = graphc.function([], out)  # no updates given: the states' default updates apply
+    a, b = f(), f()
+    assert not np.array_equal(a, b)
+    g = graphc.function([], out, updates=updates)
+    c = g()
+    assert not np.array_equal(b, c)
+
+
+def test_a_state_read_only_at_its_last_row_keeps_only_its_last_row():
+    k, A = T.iscalar("k"), T.vector("A")
+    result, updates = graphc.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A),
+                                  non_sequences=A, n_steps=k)  # fmt: skip
+    f = graphc.function([A, k], result[-1], updates=updates)
+    (node,) = scan_nodes(f)
+    assert node.op.info.state_last == (True,)
+    np.testing.assert_array_equal(f(np.arange(5.0), 3), np.arange(5.0) ** 3)
+    unopt = graphc.function([A, k], result[-1], mode=graphc.Mode(optimizer=None))
+    assert scan_nodes(unopt)[0].op.info.state_last == (False,)
+    np.testing.assert_array_equal(unopt(np.arange(5.0), 3), f(np.arange(5.0), 3))
+    both = graphc.function([A, k], [result[-1], result], updates=updates)
+    assert scan_nodes(both)[0].op.info.state_last == (False,)  # the whole output is used
+    g = graphc.function([A, k], graphc.grad(result[-1].sum(), A))
+    np.testing.assert_allclose(g(np.array([2.0, 3.0]), 3), 3 * np.array([2.0, 3.0]) ** 2)
+
+
+def test_debugprint_shows_the_step_graph_under_the_loop():
+    x = T.vector("x")
+    o, _ = graphc.scan(lambda v, h: h + v * 2, sequences=x, outputs_info=T.constant(0.0))
+    text = graphc.printing.debugprint(graphc.function([x], o), file="str")
+    head, inner = text.split("Inner graphs of the scan ops:")
+    assert "Scan{scan_fn} [id B]" in head
+    assert "Scan{scan_fn} [id B]" in inner and " >   |x[t+0]" in inner
+
+
+def test_rop_and_lop_through_scan_match_finite_differences():
+    x, W, v, u = T.matrix("x"), T.matrix("W"), T.matrix("v"), T.vector("u")
+    hs, _ = graphc.scan(lambda xt, h, W: T.tanh(T.dot(W, h) + xt), sequences=x,
+                        outputs_info=T.zeros_like(x[0]), non_sequences=W)  # fmt: skip
+    y = hs[-1]
+    jv = graphc.function([x, W, v], T.Rop(y, W, v))
+    uj = graphc.function([x, W, u], T.Lop(y, W, u))
+    fy = graphc.function([x, W], y)
+    rng = np.random.default_rng(0)
+    xv, wv = rng.normal(size=(4, 3)), rng.normal(size=(3, 3)) * 0.5
+    vv, uv = rng.normal(size=(3, 3)), rng.normal(size=3)
+    eps = 1e-6
+    numeric = (fy(xv, wv + eps * vv) - fy(xv, wv - eps * vv)) / (2 * eps)
+    np.testing.assert_allclose(jv(xv, wv, vv), numeric, rtol=1e-6, atol=1e-9)
+    # <u, J v> = <u J, v>: the two products agree
+    assert np.dot(uv, jv(xv, wv, vv)) == pytest.approx(np.sum(uj(xv, wv, uv) * vv), rel=1e-9)

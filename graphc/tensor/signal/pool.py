@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
+from graphc.graph.rop import register_rop
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -317,3 +318,32 @@ def pool_2d(input, ws=None, ignore_border=None, stride=None, pad=(0, 0), mode="m
                       UserWarning, stacklevel=2)  # fmt: skip
         ignore_border = False
     return Pool(ws, ignore_border, stride, pad, mode)(input)
+
+
+# ------------------------------------------------------------------ R_op rules
+
+
+def _pool_rop(node, eval_points):
+    """Max pooling passes each window's maximum's tangent (``MaxPoolGradGrad`` gathers it);
+    sum and average pooling are linear."""
+    (v,) = eval_points
+    if v is None:
+        return [None]
+    op = node.op
+    if op.mode == "max":
+        return [MaxPoolGradGrad(*op._props())(node.inputs[0], node.outputs[0], v)]
+    return [op(v)]
+
+
+def _last_input_linear(node, eval_points):
+    """``MaxPoolGrad``, ``MaxPoolGradGrad``, ``AveragePoolGrad``: linear in their last input
+    (a gradient) and piecewise constant in the others (which select the windows' maxima or
+    only give the shape)."""
+    v = eval_points[-1]
+    if v is None:
+        return [None]
+    return [node.op(*node.inputs[:-1], v)]
+
+
+register_rop(Pool)(_pool_rop)
+register_rop(MaxPoolGrad, MaxPoolGradGrad, AveragePoolGrad)(_last_input_linear)
