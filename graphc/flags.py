@@ -109,8 +109,8 @@ FLAGS: tuple[Flag, ...] = (
         str,
         "where at-exit profiles go: stdout, stderr, path",
     ),
-    Flag("profiling__n_apply", 10, int, "Apply and source-line rows printed"),
-    Flag("profiling__n_ops", 10, int, "Op and Class rows printed"),
+    Flag("profiling__n_apply", 5, int, "Apply rows printed (graphc-prof --full: all)"),
+    Flag("profiling__n_ops", 3, int, "Class, Op and source-line rows printed (--full: all)"),
     Flag(
         "profiling__min_memory_size",
         1024,

@@ -252,3 +252,21 @@ def test_large_product_matches(funcs):
     out = f.c(z, one, X, Y, one, v, np.zeros((3, 2)), np.zeros(2), np.zeros(2))
     np.testing.assert_allclose(out[0], z + X @ Y, rtol=1e-10)
     np.testing.assert_allclose(out[2], X @ Y, rtol=1e-10)
+
+
+def test_coefficients_of_every_numeric_dtype_are_read_exactly():
+    """alpha and beta of any bool, integer or float dtype become the right double."""
+    Z, X, Y = mat("float64"), mat("float64"), mat("float64")  # noqa: N806
+    values = {"bool": True, "int8": -3, "int16": -300, "int32": -70000, "int64": -(2**40),
+              "uint8": 200, "uint16": 60000, "uint32": 2**31 + 5, "uint64": 2**63 + 2048,
+              "float32": 0.375, "float64": -1.25}  # fmt: skip
+    dts = list(values)
+    coefs = {dt: TensorType(dt, ())() for dt in dts}
+    outs = [blas.gemm(Z, coefs[a], X, Y, coefs[b]) for a, b in zip(dts, dts[1:] + dts[:1])]
+    f = graphc.function([Z, X, Y, *coefs.values()], outs, mode=C)
+    assert all(i.is_c for i in f.linked.impls)
+    z, x, y = np.ones((2, 3)), np.arange(6.0).reshape(2, 3) / 4, np.eye(3)
+    got = f(z, x, y, *(np.asarray(values[dt], dt) for dt in dts))
+    for out, a, b in zip(got, dts, dts[1:] + dts[:1]):
+        want = float(np.asarray(values[b], b)) * z + float(np.asarray(values[a], a)) * (x @ y)
+        np.testing.assert_array_equal(out, want, err_msg=f"alpha {a}, beta {b}")

@@ -44,7 +44,7 @@ def test_graphc_flags_environment_variable(tmp_path):
 def test_defaults_without_environment(tmp_path):
     r = run_graphc(SHOW, {}, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["float64", "10", "True", "FAST_RUN", "False"]
+    assert r.stdout.split() == ["float64", "5", "True", "FAST_RUN", "False"]
 
 
 @pytest.mark.parametrize(

@@ -368,3 +368,28 @@ def test_generated_c_agrees_under_debug_mode():
     for shape in [(3, 4), (1, 5), (0, 2)]:
         xv, yv = rng.normal(size=shape), rng.normal(size=shape)
         f(xv, yv)
+
+
+def test_rewrites_are_checked_on_a_copy_of_the_graph_the_maker_built(monkeypatch):
+    """The graph is built from function()'s arguments once; DEBUG_MODE re-runs the
+    optimizer on a clone of the maker's unoptimized graph instead of building it again."""
+    import graphc.compile.maker as maker_module
+
+    built = []
+    real_build = maker_module.build_function_graph
+
+    def counting_build(*args, **kwargs):
+        spec = real_build(*args, **kwargs)
+        built.append(spec.fgraph)
+        return spec
+
+    monkeypatch.setattr(maker_module, "build_function_graph", counting_build)
+    x = T.vector("x")
+    f = graphc.function([x], T.exp(x) * 2, mode=PY_DEBUG)
+    assert len(built) == 1
+    unoptimized = f.maker.unoptimized
+    assert unoptimized is not None and unoptimized is not f.maker.fgraph
+    assert f.vm.ref_inputs and not set(f.vm.ref_inputs) & set(unoptimized.inputs)
+    np.testing.assert_allclose(f(np.array([0.0, 1.0])), 2 * np.exp([0.0, 1.0]))
+    fast = graphc.function([x], T.exp(x) * 2, mode=Mode(linker="py"))
+    assert fast.maker.unoptimized is None  # only a mode checking rewrites keeps a copy

@@ -542,3 +542,14 @@ def test_call_accepts_exactly_what_the_input_type_accepts(value, which, downcast
 def _identity_fn(dtype, shape, downcast, profiled):
     x = gt.tensor(dtype, shape=shape, name="x")
     return function([x], x, mode=PY, allow_input_downcast=downcast, profile=profiled)
+
+
+def test_functions_pickled_with_the_old_loader_name_still_load():
+    from graphc.compile.function import _rebuild_function
+
+    x = vec(name="x")
+    f = function([x], x * 2, mode=PY)
+    loader, args = f.__reduce__()
+    g = _rebuild_function(*args)
+    np.testing.assert_array_equal(g(np.ones(2)), [2.0, 2.0])
+    assert loader.__module__ == "graphc.compile.maker"

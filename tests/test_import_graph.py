@@ -14,29 +14,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "graphc"
 
-# Cycles that remain, by module pair (importer, imported). Each pair closes a cycle that
-# is still being taken apart; a new cycle, or a new edge inside these groups, fails.
-KNOWN_CYCLE_EDGES = {
-    # tensor Ops: element-wise gradients are built from math, which builds on Elemwise and
-    # Shape_i (basic); basic's constant folding looks through Subtensor
-    ("graphc.tensor.basic", "graphc.tensor.elemwise"),
-    ("graphc.tensor.basic", "graphc.tensor.math"),
-    ("graphc.tensor.basic", "graphc.tensor.subtensor"),
-    ("graphc.tensor.elemwise", "graphc.tensor.elemwise_grad"),
-    ("graphc.tensor.elemwise", "graphc.tensor.math"),
-    ("graphc.tensor.elemwise_grad", "graphc.tensor.math"),
-    ("graphc.tensor.math", "graphc.tensor.basic"),
-    ("graphc.tensor.math", "graphc.tensor.elemwise"),
-    ("graphc.tensor.subtensor", "graphc.tensor.basic"),
-    ("graphc.tensor.subtensor", "graphc.tensor.elemwise"),
-    ("graphc.tensor.subtensor", "graphc.tensor.math"),
-    # compile: the mode table names DebugMode, which reuses function's helpers
-    ("graphc.compile.debugmode", "graphc.compile.function"),
-    ("graphc.compile.debugmode", "graphc.compile.mode"),
-    ("graphc.compile.function", "graphc.compile.mode"),
-    ("graphc.compile.mode", "graphc.compile.debugmode"),
-}
-
 # Modules below ``compile`` that still import the root package (none left).
 KNOWN_ROOT_IMPORTERS: set[str] = set()
 
@@ -156,21 +133,12 @@ def test_the_scan_sees_imports_inside_functions():
     assert found == {"graphc.x.y", "graphc"}
 
 
-def test_no_new_import_cycle():
+def test_no_import_cycle():
     graph = import_graph()
-    cycles = {
-        (a, b) for a, b in cycle_edges(graph) if not _is_parent_package(a, b)
-    } - KNOWN_CYCLE_EDGES
+    cycles = {(a, b) for a, b in cycle_edges(graph) if not _is_parent_package(a, b)}
     assert not cycles, "modules that import each other (directly or in a loop):\n" + "\n".join(
         f"  {a} -> {b}" for a, b in sorted(cycles)
     )
-
-
-def test_known_cycles_are_still_real():
-    """A cycle taken apart must leave the list, so the list only ever shrinks."""
-    graph = import_graph()
-    stale = KNOWN_CYCLE_EDGES - cycle_edges(graph)
-    assert not stale, f"no longer in a cycle, remove from KNOWN_CYCLE_EDGES: {sorted(stale)}"
 
 
 @pytest.mark.parametrize("layer", ["graph", "scalar", "tensor", "opt", "linker", "vm", "profile"])

@@ -3,6 +3,7 @@ format its file name asks for, and never writes an empty trace."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,28 @@ def test_run_without_outputs_prints_the_summary(tmp_path):
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "Function profiling" in res.stdout + res.stderr
+
+
+def test_run_full_prints_every_row(tmp_path):
+    script = tmp_path / "many.py"
+    script.write_text(textwrap.dedent(
+        """
+        import numpy as np, graphc, graphc.tensor as T
+        x = T.dvector("x")
+        y = x
+        for i in range(12):
+            y = T.exp(y) if i % 2 else T.tanh(y)
+        f = graphc.function([x], y, mode=graphc.Mode().excluding("fusion"))
+        f(np.ones(10))
+        """
+    ))  # fmt: skip
+    cmd = [sys.executable, "-m", "graphc.profile", "run", str(script)]
+    env = dict(os.environ, COLUMNS="100")
+    short = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env).stdout
+    full = subprocess.run(cmd + ["--full"], capture_output=True, text=True, timeout=300,
+                          env=env).stdout  # fmt: skip
+    assert f"remaining {12 - graphc.config.profiling__n_apply} Apply instances" in short
+    assert "remaining 0 Apply instances" in full and "remaining 0 Ops" in full
 
 
 def test_run_help_documents_every_option():

@@ -140,7 +140,10 @@ def test_memory_section_lines():
         "dense outputs sizes)"
     ) in text
     assert "         8000B  (1000,) x" in text
-    assert "            8B  () 2.0" in text
+    assert "            8B  in 1 smaller than 1024B" in text  # the constant 2.0
+    out = io.StringIO()
+    ProfileStats([chain()]).summary(file=out, min_memory_size=8)
+    assert "            8B  () 2.0" in out.getvalue()
 
 
 def test_no_gc_current_setting():
@@ -175,3 +178,18 @@ def test_memory_summary_cut_is_not_called_small():
     (fm,) = memory_summary([chain()]).functions
     assert (fm.current, fm.other_vm_peak, fm.other_gc, fm.saved_by_gc) == (16000, 16000, 16008, 8)
     assert fm.other_vm == "py"
+
+
+def test_small_constants_are_summed_on_one_line():
+    from graphc.profile.text import _storage_lines
+
+    consts = [StorageRecord("TensorConstant{0.0}", 3, 8, "float64", ()),
+              StorageRecord("big", 4, 8000, "float64", (1000,)),
+              StorageRecord("TensorConstant{[1]}", 5, 1, "int8", (1,))]  # fmt: skip
+    lines = _storage_lines("Constants", consts, 1024)
+    assert lines == [
+        "    Constants (not counted above):",
+        "         8000B  (1000,) big",
+        "            9B  in 2 smaller than 1024B",
+    ]
+    assert len(_storage_lines("Constants", consts)) == 4  # no threshold: one line each

@@ -84,6 +84,39 @@ def test_vm_peak_equals_tracemalloc_with_in_place_nodes(vm):
     assert vm_peak <= peak < vm_peak + 64 * 1024  # tracemalloc adds small objects
 
 
+@pytest.mark.parametrize("vm", VMS)
+def test_memory_numbers_hold_in_steady_state_with_a_memory_plan(vm):
+    # Later calls borrow the plan's buffers (counted when lent, not re-measured): every
+    # call must count the same bytes per output and reach the same peak as the first,
+    # which tracemalloc sees allocate the buffers.
+    x = T.dvector("x")
+    y = ((T.exp(x) + 1.0) * 2.0 - T.log(x)) * x
+    mode = _mode(vm).excluding("fusion", "inplace")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x], y, mode=mode, profile=True)
+    xv = np.ones(20000)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        out = f(xv)
+        first_peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del out
+    st1 = f.vm.stats()
+    for _ in range(5):
+        f(xv)
+    st = f.vm.stats()
+    nodes = f.maker.fgraph.toposort()
+    assert len(nodes) == 6 and st["calls"].tolist() == [6] * 6
+    for lo, hi in zip(st["out_bytes_min"], st["out_bytes_max"]):
+        assert lo.tolist() == hi.tolist() == [xv.nbytes]  # no output is a view or in place
+    assert st["peak_bytes"] == st1["peak_bytes"]
+    assert st1["peak_bytes"] <= first_peak < st1["peak_bytes"] + 64 * 1024
+    if vm == "cvm":
+        assert st["plan_buffers"] > 0 and st["plan_bytes"] > 0  # the plan was in use
+
+
 def test_profile_keeps_its_numbers_after_the_function_is_freed():
     x = T.dvector("x")
 

@@ -1,10 +1,12 @@
 """The text report fits the terminal: COLUMNS or the terminal's width (else 100), names cut
-in the middle, top-10 Apply rows by default, the Optimizer section only when asked for."""
+in the middle, the top ``profiling__n_apply`` Apply rows by default (one function's report
+fits about one screen), the Optimizer section only when asked for."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -70,13 +72,24 @@ def test_no_line_wider_than_the_width(width):
     assert "Apply" in text and "Source lines" in text
 
 
-def test_top_ten_apply_rows_by_default_and_all_on_request(monkeypatch):
+def _apply_section(text: str) -> str:
+    return text.split("\nApply\n", 1)[1].split("\n\n", 1)[0]
+
+
+def test_top_apply_rows_by_default_from_the_flag_and_all_on_request(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
+    n = graphc.config.profiling__n_apply
+    assert 0 < n < 30
     out = io.StringIO()
     ProfileStats([_wide_function()]).summary(file=out)
-    apply = out.getvalue().split("\nApply\n", 1)[1].split("\n\n", 1)[0]
-    assert "remaining 20 Apply instances" in apply
+    apply = _apply_section(out.getvalue())
+    assert f"remaining {30 - n} Apply instances" in apply
     assert "from: user_script_29.py:30" in apply  # slowest node shown with its source line
+    with graphc.config.change_flags(profiling__n_apply=n + 2, profiling__n_ops=1):
+        out = io.StringIO()
+        ProfileStats([_wide_function()]).summary(file=out)
+    assert f"remaining {30 - n - 2} Apply instances" in _apply_section(out.getvalue())
+    assert "remaining 29 source lines" in out.getvalue()
     out = io.StringIO()
     ProfileStats([_wide_function()]).summary(file=out, n_apply_to_print=1000)
     assert "remaining 0 Apply instances" in out.getvalue()
@@ -90,9 +103,77 @@ def test_cli_show_full_and_width(tmp_path):
     short = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True).stdout
     full = subprocess.run(cmd + ["--full", "--width", "80"], capture_output=True, text=True,
                           env=env, check=True).stdout  # fmt: skip
-    assert "remaining 20 Apply instances" in short
+    assert f"remaining {30 - graphc.config.profiling__n_apply} Apply instances" in short
     assert "remaining 0 Apply instances" in full
+    assert "remaining 0 source lines" in full
     assert max(len(line) for line in full.splitlines()) <= 80
+
+
+# Theano's sections, in Theano's order (Memory and Optimizer only when recorded)
+TIPS = "Here are tips to potentially make your code run faster"
+SECTIONS = ["Function profiling", "Class", "Ops", "Apply", "Source lines", TIPS]
+SCREEN = 72  # lines: the sections' fixed frame (headers, notes, global section) is ~45
+
+
+def _blocks(text: str) -> list[list[str]]:
+    blocks: list[list[str]] = []
+    for line in text.splitlines():
+        if line == "Function profiling":
+            blocks.append([])
+        if blocks:
+            blocks[-1].append(line)
+    return blocks
+
+
+def _skeleton(line: str) -> str:
+    """A report line with its numbers replaced (they vary from run to run, and so do the
+    column widths)."""
+    return re.sub(r" +", " ", re.sub(r"\d+(\.\d+)?(e[-+]\d+)?", "#", line)).strip()
+
+
+def _readme_excerpt_matches(text: str) -> None:
+    """The README's excerpt of this example's output is what the code prints, numbers aside:
+    every line of it (but the ``...`` that mark cuts) is a line of ``text``."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    block = readme.split("```text\nFunction profiling\n", 1)[1].split("\n```", 1)[0]
+    printed = {_skeleton(line) for line in text.splitlines()}
+    lines = [line for line in block.splitlines() if line != "..."]
+    assert len(lines) > 20
+    for line in lines:
+        assert _skeleton(line) in printed, line
+
+
+def test_example_fits_one_screen_per_function_at_100_columns():
+    env = dict(os.environ, COLUMNS="100", PYTHONPATH=ROOT)
+    env.pop("GRAPHC_FLAGS", None)
+    script = os.path.join(ROOT, "examples", "logistic_regression.py")
+    text = subprocess.run([sys.executable, script], capture_output=True, text=True, env=env,
+                          check=True, cwd=ROOT).stdout  # fmt: skip
+    blocks = _blocks(text)
+    assert [b[2] for b in blocks] == [
+        "  Message: train",
+        "  Message: predict",
+        "  Message: Sum of all(2) printed profiles at exit",
+    ]
+    for block in blocks:
+        assert len(block) <= SCREEN, (len(block), "\n".join(block))
+        assert max(len(line) for line in block) <= 100
+        at = [block.index(title) for title in SECTIONS]
+        assert at == sorted(at)
+        apply = block[at[3] : at[4]]
+        rows = [line for line in apply if line[:9].strip().endswith("%")]
+        assert 0 < len(rows) <= graphc.config.profiling__n_apply
+        assert sum("from: logistic_regression.py:" in line for line in apply) == len(rows)
+    _readme_excerpt_matches(text)
+    # the train function has 26 nodes: the tables are cut, and --full-sized runs are not
+    assert "remaining 21 Apply instances" in "\n".join(blocks[0])
+    env["GRAPHC_FLAGS"] = "profiling__n_apply=1000,profiling__n_ops=1000"
+    full = subprocess.run([sys.executable, script], capture_output=True, text=True, env=env,
+                          check=True, cwd=ROOT).stdout  # fmt: skip
+    train = "\n".join(_blocks(full)[0])
+    assert "remaining 0 Apply instances" in train and "remaining 0 Ops" in train
+    assert len(_blocks(full)[0]) > 2 * SCREEN
 
 
 def test_optimizer_section_only_when_profile_optimizer_is_set():

@@ -391,6 +391,33 @@ def _chain(n, f=lambda x: x + 1):
     return prog(n + 1, [0], [n], [node(f"n{i}", [i], [i + 1], f) for i in range(n)])
 
 
+@pytest.mark.parametrize("memory", [False, True])
+def test_a_failing_call_times_the_nodes_that_ran(kind, memory):
+    def fail_on_negative(inputs, cells):
+        if inputs[0] < 0:
+            raise ValueError("negative")
+        cells[0][0] = inputs[0]
+
+    p = prog(4, [0], [3], [node("a", [0], [1], lambda v: v + 1),
+                           NodeSpec("check", (1,), (2,), perform=fail_on_negative),
+                           node("c", [2], [3], lambda v: v * 2)])  # fmt: skip
+    vm = new_vm(kind, p)
+    vm.set_profiling(timing=True, memory=memory)
+    assert vm([1]) == [4]
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            vm([-5])
+    assert vm([2]) == [6]
+    st = vm.stats()
+    assert st["calls"].tolist() == [5, 2, 2]  # the failing node and the rest: good calls only
+    assert (st["ns_total"] > 0).all() and (st["ns_min"] > 0).all()
+    assert (st["ns_min"] <= st["ns_max"]).all()
+    ring = st["ns_samples"]
+    assert [(ring[i] >= 0).sum() for i in range(3)] == [5, 2, 2]
+    # the samples add up to the total (each converted from clock ticks on its own)
+    assert abs(ring[0][ring[0] >= 0].sum() - st["ns_total"][0]) <= 5
+
+
 def test_profiling_off_records_nothing(kind):
     vm = new_vm(kind, _chain(5))
     for _ in range(3):

@@ -1,5 +1,6 @@
 """Compiling graphs into callables: function, shared variables, modes."""
 
+from graphc.compile import debugmode  # noqa: F401  (registers the DEBUG_MODE name)
 from graphc.compile.function import Function, FunctionMaker, In, Out, UnusedInputError, function
 from graphc.compile.mode import FAST_COMPILE, FAST_RUN, PROFILE_MODE, Mode, get_mode
 from graphc.compile.monitormode import MonitorMode  # noqa: F401  (Theano's name)

@@ -16,7 +16,8 @@ Python-level checking interpreter over the linked schedule instead of the VM. Fo
 * outputs must be valid values of their Variable's type, and with ``check_nan`` (default
   ``config.DebugMode__check_nan``) free of NaN/Inf (``InvalidValueError``).
 
-Rewrites are checked per replacement: the unoptimized graph is rebuilt, a Feature recording
+Rewrites are checked per replacement: the maker keeps a copy of the graph before rewriting
+(``FunctionMaker.unoptimized``); a clone of it gets a Feature recording
 every ``change_input`` (old variable, new variable, rewrite name) is attached, and the mode's
 optimizer is run again on that copy. Each call evaluates both sides of every recorded
 replacement on the call's actual inputs with the reference semantics (``Op.perform``) and
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from graphc.compile.mode import Mode
+from graphc.compile.mode import Mode, register_mode
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.graph.fg import OUTPUT, Feature
@@ -111,6 +112,13 @@ class DebugMode(Mode):
 
     def as_mode(self) -> Mode:
         return self
+
+    def keeps_unoptimized_graph(self) -> bool:
+        return self.check_optimizations
+
+
+register_mode("DEBUG_MODE", DebugMode)
+register_mode("DebugMode", DebugMode)
 
 
 # ------------------------------------------------------------------ comparisons
@@ -404,45 +412,23 @@ class DebugVM:
         self.records: list = []
         self.ref_inputs: list[Variable] = []
         self.ref_outputs: list[Variable] = []
-        self.rewrite_note = ""
         if mode.check_optimizations:
             self._track_rewrites()
 
     # -------------------------------------------------------------- compile-time part
     def _track_rewrites(self) -> None:
-        """Rebuild the unoptimized graph, then re-run the optimizer on it recording every
-        replacement (graphc.opt may have no per-rewrite hook: the FunctionGraph's
-        ``on_change_input`` is one)."""
-        import graphc.opt
-        from graphc.compile.function import _pairs
-        from graphc.graph.basic import clone_replace
-        from graphc.graph.fg import FunctionGraph
-        from graphc.tensor.variable import as_tensor_variable
+        """Re-run the optimizer on a copy of the graph the maker kept before rewriting,
+        recording every replacement (graphc.opt may have no per-rewrite hook: the
+        FunctionGraph's ``on_change_input`` is one)."""
+        from graphc.opt import rewrite_graph
 
-        mk = self.maker
-        try:  # the graph FunctionMaker built, before any rewrite
-            targets = [o.variable for o in mk.outputs] + [u for _, u in mk.updates]
-            givens = [(a, as_tensor_variable(b)) for a, b in _pairs(mk.original["givens"])]
-            if givens:
-                targets = clone_replace(targets, dict(givens))
-            base = FunctionGraph([i.variable for i in mk.inputs] + list(mk.shared), targets)
-        except Exception as e:  # noqa: BLE001 - keep the other checks working
-            self.rewrite_note = f"rewrites not checked: rebuilding the graph failed ({e})"
-            return
-        fg, equiv = base.clone_get_equiv()
-        real = self.maker.fgraph
-        fg.protected_inputs = [  # type: ignore[attr-defined]
-            equiv[base.inputs[real.inputs.index(v)]]
-            for v in getattr(real, "protected_inputs", [])
-            if v in real.inputs
-        ]
-        fg.update_mapping = dict(getattr(real, "update_mapping", {}))  # type: ignore
+        fg, _ = self.maker.unoptimized.clone_get_equiv()
         self.ref_inputs = list(fg.inputs)
         self.ref_outputs = list(fg.outputs)
         recorder = _ReplacementRecorder()
         fg.attach_feature(recorder)
         including, excluding, requiring = self.mode.effective_tags()
-        graphc.opt.rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
+        rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
         self.records = recorder.records
 
     # -------------------------------------------------------------- VM protocol
@@ -503,102 +489,16 @@ class DebugVM:
         return self.mode.rtol, self.mode.atol
 
     def _check_node(self, idx: int, node, args: list) -> list:
-        rtol, atol = self._tol()
-        op = node.op
-        allowed = {k: set(op.view_map.get(k, ())) | set(op.destroy_map.get(k, ()))
-                   for k in range(len(node.outputs))}  # fmt: skip
-        destroyed = {i for ins in op.destroy_map.values() for i in ins}
-
-        def run(impl: str, fn, ins: list, previous=None, what: str = "") -> list:
-            snapshot = [_copy(x) for x in ins]
-            outs = fn(ins, previous)
-            ctx = f"{impl}{what}"
-            for i, (before, after) in enumerate(zip(snapshot, ins)):
-                if i not in destroyed and not _same_contents(after, before):
-                    diff = compare_values(after, before, 0.0, 0.0) or "contents changed"
-                    raise BadDestroyMap(
-                        f"node {node} ({ctx}) modified its input {i} ({node.inputs[i]}), which "
-                        f"{op} does not declare in destroy_map: {diff}"
-                    )
-            for k, out in enumerate(outs):
-                for i, x in enumerate(ins):
-                    if i not in allowed[k] and (out is x or _shares(out, x)):
-                        raise BadViewMap(
-                            f"node {node} ({ctx}): output {k} shares memory with input {i} "
-                            f"({node.inputs[i]}) but {op} declares view_map={op.view_map}, "
-                            f"destroy_map={op.destroy_map}"
-                        )
-                for j in range(k):
-                    if _shares(out, outs[j]) or (out is outs[j] and isinstance(out, np.ndarray)):
-                        raise BadViewMap(f"node {node} ({ctx}): outputs {j} and {k} share memory")
-            self._check_valid(node, outs, ctx)
-            return outs
-
-        def perform(ins, previous):
-            return _run_perform(node, ins, previous)
-
-        thunk = self.c_thunks[idx]
-
-        def c_run(ins, previous):
-            return thunk(ins, [None] * len(node.outputs) if previous is None else previous)
-
-        impls = [("perform", perform)]
-        if thunk is not None:
-            impls.append(("C thunk", c_run))
-
-        def fresh_args():
-            return [_copy(a) for a in args]
-
-        ref = run("perform", perform, fresh_args())
-        result = ref
-        if thunk is not None:
-            c_out = run("C thunk", c_run, fresh_args())
-            self._compare(node, "C thunk", c_out, ref, "", rtol, atol)
-            result = c_out
-        if op.lazy:
+        check = _NodeCheck(self, node, args, self.c_thunks[idx])
+        result = check.reference()
+        if node.op.lazy:
             return result
-
-        def rerun(impl: str, fn, ins: list, previous, what: str, usual: str) -> None:
-            """Run ``impl`` again with ``what``; it must succeed, as with ``usual``, and agree."""
-            try:
-                outs = run(impl, fn, ins, previous, f" with {what}")
-            except DebugModeError:
-                raise
-            except Exception as e:
-                raise BadThunkOutput(
-                    f"node {node}: {impl} raised {type(e).__name__}: {e} with {what}, "
-                    f"but succeeded with {usual}"
-                ) from e
-            self._compare(node, impl, outs, ref, f" with {what}", rtol, atol)
-
-        for label, make_ref, make_aliased in _alias_variants(node, args):
-            ref_a = _run_perform(node, make_ref())
-            for impl, fn in impls:
-                try:
-                    outs = fn(make_aliased(), None)
-                except Exception as e:
-                    raise BadThunkOutput(
-                        f"node {node}: {impl} raised {type(e).__name__}: {e} with {label}, "
-                        "but succeeded on unaliased copies"
-                    ) from e
-                self._check_valid(node, outs, f"{impl} with {label}")
-                self._compare(node, impl, outs, ref_a, f" with {label}", rtol, atol)
+        check.aliased_inputs()
         if self.mode.check_preallocated_output:
-            for label, make in self._output_variants(ref):
-                for impl, fn in impls:
-                    prev = make()
-                    rerun(impl, fn, fresh_args(), prev, f"{label} output buffers", "fresh ones")
+            check.output_buffers()
         if self.mode.check_strides:
-            for label, make in self._input_variants(args):
-                for impl, fn in impls:
-                    rerun(impl, fn, make(), None, f"{label} inputs", "contiguous ones")
-        for k, i in _output_input_pairs(ref, args):
-            for impl, fn in impls:
-                ins = fresh_args()
-                prev = [None] * len(ref)
-                prev[k] = ins[i]
-                what = f"output {k}'s previous buffer being input {i}"
-                rerun(impl, fn, ins, prev, what, "fresh ones")
+            check.input_strides()
+        check.output_reusing_input()
         return result
 
     def _output_variants(self, ref: list):
@@ -707,3 +607,122 @@ class DebugVM:
                     f"output {k} ({var}) of the optimized graph differs from the unoptimized "
                     f"graph's although no single recorded rewrite changed a value: {diff}"
                 )
+
+
+class _NodeCheck:
+    """The checks of one node on one call: ``perform`` (and the C thunk) on copies of the
+    arguments, checked for undeclared input changes and aliasing, then run again with
+    aliased inputs, odd output buffers and strided inputs, all agreeing with ``perform``."""
+
+    def __init__(self, vm: DebugVM, node, args: list, thunk):
+        self.vm = vm
+        self.node = node
+        self.args = args
+        self.thunk = thunk
+        self.rtol, self.atol = vm._tol()
+        op = node.op
+        self.allowed = {k: set(op.view_map.get(k, ())) | set(op.destroy_map.get(k, ()))
+                        for k in range(len(node.outputs))}  # fmt: skip
+        self.destroyed = {i for ins in op.destroy_map.values() for i in ins}
+        self.impls = [("perform", self._perform)]
+        if thunk is not None:
+            self.impls.append(("C thunk", self._c_run))
+        self.ref: list = []
+
+    def _perform(self, ins: list, previous) -> list:
+        return _run_perform(self.node, ins, previous)
+
+    def _c_run(self, ins: list, previous) -> list:
+        return self.thunk(ins, [None] * len(self.node.outputs) if previous is None else previous)
+
+    def fresh_args(self) -> list:
+        return [_copy(a) for a in self.args]
+
+    def run(self, impl: str, fn, ins: list, previous=None, what: str = "") -> list:
+        """``fn(ins, previous)``, failing on an input changed or an output aliased without
+        the Op declaring it, and on outputs invalid for their type."""
+        node, op = self.node, self.node.op
+        snapshot = [_copy(x) for x in ins]
+        outs = fn(ins, previous)
+        ctx = f"{impl}{what}"
+        for i, (before, after) in enumerate(zip(snapshot, ins)):
+            if i not in self.destroyed and not _same_contents(after, before):
+                diff = compare_values(after, before, 0.0, 0.0) or "contents changed"
+                raise BadDestroyMap(
+                    f"node {node} ({ctx}) modified its input {i} ({node.inputs[i]}), which "
+                    f"{op} does not declare in destroy_map: {diff}"
+                )
+        for k, out in enumerate(outs):
+            for i, x in enumerate(ins):
+                if i not in self.allowed[k] and (out is x or _shares(out, x)):
+                    raise BadViewMap(
+                        f"node {node} ({ctx}): output {k} shares memory with input {i} "
+                        f"({node.inputs[i]}) but {op} declares view_map={op.view_map}, "
+                        f"destroy_map={op.destroy_map}"
+                    )
+            for j in range(k):
+                if _shares(out, outs[j]) or (out is outs[j] and isinstance(out, np.ndarray)):
+                    raise BadViewMap(f"node {node} ({ctx}): outputs {j} and {k} share memory")
+        self.vm._check_valid(node, outs, ctx)
+        return outs
+
+    def reference(self) -> list:
+        """``perform`` on copies (the reference), and the C thunk, which must agree; the
+        result the graph goes on with (the C thunk's when there is one)."""
+        self.ref = self.run("perform", self._perform, self.fresh_args())
+        if self.thunk is None:
+            return self.ref
+        c_out = self.run("C thunk", self._c_run, self.fresh_args())
+        self.vm._compare(self.node, "C thunk", c_out, self.ref, "", self.rtol, self.atol)
+        return c_out
+
+    def rerun(self, impl: str, fn, ins: list, previous, what: str, usual: str) -> None:
+        """Run ``impl`` again with ``what``; it must succeed, as with ``usual``, and agree."""
+        try:
+            outs = self.run(impl, fn, ins, previous, f" with {what}")
+        except DebugModeError:
+            raise
+        except Exception as e:
+            raise BadThunkOutput(
+                f"node {self.node}: {impl} raised {type(e).__name__}: {e} with {what}, "
+                f"but succeeded with {usual}"
+            ) from e
+        self.vm._compare(self.node, impl, outs, self.ref, f" with {what}", self.rtol, self.atol)
+
+    def aliased_inputs(self) -> None:
+        """The same value passed as two inputs (or inputs sharing memory) changes nothing."""
+        node = self.node
+        for label, make_ref, make_aliased in _alias_variants(node, self.args):
+            ref_a = _run_perform(node, make_ref())
+            for impl, fn in self.impls:
+                try:
+                    outs = fn(make_aliased(), None)
+                except Exception as e:
+                    raise BadThunkOutput(
+                        f"node {node}: {impl} raised {type(e).__name__}: {e} with {label}, "
+                        "but succeeded on unaliased copies"
+                    ) from e
+                self.vm._check_valid(node, outs, f"{impl} with {label}")
+                self.vm._compare(node, impl, outs, ref_a, f" with {label}", self.rtol, self.atol)
+
+    def output_buffers(self) -> None:
+        for label, make in self.vm._output_variants(self.ref):
+            for impl, fn in self.impls:
+                prev = make()
+                self.rerun(impl, fn, self.fresh_args(), prev, f"{label} output buffers",
+                           "fresh ones")  # fmt: skip
+
+    def input_strides(self) -> None:
+        for label, make in self.vm._input_variants(self.args):
+            for impl, fn in self.impls:
+                self.rerun(impl, fn, make(), None, f"{label} inputs", "contiguous ones")
+
+    def output_reusing_input(self) -> None:
+        """An output's previous buffer being one of the inputs must not change the result."""
+        for k, i in _output_input_pairs(self.ref, self.args):
+            for impl, fn in self.impls:
+                ins = self.fresh_args()
+                prev = [None] * len(self.ref)
+                prev[k] = ins[i]
+                what = f"output {k}'s previous buffer being input {i}"
+                self.rerun(impl, fn, ins, prev, what, "fresh ones")

@@ -17,6 +17,7 @@ Linker names:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from graphc.flags import config
@@ -108,6 +109,11 @@ class Mode:
             self.required + split("optimizer_requiring"),
         )
 
+    def keeps_unoptimized_graph(self) -> bool:
+        """Whether the maker keeps a copy of the graph before rewriting (``unoptimized``)
+        for this mode's VM; DEBUG_MODE checks each rewrite against it."""
+        return False
+
     def __str__(self) -> str:
         if self.name:
             return self.name
@@ -120,6 +126,15 @@ PROFILE_MODE = Mode(linker="auto", optimizer="fast_run", profile=True, name="PRO
 
 _NAMED = {"FAST_COMPILE": FAST_COMPILE, "FAST_RUN": FAST_RUN, "PROFILE_MODE": PROFILE_MODE}
 
+# Modes defined in their own modules, by name: a factory making a new Mode each time.
+# ``compile/debugmode.py`` registers DEBUG_MODE (graphc.compile imports it).
+MODE_FACTORIES: dict[str, Callable[[], Mode]] = {}
+
+
+def register_mode(name: str, factory: Callable[[], Mode]) -> None:
+    """Make ``get_mode(name)`` return ``factory()``."""
+    MODE_FACTORIES[name] = factory
+
 
 def get_mode(mode: Mode | str | None) -> Mode:
     """The Mode for ``mode``: a Mode, a mode name, or None for ``config.mode``. The name
@@ -130,10 +145,8 @@ def get_mode(mode: Mode | str | None) -> Mode:
         return mode
     if hasattr(mode, "as_mode"):  # ProfileMode, DebugMode objects
         return mode.as_mode()
-    if mode in ("DEBUG_MODE", "DebugMode"):
-        from graphc.compile.debugmode import DebugMode
-
-        return DebugMode()
+    if mode in MODE_FACTORIES:
+        return MODE_FACTORIES[mode]()
     if mode == "ProfileMode":
         return PROFILE_MODE
     if mode in _NAMED:

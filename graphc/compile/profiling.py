@@ -3,6 +3,7 @@ pull the VM's counters into them when a summary is asked for."""
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from types import SimpleNamespace
@@ -55,6 +56,7 @@ class FunctionProfiler:
         self.call_ns = 0
         self.vm_ns = 0
         self.n_seen = 0  # calls made, including an ignored first one
+        self._next_event = 1  # on_call's slow path runs when n_seen reaches this
         self.memory = memory
         self.shapes_on = True
         self.trace_capacity = trace_capacity
@@ -63,19 +65,35 @@ class FunctionProfiler:
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
     def on_call(self, call_ns: int, vm_ns: int) -> None:
-        """Count one call, one that raised too (or leave out the first: ``skip_call``)."""
-        if self.ignore_first:
-            self.skip_call()
-            return
+        """Count one call, one that raised too (or leave out the first: ``skip_call``).
+
+        Runs after every profiled call, so the common case is a few additions; the first
+        call and the calls where shape sampling switches go through ``_event``."""
         self.calls += 1
         self.call_ns += call_ns
         self.vm_ns += vm_ns
-        if self.n_seen == 0:  # the first call (not an ignored one)
+        self.n_seen = n = self.n_seen + 1
+        if n >= self._next_event:
+            self._event(n, call_ns, vm_ns)
+
+    def _event(self, n: int, call_ns: int, vm_ns: int) -> None:
+        """The rare part of on_call: ``n`` calls made, this one included."""
+        if self.ignore_first:
+            self.calls -= 1
+            self.call_ns -= call_ns
+            self.vm_ns -= vm_ns
+            self.n_seen -= 1
+            self.skip_call()
+            self._next_event = self.n_seen + 1
+            return
+        if n == 1:  # the first call (not an ignored one)
             self.note_first_call(call_ns, vm_ns)
-        self.n_seen += 1
-        n = self.n_seen + 1
-        if (n & (n - 1) == 0) != self.shapes_on:
-            self.sample_shapes(n & (n - 1) == 0)
+        m = n + 1  # the next call: shapes are sampled on calls 1, 2, 4, 8, ...
+        want = m & (m - 1) == 0
+        if want != self.shapes_on:
+            self.sample_shapes(want)
+        # the next n where ``want`` changes
+        self._next_event = n + 1 if want else (1 << m.bit_length()) - 1
 
     def on_step(self, ns: int) -> None:
         """Count one step of a loop body (a call of the inner function)."""
@@ -316,11 +334,13 @@ def _has_c(node) -> bool | None:
     return has_c_code(node)
 
 
-def attach_profile(fn, profile) -> None:
-    """Turn profiling on for ``fn`` when asked (argument, config flag or mode)."""
+def start_profile(fn, profile) -> tuple[ProfileStats, FunctionProfiler] | None:
+    """When profiling is asked for ``fn`` (argument, config flag or mode): the ProfileStats
+    it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
+    registered for memory queries and its final counters are pulled when it is freed."""
     mode = fn.maker.mode
     if not wants_profile(profile, mode):
-        return
+        return None
     stats = getattr(mode, "profile_stats", None)
     if isinstance(profile, ProfileStats):
         stats = profile
@@ -331,13 +351,12 @@ def attach_profile(fn, profile) -> None:
     profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
     stats.functions.append(record)
     _profile_loop_bodies(fn, record, profiler)
-    fn.profile = stats
-    REGISTRY.track(fn, _held_and_peak)
-    fn._profiler = profiler
+    REGISTRY.track(fn, functools.partial(_held_and_peak, profiler=profiler))
     # the profile is the user's data: it keeps the final counters when fn is freed
     profiler.keep_final_counters(fn)
     if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
         _register_at_exit(stats)
+    return stats, profiler
 
 
 def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler) -> None:
@@ -359,10 +378,10 @@ def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler
         _profile_loop_bodies(inner, child, sub)
 
 
-def _held_and_peak(fn) -> tuple[int, int]:
+def _held_and_peak(fn, profiler: FunctionProfiler) -> tuple[int, int]:
     """What ``fn``'s VM holds between calls, and its highest call peak (with memory on)."""
     held = int(fn.vm.held_bytes())
-    peak = int(fn.vm.stats().get("peak_bytes", 0)) if fn._profiler.memory else 0
+    peak = int(fn.vm.stats().get("peak_bytes", 0)) if profiler.memory else 0
     return held, peak
 
 

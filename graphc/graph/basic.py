@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import FrameType
@@ -96,7 +96,13 @@ class Variable:
     __slots__ = ("type", "owner", "index", "name", "tag", "__weakref__")
     _count = 0
 
-    def __init__(self, type: Type, owner: Apply | None = None, index: int | None = None, name=None):
+    def __init__(
+        self,
+        type: Type,
+        owner: Apply | None = None,
+        index: int | None = None,
+        name: str | None = None,
+    ) -> None:
         self.type = type
         self.owner = owner
         self.index = index
@@ -122,18 +128,18 @@ class Variable:
     def __repr__(self) -> str:
         return str(self)
 
-    def eval(self, inputs: dict | None = None):
+    def eval(self, inputs: dict | None = None) -> Any:
         """Evaluate with the reference evaluator (``Op.perform`` over the graph)."""
         return evaluate([self], inputs or {})[0]
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {s: getattr(self, s) for s in Variable.__slots__ if s != "__weakref__"}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: Any) -> Any:
         # An owned Variable pickles as its flat graph: following owner -> inputs -> owner
         # would recurse once per level and fail on graphs deeper than the recursion limit.
         if self.owner is None:
@@ -181,7 +187,7 @@ class Constant(Variable):
 
     __slots__ = ("data",)
 
-    def __init__(self, type: Type, data: Any, name=None):
+    def __init__(self, type: Type, data: Any, name: str | None = None) -> None:
         super().__init__(type, None, None, name)
         self.data = data
 
@@ -198,13 +204,13 @@ class Constant(Variable):
             return self.name
         return _short_value(self.data)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         st = super().__getstate__()
         st["data"] = self.data
         return st
 
 
-def _value_signature(data: Any):
+def _value_signature(data: Any) -> Any:
     try:
         import numpy as np
 
@@ -262,7 +268,7 @@ class Apply:
 
     __slots__ = ("op", "inputs", "outputs", "tag", "origins", "__weakref__")
 
-    def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]):
+    def __init__(self, op: Op, inputs: Sequence[Variable], outputs: Sequence[Variable]) -> None:
         self.op = op
         self.inputs = list(inputs)
         self.outputs = list(outputs)
@@ -296,10 +302,10 @@ class Apply:
 
     __repr__ = __str__
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {s: getattr(self, s) for s in Apply.__slots__ if s != "__weakref__"}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
 
@@ -346,7 +352,8 @@ class Op(PropsValue):
         ) -> Sequence[int]:
             """Run with the inputs computed so far; return the indices still needed."""
 
-    def __call__(self, *inputs, **kwargs):
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        """The node's output Variable, or the list of them when there are several."""
         node = self.make_node(*inputs, **kwargs)
         if len(node.outputs) == 1:
             return node.outputs[0]
@@ -518,7 +525,7 @@ def is_same_graph(a: Variable, b: Variable) -> bool:
     return same(a, b)
 
 
-def walk_bfs(start: Iterable, expand) -> list:
+def walk_bfs(start: Iterable, expand: Callable[[Any], Iterable]) -> list:
     """Breadth-first walk from ``start`` using ``expand(node) -> iterable``."""
     seen, out, queue = set(), [], deque(start)
     while queue:
@@ -562,7 +569,7 @@ def evaluate(outputs: Sequence[Variable], inputs: dict) -> list:
     return [values[o] for o in outputs]
 
 
-def _run_lazy(node, values, cells) -> None:
+def _run_lazy(node: Apply, values: dict[Variable, Any], cells: list[list]) -> None:
     computed = [True] * len(node.inputs)
     args = [values[i] for i in node.inputs]
     needed = node.op.lazy_perform(node, computed, args, cells)

@@ -29,7 +29,7 @@ class Feature:
     def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str) -> None: ...
 
     def on_change_input(
-        self, fgraph: FunctionGraph, node, i: int, old: Variable, new: Variable, reason: str
+        self, fgraph: FunctionGraph, node: Any, i: int, old: Variable, new: Variable, reason: str
     ) -> None: ...
 
     def validate(self, fgraph: FunctionGraph) -> None: ...
@@ -50,7 +50,7 @@ class FunctionGraph:
         outputs: Sequence[Variable],
         features: Sequence[Feature] = (),
         clone: bool = True,
-    ):
+    ) -> None:
         if clone:
             equiv = clone_get_equiv(inputs, outputs)
             inputs = [equiv[v] for v in inputs]
@@ -150,7 +150,7 @@ class FunctionGraph:
                     cl.remove((node, i))
                     stack.append(inp)
 
-    def change_input(self, node, i: int, new: Variable, reason: str = "") -> None:
+    def change_input(self, node: Any, i: int, new: Variable, reason: str = "") -> None:
         """Make input ``i`` of ``node`` (or graph output ``i`` when node is OUTPUT) ``new``."""
         if node == OUTPUT:
             old = self.outputs[i]
@@ -178,7 +178,9 @@ class FunctionGraph:
                 + (f" (rewrite {reason})" if reason else "")
             )
 
-    def replace(self, var: Variable, new: Variable, reason: str = "", verbose: bool = False):
+    def replace(
+        self, var: Variable, new: Variable, reason: str = "", verbose: bool = False
+    ) -> None:
         """Redirect every client of ``var`` to ``new``."""
         if var not in self.variables:
             return
@@ -224,7 +226,7 @@ class FunctionGraph:
         self.features.remove(feature)
         feature.on_detach(self)
 
-    def _notify(self, hook: str, *args) -> None:
+    def _notify(self, hook: str, *args: Any) -> None:
         for f in self.features:
             getattr(f, hook)(self, *args)
 
@@ -278,10 +280,18 @@ class FunctionGraph:
 
 
 class _UndoLog(Feature):
-    def __init__(self, log: list):
+    def __init__(self, log: list) -> None:
         self.log = log
 
-    def on_change_input(self, fgraph, node, i, old, new, reason) -> None:
+    def on_change_input(
+        self,
+        fgraph: FunctionGraph,
+        node: Any,
+        i: int,
+        old: Variable,
+        new: Variable,
+        reason: str,
+    ) -> None:
         if reason != "revert":
             self.log.append((node, i, old, new))
 

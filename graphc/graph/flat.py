@@ -7,8 +7,9 @@ level, so a deep graph (a long chain) exceeds Python's recursion limit; this for
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from graphc.graph.basic import Apply, Tag, Variable, io_toposort
 
@@ -55,7 +56,7 @@ def unflatten(entries: list) -> list:
     """Rebuild the graph; entry ``k`` becomes a Variable or the list of a node's outputs."""
     built: list = []
 
-    def get(ref: VarRef):
+    def get(ref: VarRef) -> Any:
         item = built[ref.index]
         return item if ref.out < 0 else item[ref.out]
 
@@ -71,7 +72,7 @@ def unflatten(entries: list) -> list:
     return built
 
 
-def replace_refs(obj, fn):
+def replace_refs(obj: Any, fn: Callable[[Any], Any]) -> Any:
     """Apply ``fn`` to every Variable / VarRef inside nested lists, tuples, dicts and
     dataclass-like objects with ``__dict__`` (In, Out); returns the new structure."""
     if isinstance(obj, Variable | VarRef):
@@ -90,7 +91,7 @@ def replace_refs(obj, fn):
     return obj
 
 
-def collect_vars(obj) -> list[Variable]:
+def collect_vars(obj: Any) -> list[Variable]:
     """Every Variable inside a nested structure (see ``replace_refs``), in order."""
     found: list[Variable] = []
 

@@ -45,6 +45,8 @@ class Linked:
     linker_name: str
     phases: dict[str, int] = field(default_factory=dict)  # ns: codegen, compile, import
     notes: list[str] = field(default_factory=list)  # e.g. why C was not used
+    c_source: str | None = None  # the "c|py" linker's C module source, when it made one
+    c_module: Any = None  # that module once imported (it owns the C thunks)
 
 
 InnerCompiler = Callable[[list[Variable], list[Variable]], Any]

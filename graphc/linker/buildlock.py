@@ -26,7 +26,7 @@ _NOTICE_AFTER = 5.0  # seconds of waiting before a waiter says why it waits
 class BuildLock:
     """``acquire(wait, warn)`` -> True once held, False after ``wait`` seconds; ``release()``."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.owner_path = path.with_name(path.name + ".owner")
         self._lock = FileLock(str(path))

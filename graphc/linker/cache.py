@@ -51,6 +51,7 @@ from typing import NoReturn
 from filelock import FileLock
 
 from graphc.flags import config
+from graphc.linker.build_env import _cpu, _sha256_file, _versions
 from graphc.linker.buildlock import BuildLock, describe_holder
 from graphc.linker.compiler import (
     DEFAULT_CFLAGS,
@@ -214,88 +215,6 @@ def _private_tempdir() -> Path:
     return path
 
 
-# --------------------------------------------------------------------------- key inputs
-
-
-def _cpu_identity() -> str:
-    """Model and feature flags of the first CPU (what ``-march=native`` depends on)."""
-    wanted: tuple[str, ...] = ("vendor_id", "cpu family", "model", "model name", "flags")
-    wanted += ("features", "cpu implementer", "cpu architecture", "cpu variant", "cpu part", "isa")
-    found: list[str] = []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    if found:
-                        break
-                    continue
-                name, _, value = line.partition(":")
-                if name.strip().lower() in wanted:
-                    found.append(f"{name.strip()}={' '.join(value.split())}")
-    except OSError:
-        pass
-    return "\n".join(found) or f"{platform.machine()} {platform.processor()}"
-
-
-def _graphc_version() -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version("graphc")
-    except metadata.PackageNotFoundError:  # a source tree that was never installed
-        return "0+unknown"
-
-
-def _numpy_versions() -> tuple[str, str]:
-    import numpy
-
-    major_minor = ".".join(numpy.__version__.split(".")[:2])
-    try:
-        from numpy._core import _multiarray_umath as umath  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from numpy.core import _multiarray_umath as umath
-        except ImportError:
-            return major_minor, "unknown"
-    return major_minor, hex(umath._get_ndarray_c_version())
-
-
-_versions_memo: dict[str, str] | None = None
-
-
-def _versions() -> dict[str, str]:
-    """Versions recorded in manifests; an entry whose versions differ is not loaded."""
-    global _versions_memo
-    if _versions_memo is None:
-        np_version, np_capi = _numpy_versions()
-        _versions_memo = {
-            "graphc": _graphc_version(),
-            "numpy": np_version,
-            "numpy_c_api": np_capi,
-            "python": f"{platform.python_implementation()} {sys.version}",
-            "soabi": str(sysconfig.get_config_var("SOABI")),
-        }
-    return _versions_memo
-
-
-_cpu_memo: str | None = None
-
-
-def _cpu() -> str:
-    global _cpu_memo
-    if _cpu_memo is None:
-        _cpu_memo = _cpu_identity()
-    return _cpu_memo
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 # --------------------------------------------------------------------------- entries
 
 
@@ -369,7 +288,7 @@ class CompileCache:
 
     lock_timeout: float | None = None  # seconds; None: graphc.config.compile_lock_wait
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str]) -> None:
         self.configured_root = Path(root).expanduser().absolute()
         check_root(self.configured_root)
         self.root = self._usable_root(self.configured_root)
@@ -519,7 +438,16 @@ class CompileCache:
         with self._memo_lock:
             return self._by_key.setdefault(key, module)
 
-    def _build_private(self, key, source, compiler, cflags, libs, name_hint, lock):
+    def _build_private(
+        self,
+        key: str,
+        source: str,
+        compiler: Compiler,
+        cflags: tuple[str, ...],
+        libs: tuple[str, ...],
+        name_hint: str,
+        lock: BuildLock,
+    ) -> types.ModuleType:
         """Build and load a copy of ``key`` for this process alone (under ``tmp/``): another
         process has held the build lock longer than the bounded wait."""
         warnings.warn(

@@ -16,6 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,13 +28,16 @@ from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
 from graphc.linker.c.registry import CThunkCode, c_code_for
 from graphc.tensor.type import TensorType
 
+if TYPE_CHECKING:
+    from graphc.linker.compiler import Compiler
+
 __all__ = ["available", "has_c_code", "link_cpy", "generate_module", "reset_available"]
 
 _avail_lock = threading.Lock()
 _avail: dict[tuple[str, str], tuple[bool, str]] = {}
 
 
-def _compiler():
+def _compiler() -> Compiler:
     """The compiler, probed once per binary and remembered in the compile cache (a new
     process does not run ``cc --version`` and the libmvec link test again)."""
     from graphc.linker.cache import CacheError, get_cache
@@ -312,40 +316,39 @@ def _phase_clock() -> int:
     return time.perf_counter_ns() - imports_ns()
 
 
-def link_cpy(
-    fgraph: FunctionGraph,
-    outputs: Sequence[Variable],
-    compile_inner: InnerCompiler | None = None,
-) -> Linked:
-    """The "c|py" linker: C thunks where the registry has code, ``perform`` elsewhere."""
-    state: dict = {}
+class _CModuleBuild:
+    """The "c|py" linker's ``impl_for``: generates, compiles and imports one C module for
+    the schedule, and keeps what the Linked result reports (phase times, a note, the
+    source and the module)."""
 
-    def impl_for(order: list[Apply]) -> list[NodeImpl]:
+    def __init__(self, compile_inner: InnerCompiler | None = None) -> None:
+        self.compile_inner = compile_inner
+        self.phases = {"codegen": 0, "compile": 0, "import": 0}  # ns
+        self.note: str | None = None
+        self.source: str | None = None
+        self.module: Any = None
+
+    def __call__(self, order: list[Apply]) -> list[NodeImpl]:
         t0 = _phase_clock()
         ok, why = _probe()
         codes: list[CThunkCode | None] = [c_code_for(n) if ok else None for n in order]
         c_nodes = [k for k, c in enumerate(codes) if c is not None]
-        impls = [py_impl(n, compile_inner) for n in order]
-        state["codegen"] = _phase_clock() - t0
+        impls = [py_impl(n, self.compile_inner) for n in order]
+        self.phases["codegen"] = _phase_clock() - t0
         if not ok:
-            state["note"] = f"C not used: {why}"
-            warnings.warn(
-                f"graphc: the c|py linker runs every node in Python: {why}",
-                RuntimeWarning,
-                stacklevel=5,
-            )
+            self._python_only(why)
             return impls
         py_ops = sorted({str(order[k].op) for k, c in enumerate(codes) if c is None})
         if py_ops:
             n_py = len(order) - len(c_nodes)
-            state["note"] = f"{n_py} of {len(order)} nodes run in Python: {', '.join(py_ops)}"
+            self.note = f"{n_py} of {len(order)} nodes run in Python: {', '.join(py_ops)}"
         if not c_nodes:
             return impls
         wrapped = [_with_io(order[k], code) for k, code in enumerate(codes) if code is not None]
         source, index = generate_module(wrapped)
         libraries = tuple(dict.fromkeys(lib for c in wrapped for lib in c.libraries))
-        state["codegen"] = _phase_clock() - t0
-        state["source"] = source
+        self.phases["codegen"] = _phase_clock() - t0
+        self.source = source
         from graphc.linker.cache import CompilerUnavailable, get_cache
 
         t1 = _phase_clock()
@@ -354,19 +357,14 @@ def link_cpy(
         try:
             module = cache.load(source, extra_cflags=_extra_cflags(), libraries=libraries)
         except CompilerUnavailable as exc:
-            state["note"] = f"C not used: {exc}"
-            warnings.warn(
-                f"graphc: the c|py linker runs every node in Python: {exc}",
-                RuntimeWarning,
-                stacklevel=5,
-            )
+            self._python_only(str(exc))
             return impls
         t2 = _phase_clock()
         compiled = stats0 is not None and cache.stats.compiled > stats0[0]
-        state["compile"] = t2 - t1 if compiled else 0
+        self.phases["compile"] = t2 - t1 if compiled else 0
         capsules = module.thunks()
-        state["import"] = _phase_clock() - t2 + (0 if compiled else t2 - t1)
-        state["module"] = module
+        self.phases["import"] = _phase_clock() - t2 + (0 if compiled else t2 - t1)
+        self.module = module
         for k, idx in zip(c_nodes, index):
             impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx])
         if any(_calls_blas(order[k]) for k in c_nodes):  # scipy's BLAS is loaded by now
@@ -375,13 +373,28 @@ def link_cpy(
             coordinate()
         return impls
 
-    linked = link(fgraph, outputs, impl_for, "c|py")
-    for phase in ("codegen", "compile", "import"):
-        linked.phases[phase] = int(state.get(phase, 0))
-    if "note" in state:
-        linked.notes.append(state["note"])
-    linked.c_source = state.get("source")  # type: ignore[attr-defined]
-    linked.c_module = state.get("module")  # type: ignore[attr-defined]
+    def _python_only(self, why: str) -> None:
+        self.note = f"C not used: {why}"
+        warnings.warn(
+            f"graphc: the c|py linker runs every node in Python: {why}",
+            RuntimeWarning,
+            stacklevel=6,
+        )
+
+
+def link_cpy(
+    fgraph: FunctionGraph,
+    outputs: Sequence[Variable],
+    compile_inner: InnerCompiler | None = None,
+) -> Linked:
+    """The "c|py" linker: C thunks where the registry has code, ``perform`` elsewhere."""
+    build = _CModuleBuild(compile_inner)
+    linked = link(fgraph, outputs, build, "c|py")
+    linked.phases.update({k: int(v) for k, v in build.phases.items()})
+    if build.note is not None:
+        linked.notes.append(build.note)
+    linked.c_source = build.source
+    linked.c_module = build.module
     return linked
 
 

@@ -55,7 +55,7 @@ class CompilerUnavailable(RuntimeError):
 class CompileError(RuntimeError):
     """The compiler rejected a source; ``source_path`` is where the source was kept."""
 
-    def __init__(self, message: str, source_path: str | os.PathLike[str], stderr: str = ""):
+    def __init__(self, message: str, source_path: str | os.PathLike[str], stderr: str = "") -> None:
         super().__init__(message)
         self.source_path = str(source_path)
         self.stderr = stderr

@@ -6,14 +6,13 @@ from graphc.opt.engine import register
 from graphc.opt.utils import fit, make_const, owner_is, scalar_const, size_key
 from graphc.scalar import basic as ps
 from graphc.tensor import blas
+from graphc.tensor.basic import alloc, shape_tuple
 from graphc.tensor.elemwise import DimShuffle
 
 TAGS = ("specialize", "blas", "fast_run")
 
 
 def _zeros(n, dtype):
-    from graphc.tensor.basic import alloc
-
     return alloc(make_const(0, dtype), n)
 
 
@@ -25,8 +24,6 @@ def _float_same(*vs) -> bool:
 @register("specialize", *TAGS, tracks=(blas.Dot,))
 def dot_to_blas(fgraph, node):
     # dot(X, Y) -> Dot22(X, Y);  dot(A, x) -> Gemv(zeros, 1, A, x, 0);  dot(x, A) -> Gemv(.., A.T)
-    from graphc.tensor.basic import shape_tuple
-
     if type(node.op) is not blas.Dot:
         return None
     a, b = node.inputs

@@ -21,8 +21,9 @@ from graphc.opt.utils import (
     scalar_name,
 )
 from graphc.scalar import basic as ps
-from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i
+from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i, shape_tuple
 from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import cast, second
 
 define_pass("canonicalize")
 
@@ -83,8 +84,6 @@ def sub_self(fgraph, node):
     a, b = node.inputs
     if a is not b:
         return None
-    from graphc.tensor.math import second
-
     out = node.outputs[0]
     return [fit(out, second(a, const_like(0, out)))]
 
@@ -170,9 +169,6 @@ def useless_reshape(fgraph, node):
 @register("canonicalize", *CHEAP, tracks=(Shape_i,))
 def shape_i_of_node(fgraph, node):
     # Shape_i{k}(op(a, b)) -> the k-th entry of op.infer_shape over a's and b's shapes
-    from graphc.tensor.basic import shape_tuple
-    from graphc.tensor.math import cast
-
     v = node.inputs[0]
     k = node.op.i
     if v.type.shape[k] is not None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from graphc.flags import config
 from graphc.graph.fg import InconsistencyError
+from graphc.tensor.elemwise import Elemwise
 
 
 class RewriteWarning(UserWarning):
@@ -43,8 +44,6 @@ class Rewrite:
 
 
 def _is_elemwise(op) -> bool:
-    from graphc.tensor.elemwise import Elemwise
-
     return isinstance(op, Elemwise)
 
 

@@ -15,6 +15,7 @@ from graphc.graph.basic import Constant, clone_replace, new_node_origins
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import fit, scalar_const, size_key
 from graphc.scalar.basic import Composite, ScalarType
+from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSum
 
@@ -28,10 +29,10 @@ def _has_c(node) -> bool:
     op = node.op.scalar_op
     names = [f"i{k}" for k in range(len(node.inputs))]
     if isinstance(op, Composite):
-        return op.c_body(names) is not None
+        return composite_c_body(op, names) is not None
     dtypes = [i.type.dtype for i in node.inputs]
     try:
-        return op.c_expr(names, dtypes, node.outputs[0].type.dtype) is not None
+        return c_expr(op, names, dtypes, node.outputs[0].type.dtype) is not None
     except Exception:  # noqa: BLE001 - no usable C expression
         return False
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from graphc.graph.basic import Constant
 from graphc.opt.engine import define_pass, register
+from graphc.tensor.basic import Alloc
 
 define_pass("merge1", "once")
 define_pass("constant_folding")
@@ -56,7 +57,7 @@ def merge(fgraph, ctx):
 def constant_fold(fgraph, node):
     # op(c1, c2) -> c3 computed now (bounded size; never destroyers, lazy or view Ops)
     op = node.op
-    if op.destroy_map or op.lazy or type(op).__name__ == "Alloc":
+    if op.destroy_map or op.lazy or isinstance(op, Alloc):
         return None
     if not all(isinstance(i, Constant) for i in node.inputs):
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphc.graph.basic import Constant
+from graphc.tensor.blas import Dot22, Gemm, Gemv
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.type import TensorType
 
@@ -94,15 +95,13 @@ def size_key(var, axis: int, memo: dict):
                     key = keys.pop()
             elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
                 key = size_key(node.inputs[0], int(op.new_order[axis]), memo)
-            elif type(op).__name__ in ("Dot22", "Gemm", "Gemv") and not getattr(
-                op, "broadcast", False
-            ):
+            elif isinstance(op, Dot22 | Gemm | Gemv) and not getattr(op, "broadcast", False):
                 a, b = (
                     (node.inputs[0], node.inputs[1])
-                    if type(op).__name__ == "Dot22"
+                    if isinstance(op, Dot22)
                     else (node.inputs[2], node.inputs[3])
                 )
-                if type(op).__name__ == "Gemv" or axis == 0:
+                if isinstance(op, Gemv) or axis == 0:
                     key = size_key(a, 0, memo)
                 else:
                     key = size_key(b, 1, memo)

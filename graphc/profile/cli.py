@@ -21,6 +21,8 @@ Options of ``run`` (before the script or after its arguments; ``--`` ends them):
     --memory               record the memory profile (profile_memory)
     --optimizer            record the optimizer profile (profile_optimizer)
     --summary              print the summary at exit (the default when no file is asked for)
+    --full                 every row of every table in the summary (profiling__n_apply and
+                           profiling__n_ops otherwise; the default fits about one screen)
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ _RUN_OPTIONS = {
     "--memory": False,
     "--optimizer": False,
     "--summary": False,
+    "--full": False,
 }
 
 
@@ -98,6 +101,8 @@ def cmd_run(argv: Sequence[str]) -> int:
         cfg.profile_memory = True
     if opts.get("--optimizer"):
         cfg.profile_optimizer = True
+    if opts.get("--full"):
+        cfg.profiling__n_apply = cfg.profiling__n_ops = sys.maxsize
     if opts.get("--trace") or opts.get("--speedscope"):
         cfg.profile_trace = True
         if opts.get("--trace-capacity"):
@@ -237,8 +242,8 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("run", help="profile every function a script compiles", add_help=False)
     s = sub.add_parser("show", help="print the text summary of a profile JSON")
     s.add_argument("profile")
-    s.add_argument("--n-apply", type=int, default=10, help="Apply rows (default 10)")
-    s.add_argument("--n-ops", type=int, default=20, help="Class and Op rows (default 20)")
+    s.add_argument("--n-apply", type=int, default=None, help="Apply rows (profiling__n_apply)")
+    s.add_argument("--n-ops", type=int, default=None, help="Class/Op rows (profiling__n_ops)")
     s.add_argument("--full", action="store_true", help="every row of every table")
     s.add_argument("--width", type=int, default=None, help="columns (default: terminal, 100)")
     s.add_argument("--memory", action="store_true", default=None)

@@ -3,7 +3,8 @@
 Built from the profile records alone: storage slots connect producers to consumers
 (``NodeRecord.output_slots`` -> ``input_slots``). Each Apply node is filled from white (no
 time) to red (the node with the largest share) and labelled with its share of the function's
-node time (and its largest output size when the memory profile is on). Edges into an input
+node time (and its largest output size when the memory profile is on). As in the text
+report, the times leave each function's first call out unless ``all_calls``. Edges into an input
 that a node overwrites in place (``i`` outputs) are drawn bold red, edges into an input that
 a node returns a view of (``v`` outputs) dashed blue.
 """
@@ -15,9 +16,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from graphc.flags import config
 from graphc.profile.fmt import nbytes as _fmt_bytes
 from graphc.profile.fmt import short_origin
 from graphc.profile.model import FunctionProfile
+from graphc.profile.steady import has_first_call, steady_state
 
 DESTROY_STYLE = 'color="#c00000", style=bold, penwidth=2.0, label="destroy"'
 VIEW_STYLE = 'color="#1f5fbf", style=dashed, label="view"'
@@ -53,12 +56,18 @@ def _tooltip(n) -> str:
     return "\n".join(lines)
 
 
-def _function_dot(fp: FunctionProfile, k: int, lines: list[str]) -> None:
+def _function_dot(fp: FunctionProfile, k: int, lines: list[str], all_calls: bool) -> None:
+    first = ""
+    if not all_calls and has_first_call(fp):
+        first = ", first call left out" if fp.first_calls == 1 else ", first calls left out"
+    if first:
+        fp = steady_state(fp)
     total = sum(n.ns_total for n in fp.nodes)
     hottest = max((n.ns_total for n in fp.nodes), default=0)
     p = f"f{k}_"
     lines.append(f"  subgraph cluster_{k} {{")
-    lines.append(f"    label={_quote(f'{fp.name} ({fp.calls} calls, {_ms(total)} in nodes)')};")
+    title = f"{fp.name} ({fp.calls} calls, {_ms(total)} in nodes{first})"
+    lines.append(f"    label={_quote(title)};")
     producer: dict[int, str] = {}
     for s in fp.inputs:
         producer[s.slot] = f"{p}in{s.slot}"
@@ -98,8 +107,12 @@ def _function_dot(fp: FunctionProfile, k: int, lines: list[str]) -> None:
     lines.append("  }")
 
 
-def to_dot(stats: Any) -> str:
-    """DOT text of every function in ``stats`` (ProfileStats or FunctionProfile)."""
+def to_dot(stats: Any, all_calls: bool | None = None) -> str:
+    """DOT text of every function in ``stats`` (ProfileStats or FunctionProfile); the
+    times leave each function's first call out unless ``all_calls`` (None: the
+    ``profiling__all_calls`` flag)."""
+    if all_calls is None:
+        all_calls = config.profiling__all_calls
     if isinstance(stats, FunctionProfile):
         fps = [stats]
     else:
@@ -113,7 +126,7 @@ def to_dot(stats: Any) -> str:
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
     for k, fp in enumerate(fps):
-        _function_dot(fp, k, lines)
+        _function_dot(fp, k, lines, all_calls)
     lines.append("}")
     return "\n".join(lines) + "\n"
 

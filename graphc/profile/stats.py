@@ -64,15 +64,16 @@ class ProfileStats:
     def summary(
         self,
         file: TextIO | None = None,
-        n_apply_to_print: int = 10,
-        n_ops_to_print: int = 20,
+        n_apply_to_print: int | None = None,
+        n_ops_to_print: int | None = None,
         min_memory_size: int = 1024,
         memory: bool | None = None,
         optimizer: bool | None = None,
         all_calls: bool | None = None,
         width: int | None = None,
     ) -> None:
-        """Print every section (memory/optimizer: None shows them when recorded), no line
+        """Print every section (memory/optimizer: None shows them when recorded; row counts
+        None: the ``profiling__n_apply`` and ``profiling__n_ops`` flags), no line
         wider than ``width`` (None: ``COLUMNS``, the terminal's width, else 100). The times
         leave each function's first call out unless ``all_calls`` (None: the
         ``profiling__all_calls`` flag)."""

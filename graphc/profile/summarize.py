@@ -87,13 +87,15 @@ class TimeTable:
 
 def settings_line(fp: FunctionProfile) -> str:
     """The effective compile settings of one function, in one line."""
-    excl = ":".join(fp.rewrites_excluded) or "-"
-    incl = ":".join(fp.rewrites_included) or "-"
-    return (
+    text = (
         f"mode={fp.mode or '-'}, linker={fp.linker or '-'}, vm={fp.vm_kind or '-'}, "
-        f"allow_gc={fp.allow_gc}, optimizer={fp.optimizer or '-'}, "
-        f"excluding={excl}, including={incl}"
+        f"allow_gc={fp.allow_gc}, optimizer={fp.optimizer or '-'}"
     )
+    if fp.rewrites_excluded or fp.rewrites_included:  # both named when either is set
+        excl = ":".join(fp.rewrites_excluded) or "-"
+        incl = ":".join(fp.rewrites_included) or "-"
+        text += f", excluding={excl}, including={incl}"
+    return text
 
 
 def global_summary(fps: Sequence[FunctionProfile], message: str | None = None) -> GlobalSummary:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from graphc.flags import config
 from graphc.profile import memory as mem
 from graphc.profile.fmt import (
     below,
@@ -74,7 +75,8 @@ def render_global(g: GlobalSummary) -> list[str]:
 
 
 def render_first_calls(firsts: Sequence[FunctionProfile]) -> list[str]:
-    """The first calls left out of the steady-state numbers, on lines of their own."""
+    """The first calls left out of the steady-state numbers, on a line of their own
+    (``profiling__all_calls=True`` or ``summary(all_calls=True)`` counts them instead)."""
     if not firsts:
         return []
     call_ns = sum(f.first_call_ns for f in firsts)
@@ -82,9 +84,8 @@ def render_first_calls(firsts: Sequence[FunctionProfile]) -> list[str]:
     n = sum(f.first_calls for f in firsts)
     what = "First call" if n == 1 else f"First calls ({n})"
     return [
-        f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}), not in the "
-        "numbers above or the tables below",
-        "    (profiling__all_calls=True includes it)",
+        f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}), "
+        "not counted elsewhere"
     ]
 
 
@@ -184,15 +185,26 @@ def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) 
     lines = ["Apply", "------", *head]
     for r, text in zip(tbl.rows, body):
         lines += text
-        if r.origins:
-            lines.append(f"    from: {origins_text(r.origins)}")
-        if r.inputs or r.outputs:
-            lines.append(values_line(r.inputs, r.outputs))
+        lines += _values_and_origins(r, width)
     lines.append(remaining_line(tbl.remaining, "Apply instances"))
     if _marked(tbl.rows):
         lines.append(FOOTNOTE)
     lines.append(MEDIAN_NOTE)
     return lines + [""]
+
+
+def _values_and_origins(r: TimeRow, width: int | None) -> list[str]:
+    """A row's shapes and source lines: one line when they fit in ``width``."""
+    values = values_line(r.inputs, r.outputs) if r.inputs or r.outputs else ""
+    origins = f"from: {origins_text(r.origins)}" if r.origins else ""
+    if not origins:
+        return [values] if values else []
+    if not values:
+        return ["    " + origins]
+    both = f"{values}    {origins}"
+    if width is None or len(both) <= width:
+        return [both]
+    return [values, "    " + origins]
 
 
 def render_sources(tbl: TimeTable, width: int | None = None) -> list[str]:
@@ -218,11 +230,17 @@ def _bytes_line(n: int) -> str:
     return f"        CPU: {nbytes(n)} ({n}B)"
 
 
-def _storage_lines(title: str, records) -> list[str]:
+def _storage_lines(title: str, records, min_size: int = 0) -> list[str]:
+    """One line per record of at least ``min_size`` bytes, the smaller ones summed."""
     if not records:
         return []
     lines = [f"    {title} (not counted above):"]
-    lines += [f"    {r.nbytes:>9d}B  {shape_text(r.shape)} {r.name}" for r in records]
+    big = [r for r in records if r.nbytes >= min_size]
+    lines += [f"    {r.nbytes:>9d}B  {shape_text(r.shape)} {r.name}" for r in big]
+    small = [r for r in records if r.nbytes < min_size]
+    if small:
+        total = sum(r.nbytes for r in small)
+        lines.append(f"    {total:>9d}B  in {len(small)} smaller than {min_size}B")
     return lines
 
 
@@ -302,7 +320,7 @@ def render_memory(s: mem.MemorySummary) -> list[str]:
     for m in s.functions:
         prefix = f"{m.name}: " if several else ""
         lines += _storage_lines(prefix + "Inputs", m.inputs)
-        lines += _storage_lines(prefix + "Constants", m.constants)
+        lines += _storage_lines(prefix + "Constants", m.constants, s.min_memory_size)
     lines += [
         "    <created/inplace/view> is taken from the Op's declaration.",
         "    Apply nodes marked 'inplace' or 'view' may actually allocate memory, "
@@ -350,8 +368,8 @@ def _step_tables(body: FunctionProfile, n: int, width: int) -> list[str]:
 def render_summary(
     fps: Sequence[FunctionProfile],
     message: str | None = None,
-    n_apply_to_print: int = 10,
-    n_ops_to_print: int = 20,
+    n_apply_to_print: int | None = None,
+    n_ops_to_print: int | None = None,
     min_memory_size: int = 1024,
     memory: bool | None = None,
     optimizer: bool | None = None,
@@ -359,12 +377,18 @@ def render_summary(
     width: int | None = None,
 ) -> str:
     """Every section for ``fps``, no line wider than ``width`` (None: the terminal's, see
-    ``report_width``). ``memory``/``optimizer`` None: shown when recorded.
+    ``report_width``). ``memory``/``optimizer`` None: shown when recorded. Row counts
+    None: the ``profiling__n_apply`` (Apply rows) and ``profiling__n_ops`` (Class, Op and
+    source-line rows) flags, chosen so that one function's report fits about one screen.
 
     Unless ``all_calls``, times describe the steady state: each function's first call is
     reported on its own line and left out of every other number.
     """
     width = width or report_width()
+    if n_apply_to_print is None:
+        n_apply_to_print = config.profiling__n_apply
+    if n_ops_to_print is None:
+        n_ops_to_print = config.profiling__n_ops
     firsts = [] if all_calls else [f for f in fps if has_first_call(f)]
     recorded, fps = fps, fps if all_calls else [steady_state(f) for f in fps]
     lines = render_global(global_summary(fps, message)) + render_first_calls(firsts) + [""]
@@ -374,7 +398,7 @@ def render_summary(
         )
         lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops", width)
         lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1, width)
-        lines += render_sources(source_table(fps, n_apply_to_print), width)
+        lines += render_sources(source_table(fps, n_ops_to_print), width)
         lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply_to_print, width))
     else:
         lines += [

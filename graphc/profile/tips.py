@@ -24,10 +24,7 @@ def float64_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     n = sum(1 for node in _nodes(fps) if any(v.dtype == "float64" for v in node.outputs))
     if not n:
         return []
-    return [
-        f"Try the graphc flag floatX=float32 ({n} Apply node(s) produce float64; "
-        "use float32 where its precision is enough)"
-    ]
+    return [f"Try the graphc flag floatX=float32 ({n} Apply node(s) produce float64)"]
 
 
 def py_with_c_tip(fps: Sequence[FunctionProfile]) -> list[str]:
@@ -72,7 +69,7 @@ def fusion_tip(fps: Sequence[FunctionProfile]) -> list[str]:
         if "fusion" in f.rewrites_excluded:
             advice = "do not exclude the `fusion` rewrite"
         else:
-            advice = "check why the `fusion` rewrite did not fuse them"
+            advice = "check why the `fusion` rewrite left it"
         out.append(f"{f.name}: a chain of {n} Elemwise nodes is not fused; {advice}")
     return out
 

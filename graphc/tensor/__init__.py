@@ -3,10 +3,11 @@
 import sys
 
 from graphc.tensor import (
+    elemwise_grad,  # noqa: F401  (fills tensor/elemwise.py's gradient rules)
     nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
     pprint_rules,  # noqa: E402,F401  (fills graphc.printing's rules)
     rop_rules,  # noqa: E402,F401  (fills graphc.graph.rop's rules)
-    subtensor,
+    subtensor,  # (also fills tensor/constant_value.py's rule for Subtensor)
 )
 from graphc.tensor import variable as _variable
 from graphc.tensor.basic import *  # noqa: F403

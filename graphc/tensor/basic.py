@@ -1,4 +1,6 @@
-"""Shape and construction Ops: shape, Shape_i, reshape, join, alloc, arange, eye, ..."""
+"""Shape and construction Ops: reshape, join, alloc, arange, eye, ... (``Shape``/``Shape_i``
+live in ``tensor/shape.py``, constant folding in ``tensor/constant_value.py``; both are
+re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,191 +11,23 @@ import numpy as np
 from graphc.flags import config
 from graphc.graph.basic import Apply, Constant, Op, Variable
 from graphc.scalar import basic as ps
-from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor import math as tm
+from graphc.tensor.constant_value import (
+    CONSTANT_RULES,
+    NotScalarConstantError,
+    _cast_to,
+    _static_int,
+    first_input_constant,
+    get_constant_or_none,
+    get_scalar_constant_value,
+)
+from graphc.tensor.elemwise import DimShuffle
 from graphc.tensor.math import cast, second
+from graphc.tensor.shape import Shape, Shape_i, _constant, _i64, shape, shape_tuple
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
 INT_DTYPES = ps.INT_DTYPES
-
-
-def _constant(value, dtype=None) -> TensorConstant:
-    """A TensorConstant that keeps the value's ndim (a 0-d value stays 0-d)."""
-    arr = np.array(value, dtype=dtype)
-    if arr.dtype == np.float16:
-        arr = arr.astype("float32")
-    arr.setflags(write=False)
-    shape = tuple(1 if s == 1 else None for s in arr.shape)
-    return TensorConstant(TensorType(str(arr.dtype), shape), arr)
-
-
-def _i64(v: int) -> TensorConstant:
-    return _constant(np.int64(v))
-
-
-class NotScalarConstantError(Exception):
-    """The expression is not a constant scalar (``get_scalar_constant_value`` failed)."""
-
-
-# ------------------------------------------------------------------ shape
-
-
-class Shape(Op):
-    """The shape of a tensor as an int64 vector."""
-
-    __props__ = ()
-
-    def make_node(self, x) -> Apply:
-        x = as_tensor_variable(x)
-        return Apply(self, [x], [TensorType("int64", (x.ndim,))()])
-
-    def perform(self, node, inputs, output_storage):
-        output_storage[0][0] = np.asarray(inputs[0].shape, dtype="int64")
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [(_i64(len(shapes[0])),)]
-
-    def grad(self, inputs, gouts):
-        return [None]
-
-
-class Shape_i(Op):  # noqa: N801 - Theano's name
-    """One entry of a tensor's shape as an int64 scalar."""
-
-    __props__ = ("i",)
-
-    def __init__(self, i: int):
-        self.i = int(i)
-
-    def __str__(self) -> str:
-        return f"Shape_i{{{self.i}}}"
-
-    def make_node(self, x) -> Apply:
-        x = as_tensor_variable(x)
-        if not 0 <= self.i < x.ndim:
-            raise ValueError(f"{self}: axis out of range for {x.type}")
-        return Apply(self, [x], [TensorType("int64", ())()])
-
-    def perform(self, node, inputs, output_storage):
-        output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype="int64")
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [()]
-
-    def grad(self, inputs, gouts):
-        return [None]
-
-
-_shape = Shape()
-
-
-def shape(x):
-    """Symbolic shape of ``x`` (an int64 vector)."""
-    return _shape(as_tensor_variable(x))
-
-
-def shape_tuple(x) -> tuple:
-    """A tuple of int64 scalars, one per axis (constants where the static size is known)."""
-    x = as_tensor_variable(x)
-    return tuple(_i64(s) if s is not None else Shape_i(i)(x) for i, s in enumerate(x.type.shape))
-
-
-# ------------------------------------------------------------------ constant folding
-
-
-def get_scalar_constant_value(v, elemwise: bool = True):
-    """The numpy scalar value of ``v`` when it is a constant expression, else raise
-    NotScalarConstantError.
-
-    Follows casts, ``second``/fill, DimShuffles, Shape_i / shape entries of statically known
-    sizes, MakeVector/Subtensor of constants, Alloc, SpecifyShape and (with ``elemwise``)
-    Elemwise nodes whose inputs are all constant.
-    """
-    if isinstance(v, bool | int | float | np.number | np.bool_):
-        return np.asarray(v)[()]
-    if isinstance(v, np.ndarray):
-        return _scalar_of(v, v)
-    if not isinstance(v, Variable):
-        raise NotScalarConstantError(f"{v!r} is not a constant scalar")
-    if isinstance(v, Constant):
-        return _scalar_of(np.asarray(v.data), v)
-    node = v.owner
-    if node is None:
-        raise NotScalarConstantError(f"{v} is a free variable, not a constant")
-    op = node.op
-    if isinstance(op, Shape_i):
-        s = node.inputs[0].type.shape[op.i]
-        if s is not None:
-            return np.int64(s)
-    elif isinstance(op, DimShuffle | SpecifyShape):
-        return get_scalar_constant_value(node.inputs[0], elemwise)
-    elif isinstance(op, Alloc):
-        return get_scalar_constant_value(node.inputs[0], elemwise)
-    elif isinstance(op, Elemwise):
-        name = op.scalar_op.name
-        if name == "second":
-            return _cast_to(get_scalar_constant_value(node.inputs[1], elemwise), v)
-        if isinstance(op.scalar_op, ps.Cast) or name == "identity":
-            return _cast_to(get_scalar_constant_value(node.inputs[0], elemwise), v)
-        if elemwise:
-            vals = [get_scalar_constant_value(i, elemwise) for i in node.inputs]
-            with np.errstate(all="ignore"):
-                out = op.scalar_op.impl(*[np.asarray(x) for x in vals])
-            if isinstance(out, tuple):
-                out = out[v.index]
-            return _cast_to(out, v)
-    elif isinstance(op, MakeVector) and v.ndim == 1 and len(node.inputs) == 1:
-        return _cast_to(get_scalar_constant_value(node.inputs[0], elemwise), v)
-    else:
-        from graphc.tensor.subtensor import Subtensor
-
-        if isinstance(op, Subtensor) and v.ndim == 0:
-            return _subtensor_constant(node, elemwise)
-    raise NotScalarConstantError(f"{v} (computed by {op}) is not a constant scalar")
-
-
-def _scalar_of(arr: np.ndarray, v):
-    if arr.size == 0:
-        raise NotScalarConstantError(f"{v} is an empty constant")
-    flat = arr.reshape(-1)
-    if arr.ndim == 0 or bool(np.all(flat == flat[0])):
-        return flat[0].copy() if arr.ndim == 0 else flat[0]
-    raise NotScalarConstantError(f"{v} is a constant array with distinct values")
-
-
-def _cast_to(value, v):
-    dt = getattr(v.type, "dtype", None)
-    arr = np.asarray(value)
-    return (arr.astype(dt) if dt is not None else arr)[()]
-
-
-def _subtensor_constant(node, elemwise):
-    """x[i] where x is a shape vector, a MakeVector or a constant vector and i is constant."""
-    op = node.op
-    x = node.inputs[0]
-    if x.ndim != 1 or len(op.idx_list) != 1 or not isinstance(op.idx_list[0], int):
-        raise NotScalarConstantError(f"{node.outputs[0]} is not a constant scalar")
-    i = op.idx_list[0]
-    if isinstance(x, Constant):
-        data = np.asarray(x.data)
-        if -len(data) <= i < len(data):
-            return data[i].copy()
-    elif x.owner is not None and isinstance(x.owner.op, Shape):
-        static = x.owner.inputs[0].type.shape
-        if -len(static) <= i < len(static) and static[i] is not None:
-            return np.int64(static[i])
-    elif x.owner is not None and isinstance(x.owner.op, MakeVector):
-        ins = x.owner.inputs
-        if -len(ins) <= i < len(ins):
-            return _cast_to(get_scalar_constant_value(ins[i], elemwise), x)
-    raise NotScalarConstantError(f"{node.outputs[0]} is not a constant scalar")
-
-
-def _static_int(v) -> int | None:
-    try:
-        return int(get_scalar_constant_value(v))
-    except NotScalarConstantError:
-        return None
 
 
 def _as_int_scalar(v, what: str, opname: str):
@@ -243,6 +77,13 @@ class MakeVector(Op):
             return [None] * len(inputs)
         (g,) = gouts
         return [g[k] for k in range(len(inputs))]
+
+
+@CONSTANT_RULES.register(MakeVector)
+def _make_vector_constant(node, v, elemwise):
+    if v.ndim != 1 or len(node.inputs) != 1:
+        return None
+    return _cast_to(get_scalar_constant_value(node.inputs[0], elemwise), v)
 
 
 def _shape_vector(shp, opname: str):
@@ -348,8 +189,6 @@ class Reshape(Op):
         output_storage[0][0] = out
 
     def infer_shape(self, fgraph, node, shapes):
-        from graphc.tensor import math as tm
-
         x, shp = node.inputs
         if isinstance(shp, Constant) or (
             shp.owner is not None and isinstance(shp.owner.op, MakeVector)
@@ -453,8 +292,6 @@ class SpecifyShape(Op):
         output_storage[0][0] = x
 
     def infer_shape(self, fgraph, node, shapes):
-        from graphc.tensor import math as tm
-
         out = []
         for d, s, st in zip(node.inputs[1:], shapes[0], node.outputs[0].type.shape):
             v = _static_int(d)
@@ -657,8 +494,6 @@ class Alloc(Op):
         return [tuple(node.inputs[1:])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor import math as tm
-
         v = inputs[0]
         (g,) = gouts
         if v.dtype not in ps.FLOAT_DTYPES:
@@ -672,6 +507,8 @@ class Alloc(Op):
             gv = tm.sum(gv, axis=axes, keepdims=True)
         return [cast(gv, v.dtype)] + [None] * (len(inputs) - 1)
 
+
+CONSTANT_RULES.register(SpecifyShape, Alloc)(first_input_constant)
 
 _alloc = Alloc()
 
@@ -776,8 +613,6 @@ class ARange(Op):
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
 
     def infer_shape(self, fgraph, node, shapes):
-        from graphc.tensor import math as tm
-
         st = node.outputs[0].type.shape[0]
         if st is not None:
             return [(_i64(st),)]
@@ -786,8 +621,6 @@ class ARange(Op):
         return [(tm.maximum(n, _i64(0)),)]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor import math as tm
-
         (g,) = gouts
         start, stop, step = inputs
         if self.dtype not in ps.FLOAT_DTYPES:
@@ -797,13 +630,6 @@ class ARange(Op):
         gs = [tm.sum(g), None, tm.sum(g * k)]
         return [cast(x, v.dtype) if x is not None and v.dtype in ps.FLOAT_DTYPES else None
                 for x, v in zip(gs, inputs)]  # fmt: skip
-
-
-def get_constant_or_none(v):
-    try:
-        return get_scalar_constant_value(v)
-    except NotScalarConstantError:
-        return None
 
 
 def arange(start, stop=None, step=1, dtype=None):

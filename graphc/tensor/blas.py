@@ -13,6 +13,8 @@ import numpy as np
 from graphc.graph.basic import Apply, Op, Variable
 from graphc.tensor.basic import _i64, reshape, shape_tuple
 from graphc.tensor.elemwise import DimShuffle, broadcast_static_shapes
+from graphc.tensor.math import cast, maximum, mul
+from graphc.tensor.math import sum as tsum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -158,8 +160,6 @@ class Dot(Op):
 
 
 def _cast_grad(g, x):
-    from graphc.tensor.math import cast
-
     return cast(g, x.dtype) if _is_float(x) else None
 
 
@@ -171,8 +171,6 @@ def dot(a, b):
     one ``Dot`` node, and an operand with more than 2 dimensions sums over the last axis of
     ``a`` and the second-to-last of ``b`` (the only one of a vector) through ``tensordot``:
     ``dot(a, b)[i, j, k, m] = sum(a[i, j, :] * b[k, :, m])``."""
-    from graphc.tensor.math import mul
-
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return mul(a, b)
@@ -269,8 +267,6 @@ def dot22(a, b):
 
 def outer(a, b):
     """Outer product of two vectors: ``out[i, j] = a[i] * b[j]``."""
-    from graphc.tensor.math import mul
-
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim != 1 or b.ndim != 1:
         raise TypeError(f"outer: operands must be vectors, got {a.type} and {b.type}")
@@ -361,8 +357,6 @@ class Gemv(_ScaledUpdate):
         return 2.0 * m * n
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.math import sum as tsum
-
         y, alpha, A, x, beta = inputs
         (g,) = gouts
         return [
@@ -458,8 +452,6 @@ class Gemm(_ScaledUpdate):
         return 2.0 * m * n * k
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.math import sum as tsum
-
         Z, alpha, X, Y, beta = inputs  # noqa: N806
         (g,) = gouts
         # (broadcast: summed over static size-1 axes only, as Elemwise gradients are)
@@ -497,8 +489,6 @@ def _int_const(v: int) -> TensorConstant:
 
 def _broadcast_dim(da, db):
     """Symbolic size of one broadcast batch axis from ``(symbolic size, static size)`` pairs."""
-    from graphc.tensor.math import maximum
-
     cands = [d for d in (da, db) if d[1] != 1]
     known = [d for d in cands if d[1] is not None]
     if known:
@@ -516,8 +506,6 @@ def _swap_last(x):
 
 def _sum_to(g, x):
     """Sum ``g`` over the leading axes ``x`` lacks and the batch axes ``x`` broadcast over."""
-    from graphc.tensor.math import sum as tsum
-
     lead = g.ndim - x.ndim
     if lead:
         g = tsum(g, axis=tuple(range(lead)))

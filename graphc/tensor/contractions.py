@@ -6,6 +6,7 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Op
 from graphc.tensor.blas import dot, tensordot
+from graphc.tensor.math import cast
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -46,8 +47,6 @@ class BatchedDot(Op):
         return 2.0 * float(np.prod(output_shapes[0])) * input_shapes[0][2]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.math import cast
-
         x, y = inputs
         (g,) = gouts
         gx = self(g, y.dimshuffle(0, 2, 1))

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from graphc.graph.basic import Apply, Op
-from graphc.tensor.basic import _make_shape_vector, shape_tuple
+from graphc.tensor.basic import _i64, _make_shape_vector, _static_int, shape_tuple, specify_shape
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -202,8 +202,6 @@ class Conv2d(_ConvOp):
 
 
 def _static(v) -> int | None:
-    from graphc.tensor.basic import _static_int
-
     return _static_int(v)
 
 
@@ -276,8 +274,6 @@ class Conv2dGradInputs(_ConvOp):
         output_storage[0][0] = np.ascontiguousarray(gx[:, :, ph : ph + h, pw : pw + wd])
 
     def infer_shape(self, fgraph, node, shapes):
-        from graphc.tensor.basic import _i64
-
         hw = node.inputs[2]
         return [(shapes[1][0], shapes[0][1], hw[_i64(0)], hw[_i64(1)])]
 
@@ -328,8 +324,6 @@ class Conv2dGradWeights(_ConvOp):
         output_storage[0][0] = np.ascontiguousarray(_unflip(gw, self.filter_flip))
 
     def infer_shape(self, fgraph, node, shapes):
-        from graphc.tensor.basic import _i64
-
         hw = node.inputs[2]
         return [(shapes[1][1], shapes[0][1], hw[_i64(0)], hw[_i64(1)])]
 
@@ -373,8 +367,6 @@ def conv2d(
     ``input_shape``/``filter_shape`` (or the older ``image_shape``) are optional hints: known
     sizes are checked and become static shapes.
     """
-    from graphc.tensor.basic import specify_shape
-
     if kwargs:
         raise TypeError(f"conv2d: unexpected arguments {sorted(kwargs)}")
     if num_groups != 1:

@@ -7,9 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
+from graphc.scalar import basic as ps
 from graphc.scalar.basic import ScalarOp
+from graphc.tensor.op_rules import RuleTable
 from graphc.tensor.type import TensorType
-from graphc.tensor.variable import as_tensor_variable
+from graphc.tensor.variable import as_tensor_variable, constant
+
+# The gradients of DimShuffle and Elemwise are written with reductions and element-wise
+# math, which build on these two Ops: tensor/elemwise_grad.py registers them here.
+GRAD_RULES = RuleTable("gradient")
 
 
 class DimShuffle(Op):
@@ -66,13 +72,7 @@ class DimShuffle(Op):
         return [tuple(1 if o == "x" else ish[o] for o in self.new_order)]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.math import sum as tsum
-
-        (g,) = gouts
-        if self.augment:
-            g = tsum(g, axis=self.augment)  # now axis j is input axis shuffle[j]
-        order = ["x" if i in self.drop else self.shuffle.index(i) for i in range(self.input_ndim)]
-        return [DimShuffle(len(self.shuffle), order)(g)]
+        return GRAD_RULES[self](self, inputs, gouts)
 
 
 class Elemwise(Op):
@@ -159,9 +159,15 @@ class Elemwise(Op):
         return n * per
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.elemwise_grad import elemwise_grad
+        return GRAD_RULES[self](self, inputs, gouts)
 
-        return elemwise_grad(self, inputs, gouts)
+
+_ELEMWISE: dict[str, Elemwise] = {name: Elemwise(op) for name, op in ps.all_scalar_ops().items()}
+
+
+def elemwise_op(name: str) -> Elemwise:
+    """The (non in-place) Elemwise Op for the scalar Op called ``name``."""
+    return _ELEMWISE[name]
 
 
 def broadcast_static_shapes(op, shapes, inputs=()) -> tuple[int | None, ...]:
@@ -186,9 +192,7 @@ def broadcast_static_shapes(op, shapes, inputs=()) -> tuple[int | None, ...]:
 
 def broadcast_shape_symbolic(shapes, static_shapes):
     """Symbolic output shape of broadcasting: per axis a known non-1 size, 1, or a max."""
-    from graphc.tensor.math import maximum
-    from graphc.tensor.variable import constant
-
+    maximum = _ELEMWISE["maximum"]
     out = []
     for axis in range(len(static_shapes[0]) if static_shapes else 0):
         cands = [sh[axis] for sh, st in zip(shapes, static_shapes) if st[axis] != 1]

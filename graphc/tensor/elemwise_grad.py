@@ -1,4 +1,6 @@
-"""Gradients of Elemwise nodes, one rule per scalar Op, written with tensor operations."""
+"""Gradients of Elemwise nodes (one rule per scalar Op) and of DimShuffle, written with
+tensor operations; registered in ``tensor/elemwise.py``'s ``GRAD_RULES``, which cannot
+import the reductions and element-wise math built on its Ops."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import numpy as np
 
 from graphc.scalar import basic as ps
 from graphc.tensor import math as tm
+from graphc.tensor.elemwise import GRAD_RULES, DimShuffle, Elemwise
 from graphc.tensor.variable import constant
 
 
@@ -128,6 +131,17 @@ _ZERO_GRAD = {"sgn", "floor", "ceil", "round_half_to_even", "int_div"}
 _NO_GRAD = {"eq", "neq", "lt", "gt", "le", "ge", "and", "or", "xor", "invert"}
 
 
+@GRAD_RULES.register(DimShuffle)
+def dimshuffle_grad(op, inputs, gouts):
+    """Sum the gradient over the axes ``op`` added, then undo its permutation."""
+    (g,) = gouts
+    if op.augment:
+        g = tm.sum(g, axis=op.augment)  # now axis j is input axis shuffle[j]
+    order = ["x" if i in op.drop else op.shuffle.index(i) for i in range(op.input_ndim)]
+    return [DimShuffle(len(op.shuffle), order)(g)]
+
+
+@GRAD_RULES.register(Elemwise)
 def elemwise_grad(op, inputs, gouts):
     """Input gradients of ``op(*inputs)`` given the output gradient (one output)."""
     (g,) = gouts

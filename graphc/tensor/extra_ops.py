@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
-from graphc.tensor.basic import _i64, _shape_vector, flatten, shape_tuple
+from graphc.tensor.basic import _i64, _make_shape_vector, _shape_vector, flatten, shape, shape_tuple
+from graphc.tensor.math import sum as tsum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -220,8 +221,6 @@ class RepeatOp(Op):
         output_storage[0][0] = np.repeat(x, r, axis=self.axis)
 
     def infer_shape(self, fgraph, node, shapes):
-        from graphc.tensor.math import sum as tsum
-
         x, r = node.inputs
         out = list(shapes[0])
         n = r * out[self.axis] if r.ndim == 0 else tsum(r)
@@ -305,8 +304,6 @@ class TileOp(Op):
         x, reps = inputs
         if not _float(x):
             return [None, None]
-        from graphc.tensor.basic import shape
-
         return [TileGrad()(gouts[0], reps, shape(x)), None]
 
 
@@ -347,6 +344,4 @@ def tile(x, reps, ndim=None):
             raise ValueError(f"tile: ndim={ndim} is smaller than the result's rank")
     n = max(len(entries), x.ndim, int(ndim or 0))
     entries = [_i64(1)] * (n - len(entries)) + list(entries)
-    from graphc.tensor.basic import _make_shape_vector
-
     return TileOp(n)(x, _make_shape_vector(entries))

@@ -6,13 +6,17 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Op
 from graphc.scalar import basic as ps
-from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.elemwise import (
+    _ELEMWISE,
+    DimShuffle,
+    Elemwise,
+    elemwise_op,  # noqa: F401  (re-exported: its old home)
+)
+from graphc.tensor.shape import Shape_i
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable, constant
 
 # ------------------------------------------------------------------ element-wise
-
-_ELEMWISE: dict[str, Elemwise] = {name: Elemwise(op) for name, op in ps.all_scalar_ops().items()}
 
 
 def _ew(name: str):
@@ -93,11 +97,6 @@ def cast(x, dtype: str):
     if x.dtype == dtype:
         return x
     return Elemwise(ps.Cast(dtype))(x)
-
-
-def elemwise_op(name: str) -> Elemwise:
-    """The (non in-place) Elemwise Op for the scalar Op called ``name``."""
-    return _ELEMWISE[name]
 
 
 # ------------------------------------------------------------------ reductions
@@ -336,8 +335,6 @@ def argmin(x, axis=None, keepdims=False):
 
 
 def _count(x, axes):
-    from graphc.tensor.basic import Shape_i
-
     n = None
     for a in axes:
         d = Shape_i(a)(x)

@@ -6,7 +6,7 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Constant, Op, Variable
 from graphc.tensor import math as tm
-from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import sigmoid, softplus
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
@@ -40,7 +40,7 @@ def _as_float(x):
 
 def _is_zeros(v: Variable) -> bool:
     """Whether ``v`` is known to be all zeros (a filled zero constant, as ``grad`` makes)."""
-    while v.owner is not None and type(v.owner.op).__name__ == "DimShuffle":
+    while v.owner is not None and isinstance(v.owner.op, DimShuffle):
         v = v.owner.inputs[0]
     if isinstance(v, Constant):
         return not np.any(v.data)

@@ -234,9 +234,22 @@ _KINDS = {
     "tensor4": (None,) * 4,
     "tensor5": (None,) * 5,
 }
-for _p, _dt in _PREFIX.items():
-    for _k, _shape in _KINDS.items():  # ``T.dmatrix`` is a type: ``T.dmatrix("x")``
-        globals()[_p + _k] = TensorType(_dt, _shape)
+
+
+def _types(dtype: str) -> tuple[TensorType, ...]:
+    """The scalar, vector, matrix, row, col, tensor3, tensor4 and tensor5 types of ``dtype``."""
+    return tuple(TensorType(dtype, shape) for shape in _KINDS.values())
+
+
+# ``T.dmatrix`` is a type: ``T.dmatrix("x")``
+_B, _W, _I, _L = _types("int8"), _types("int16"), _types("int32"), _types("int64")
+_F, _D = _types("float32"), _types("float64")
+bscalar, bvector, bmatrix, brow, bcol, btensor3, btensor4, btensor5 = _B
+wscalar, wvector, wmatrix, wrow, wcol, wtensor3, wtensor4, wtensor5 = _W
+iscalar, ivector, imatrix, irow, icol, itensor3, itensor4, itensor5 = _I
+lscalar, lvector, lmatrix, lrow, lcol, ltensor3, ltensor4, ltensor5 = _L
+fscalar, fvector, fmatrix, frow, fcol, ftensor3, ftensor4, ftensor5 = _F
+dscalar, dvector, dmatrix, drow, dcol, dtensor3, dtensor4, dtensor5 = _D
 
 
 def _plural(make):
@@ -259,10 +272,20 @@ def _plural(make):
 _PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows",
             "col": "cols", "tensor3": "tensor3s", "tensor4": "tensor4s",
             "tensor5": "tensor5s"}  # fmt: skip
-for _k, _pl in _PLURALS.items():
-    globals()[_pl] = _plural(globals()[_k])
-    for _p in _PREFIX:
-        globals()[_p + _pl] = _plural(globals()[_p + _k])
+
+
+def _plurals(makers) -> tuple:
+    return tuple(_plural(m) for m in makers)
+
+
+_ANY = (scalar, vector, matrix, row, col, tensor3, tensor4, tensor5)
+scalars, vectors, matrices, rows, cols, tensor3s, tensor4s, tensor5s = _plurals(_ANY)
+bscalars, bvectors, bmatrices, brows, bcols, btensor3s, btensor4s, btensor5s = _plurals(_B)
+wscalars, wvectors, wmatrices, wrows, wcols, wtensor3s, wtensor4s, wtensor5s = _plurals(_W)
+iscalars, ivectors, imatrices, irows, icols, itensor3s, itensor4s, itensor5s = _plurals(_I)
+lscalars, lvectors, lmatrices, lrows, lcols, ltensor3s, ltensor4s, ltensor5s = _plurals(_L)
+fscalars, fvectors, fmatrices, frows, fcols, ftensor3s, ftensor4s, ftensor5s = _plurals(_F)
+dscalars, dvectors, dmatrices, drows, dcols, dtensor3s, dtensor4s, dtensor5s = _plurals(_D)
 
 
 _BASE_NAMES = ["scalars", "vectors", "matrices", "TensorType", "tensor", "scalar", "vector",

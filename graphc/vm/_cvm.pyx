@@ -57,6 +57,13 @@ cdef struct CNode:
     int *clear           # slots to clear (points into VM._clears)
     int recyclable       # some output may take a value given back through recycle()
 
+cdef struct NodeStat:     # one node's timing counters, together in one cache line
+    int64_t calls
+    int64_t ns_total
+    int64_t ns_min
+    int64_t ns_max
+    int64_t below        # durations of 0 (below the clock resolution)
+
 cdef str _REENTERED = "function is already running in another thread"
 _generic = np.generic
 
@@ -142,10 +149,19 @@ cdef object _signature(PyObject *o):
     return None
 
 
-cdef int64_t _nbytes(PyObject *o):
+cdef inline int64_t _nbytes(PyObject *o):
     """Bytes of a value for the memory profiler: arrays, numpy scalars, else 0."""
+    cdef int64_t nb
+    cdef int d
+    cdef cnp.npy_intp *dims
     if o == NULL:
         return 0
+    if cnp.PyArray_CheckExact(<object>o):  # itemsize x dims here, not through numpy's API
+        nb = cnp.PyArray_ITEMSIZE(<cnp.ndarray>o)
+        dims = cnp.PyArray_DIMS(<cnp.ndarray>o)
+        for d in range(cnp.PyArray_NDIM(<cnp.ndarray>o)):
+            nb *= dims[d]
+        return nb
     if cnp.PyArray_Check(<object>o):
         return cnp.PyArray_NBYTES(<cnp.ndarray>o)
     if isinstance(<object>o, _generic):
@@ -190,12 +206,9 @@ cdef class CVM:
     cdef int64_t _trace_dropped
     cdef int64_t *_trace         # trace_cap x (call_index, node, start_ns, dur_ns)
     cdef int _n_out_total
-    cdef int64_t *_calls
-    cdef int64_t *_ns_total
-    cdef int64_t *_ns_min
-    cdef int64_t *_ns_max
-    cdef int64_t *_ns_ring       # n x RING, -1 where unused
-    cdef int64_t *_below         # durations of 0 (below the clock resolution)
+    cdef NodeStat *_st           # per node
+    cdef int64_t *_stamps        # n + 1 clock reads of one call (_run_stamped)
+    cdef int64_t *_ns_ring       # RING x n (a call's nodes write side by side), -1 unused
     cdef int64_t *_bytes_min     # per output of every node
     cdef int64_t *_bytes_max
     cdef int64_t *_slot_bytes    # per slot, bytes counted live in the current call
@@ -205,6 +218,7 @@ cdef class CVM:
     cdef int *_buf_of            # per slot: memory-plan buffer or -1
     cdef int _n_buf
     cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
+    cdef PyObject **_lent        # per slot: the buffer lent to it in this call (not owned)
     cdef set _recyclable         # output slots a C thunk writes (see recycle)
     cdef dict _spare             # slot -> array given back for the next call
 
@@ -213,6 +227,7 @@ cdef class CVM:
         self._nodes = NULL
         self._pool = NULL
         self._buf_of = NULL
+        self._lent = NULL
 
     def __init__(self, program: Program, allow_gc: bool = True):
         cdef int i, k, n_ins_total = 0, n_clear_total = 0, max_in = 1, s
@@ -251,7 +266,8 @@ cdef class CVM:
         self._n_buf = max(program.buffers) + 1 if planned else 0
         self._buf_of = <int *>malloc(S * sizeof(int))
         self._pool = <PyObject **>calloc(max(self._n_buf, 1), sizeof(PyObject *))
-        if self._buf_of == NULL or self._pool == NULL:
+        self._lent = <PyObject **>calloc(S, sizeof(PyObject *))
+        if self._buf_of == NULL or self._pool == NULL or self._lent == NULL:
             raise MemoryError()
         for s in range(S):
             self._buf_of[s] = program.buffers[s] if planned and s < self._n_storage else -1
@@ -349,16 +365,12 @@ cdef class CVM:
 
     cdef _alloc_stats(self):
         cdef int n = max(self._n, 1), no = max(self._n_out_total, 1)
-        self._calls = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_total = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_min = <int64_t *>malloc(n * sizeof(int64_t))
-        self._ns_max = <int64_t *>malloc(n * sizeof(int64_t))
-        self._below = <int64_t *>malloc(n * sizeof(int64_t))
+        self._st = <NodeStat *>malloc(n * sizeof(NodeStat))
+        self._stamps = <int64_t *>malloc((n + 1) * sizeof(int64_t))
         self._ns_ring = <int64_t *>malloc(n * C_RING * sizeof(int64_t))
         self._bytes_min = <int64_t *>malloc(no * sizeof(int64_t))
         self._bytes_max = <int64_t *>malloc(no * sizeof(int64_t))
-        if (self._calls == NULL or self._ns_total == NULL or self._ns_min == NULL
-                or self._ns_max == NULL or self._below == NULL or self._ns_ring == NULL
+        if (self._st == NULL or self._stamps == NULL or self._ns_ring == NULL
                 or self._bytes_min == NULL or self._bytes_max == NULL):
             raise MemoryError()
 
@@ -371,13 +383,12 @@ cdef class CVM:
         free(self._clears); free(self._is_const); free(self._keep_lazy)
         free(self._producer); free(self._n_readers); free(self._slot_bytes)
         free(self._input_slots); free(self._output_slots); free(self._end_clear)
-        free(self._calls); free(self._ns_total); free(self._ns_min); free(self._ns_max)
-        free(self._below); free(self._ns_ring); free(self._bytes_min)
+        free(self._st); free(self._stamps); free(self._ns_ring); free(self._bytes_min)
         free(self._bytes_max); free(self._trace)
         if self._pool != NULL:
             for s in range(self._n_buf):
                 Py_XDECREF(self._pool[s])
-        free(self._pool); free(self._buf_of)
+        free(self._pool); free(self._buf_of); free(self._lent)
 
     property kind:
         def __get__(self):
@@ -417,6 +428,9 @@ cdef class CVM:
 
     def plan_bytes(self):
         """Bytes of the memory plan's buffers kept between calls."""
+        return self._plan_bytes()
+
+    cdef int64_t _plan_bytes(self) noexcept:
         cdef int64_t total = 0
         cdef int b
         for b in range(self._n_buf):
@@ -426,7 +440,7 @@ cdef class CVM:
     def held_bytes(self):
         """Bytes of array storage the VM's slots and planned buffers own now: arrays that
         own their data (views add nothing), constants excluded."""
-        cdef int64_t total = self.plan_bytes()
+        cdef int64_t total = self._plan_bytes()
         cdef int s
         cdef object v
         for s in range(self._n_storage):
@@ -440,11 +454,11 @@ cdef class CVM:
         """Zero every counter (the profiling choices are kept)."""
         cdef int i
         for i in range(self._n):
-            self._calls[i] = 0
-            self._ns_total[i] = 0
-            self._ns_min[i] = INT64_MAX
-            self._ns_max[i] = 0
-            self._below[i] = 0
+            self._st[i].calls = 0
+            self._st[i].ns_total = 0
+            self._st[i].ns_min = INT64_MAX
+            self._st[i].ns_max = 0
+            self._st[i].below = 0
         for i in range(self._n * C_RING):
             self._ns_ring[i] = -1
         for i in range(self._n_out_total):
@@ -459,6 +473,7 @@ cdef class CVM:
     def stats(self):
         """A snapshot of the counters (see docs/architecture.md, "The VM")."""
         cdef int i, k, n = self._n
+        cdef NodeStat *st
         cdef timespec res
         calls = np.zeros(n, np.int64)
         ns_total = np.zeros(n, np.int64)
@@ -471,13 +486,14 @@ cdef class CVM:
         cdef int64_t[:, ::1] r_v = ring
         cdef double f = _ns_per_tick()
         for i in range(n):
-            c_v[i] = self._calls[i]
-            t_v[i] = <int64_t>(self._ns_total[i] * f)
-            mn_v[i] = 0 if self._ns_min[i] == INT64_MAX else <int64_t>(self._ns_min[i] * f)
-            mx_v[i] = <int64_t>(self._ns_max[i] * f)
-            b_v[i] = self._below[i]
+            st = &self._st[i]
+            c_v[i] = st.calls
+            t_v[i] = <int64_t>(st.ns_total * f)
+            mn_v[i] = 0 if st.ns_min == INT64_MAX else <int64_t>(st.ns_min * f)
+            mx_v[i] = <int64_t>(st.ns_max * f)
+            b_v[i] = st.below
             for k in range(C_RING):
-                v = self._ns_ring[i * C_RING + k]
+                v = self._ns_ring[k * n + i]
                 r_v[i, k] = v if v < 0 else <int64_t>(v * f)
         bmin, bmax = [], []
         for i in range(n):
@@ -521,15 +537,15 @@ cdef class CVM:
         }
 
     cdef inline void _record_time(self, int i, int64_t start, int64_t dur) noexcept:
-        cdef int64_t c = self._calls[i]
-        self._ns_total[i] += dur
-        if dur < self._ns_min[i]:
-            self._ns_min[i] = dur
-        if dur > self._ns_max[i]:
-            self._ns_max[i] = dur
-        self._ns_ring[i * C_RING + c % C_RING] = dur
+        cdef NodeStat *st = &self._st[i]
+        st.ns_total += dur
+        if dur < st.ns_min:
+            st.ns_min = dur
+        if dur > st.ns_max:
+            st.ns_max = dur
+        self._ns_ring[(st.calls % C_RING) * self._n + i] = dur
         if dur == 0:
-            self._below[i] += 1
+            st.below += 1
         if self._trace_cap:
             if self._trace_len < self._trace_cap:
                 self._trace[4 * self._trace_len] = self._calls_total
@@ -542,14 +558,27 @@ cdef class CVM:
 
     cdef int _record_values(self, int i) except -1:
         """Memory and shape statistics of node ``i``'s just-produced outputs."""
-        cdef CNode *nd = &self._nodes[i]
+        if self._memory:
+            self._record_memory(&self._nodes[i])
+        if self._shapes:
+            self._record_shapes(i)
+        return 0
+
+    cdef inline void _record_memory(self, CNode *nd) noexcept:
+        """Bytes node ``nd`` allocated for its outputs; the live total and its peak."""
         cdef int k, s
         cdef int64_t b
         cdef int src
-        if self._memory:
-            for k in range(nd.n_out):
-                s = nd.out_start + k
-                src = self._aliased_input(nd, self._slots[s])
+        cdef PyObject *p
+        for k in range(nd.n_out):
+            s = nd.out_start + k
+            p = self._slots[s]
+            if p != NULL and p == self._lent[s]:
+                # the thunk wrote into the planned buffer lent to it (_borrow counted it):
+                # not a view or in place of an input, nothing new allocated
+                b = self._slot_bytes[s]
+            else:
+                src = self._aliased_input(nd, p)
                 if src >= 0:
                     # in place or a view of an input: no new bytes; the buffer's count
                     # moves with it, so freeing the input slot does not forget it
@@ -558,31 +587,36 @@ cdef class CVM:
                     self._slot_bytes[s] = self._slot_bytes[src]
                     self._slot_bytes[src] = 0
                 else:
-                    b = _nbytes(self._slots[s])
+                    b = _nbytes(p)
                     self._live += b - self._slot_bytes[s]
                     self._slot_bytes[s] = b
-                if b < self._bytes_min[nd.out_off + k]:
-                    self._bytes_min[nd.out_off + k] = b
-                if b > self._bytes_max[nd.out_off + k]:
-                    self._bytes_max[nd.out_off + k] = b
-            if self._live > self._peak:
-                self._peak = self._live
-        if self._shapes:
-            sigs = <list>self._shape_sigs[i]
-            if len(sigs) < MAX_SHAPE_SIGNATURES:
-                ins = PyTuple_New(nd.n_in)
-                for k in range(nd.n_in):
-                    item = _signature(self._slots[nd.ins[k]])
-                    Py_INCREF(item)
-                    PyTuple_SET_ITEM(ins, k, item)
-                outs = PyTuple_New(nd.n_out)
-                for k in range(nd.n_out):
-                    item = _signature(self._slots[nd.out_start + k])
-                    Py_INCREF(item)
-                    PyTuple_SET_ITEM(outs, k, item)
-                sig = (ins, outs)
-                if sig not in sigs:
-                    sigs.append(sig)
+            self._lent[s] = NULL
+            if b < self._bytes_min[nd.out_off + k]:
+                self._bytes_min[nd.out_off + k] = b
+            if b > self._bytes_max[nd.out_off + k]:
+                self._bytes_max[nd.out_off + k] = b
+        if self._live > self._peak:
+            self._peak = self._live
+
+    cdef int _record_shapes(self, int i) except -1:
+        """The run-time (dtype, shape, strides) of node ``i``'s inputs and outputs."""
+        cdef CNode *nd = &self._nodes[i]
+        cdef int k
+        sigs = <list>self._shape_sigs[i]
+        if len(sigs) < MAX_SHAPE_SIGNATURES:
+            ins = PyTuple_New(nd.n_in)
+            for k in range(nd.n_in):
+                item = _signature(self._slots[nd.ins[k]])
+                Py_INCREF(item)
+                PyTuple_SET_ITEM(ins, k, item)
+            outs = PyTuple_New(nd.n_out)
+            for k in range(nd.n_out):
+                item = _signature(self._slots[nd.out_start + k])
+                Py_INCREF(item)
+                PyTuple_SET_ITEM(outs, k, item)
+            sig = (ins, outs)
+            if sig not in sigs:
+                sigs.append(sig)
         return 0
 
     cdef int _aliased_input(self, CNode *nd, PyObject *out) noexcept:
@@ -645,16 +679,22 @@ cdef class CVM:
         """Hand node ``nd`` its planned buffers as the output slots' previous values."""
         cdef int k, s, b
         cdef PyObject *old
+        cdef PyObject *p
         for k in range(nd.n_out):
             s = nd.out_start + k
             b = self._buf_of[s]
-            if b >= 0 and self._pool[b] != NULL:
+            if b < 0:
+                continue
+            p = self._pool[b]
+            if self._memory:
+                self._lent[s] = p  # NULL: nothing lent this time
+            if p != NULL:
                 old = self._slots[s]
-                self._slots[s] = self._pool[b]
+                self._slots[s] = p
                 self._pool[b] = NULL
                 Py_XDECREF(old)
                 if self._memory:
-                    self._slot_bytes[s] = _nbytes(self._slots[s])
+                    self._slot_bytes[s] = _nbytes(p)
 
     # -- running --------------------------------------------------------------------
 
@@ -803,10 +843,12 @@ cdef class CVM:
         cdef int i, k, n = self._n
         cdef CNode *nd
         cdef bint timing = self._timing or self._trace_cap > 0
-        cdef bint values = self._memory or self._shapes
+        cdef bint memory = self._memory, shapes = self._shapes
         cdef int64_t t0 = 0, t1 = 0
-        self._live = self.plan_bytes()
+        self._live = self._plan_bytes() if memory else 0
         memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
+        if self._timing and not shapes and not self._trace_cap:
+            return self._run_stamped(memory)
         if timing:
             t0 = _now()
         for i in range(n):
@@ -823,14 +865,74 @@ cdef class CVM:
             if timing:
                 t1 = _now()
                 self._record_time(i, t0, t1 - t0)
-            self._calls[i] += 1
-            if values:
-                self._record_values(i)
-            for k in range(nd.n_clear):
-                self._clear_counted(nd.clear[k])
+            self._st[i].calls += 1
+            if memory:
+                self._record_memory(nd)
+            if shapes:
+                self._record_shapes(i)
+            if memory:
+                for k in range(nd.n_clear):
+                    self._clear_counted(nd.clear[k])
+            else:
+                for k in range(nd.n_clear):
+                    self._release(nd.clear[k])
             if timing:  # shape recording is Python work: keep it out of the next node's time
-                t0 = _now() if self._shapes else t1
+                t0 = _now() if shapes else t1
         return 0
+
+    cdef int _run_stamped(self, bint memory) except -1:
+        """The steady-state profiled loop (timing, maybe memory; no shapes, no trace): the
+        loop only stores one clock read per node, the counters are updated after it
+        (also for the nodes that ran when one raises). Same durations as _run_profiled."""
+        cdef int i, k, n = self._n
+        cdef CNode *nd
+        cdef int64_t *stamps = self._stamps
+        cdef int done = 0
+        stamps[0] = _now()
+        try:
+            for i in range(n):
+                nd = &self._nodes[i]
+                self._cur = i
+                if nd.kind == KIND_C:
+                    if self._n_buf:
+                        self._borrow(nd)
+                    if nd.recyclable and self._spare:
+                        self._take_spare(nd)
+                    self._run_c(i, nd)
+                else:
+                    self._run_py(i, nd)
+                stamps[i + 1] = _now()
+                done = i + 1
+                if memory:
+                    self._record_memory(nd)
+                    for k in range(nd.n_clear):
+                        self._clear_counted(nd.clear[k])
+                else:
+                    for k in range(nd.n_clear):
+                        self._release(nd.clear[k])
+        finally:
+            self._fold_stamps(done)
+        return 0
+
+    cdef void _fold_stamps(self, int done) noexcept:
+        """Record the durations of the first ``done`` nodes from ``_stamps``."""
+        cdef int i, n = self._n
+        cdef int64_t dur, c
+        cdef int64_t *stamps = self._stamps
+        cdef NodeStat *st
+        for i in range(done):
+            st = &self._st[i]
+            dur = stamps[i + 1] - stamps[i]
+            c = st.calls
+            st.calls = c + 1
+            st.ns_total += dur
+            if dur < st.ns_min:
+                st.ns_min = dur
+            if dur > st.ns_max:
+                st.ns_max = dur
+            if dur == 0:
+                st.below += 1
+            self._ns_ring[(c % C_RING) * n + i] = dur
 
     cdef int _run_lazy(self, bint profiling) except -1:
         """Demand-driven evaluation with an explicit stack (see PyVM._run_lazy).
@@ -926,7 +1028,7 @@ cdef class CVM:
                 if profiling:
                     if timing:
                         self._record_time(i, start, dur)
-                    self._calls[i] += 1
+                    self._st[i].calls += 1
                     if values:
                         self._record_values(i)
                 if self.allow_gc:

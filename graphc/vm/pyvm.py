@@ -520,94 +520,117 @@ class PyVM:
         Under gc an intermediate is cleared as soon as every node reading it has finished
         (values read by nodes that never run are cleared at the end of the call).
         """
-        program, storage, nodes = self.program, self._storage, self.program.nodes
-        computed = [False] * program.n_storage
-        for s in program.inputs:
-            computed[s] = True
-        for s, _ in program.constants:
-            computed[s] = True
-        done = [False] * self._n
-        started = [False] * self._n
-        pending_ns = [0] * self._n  # lazy nodes: time over their invocations
-        first_start = [0] * self._n
-        n_calls = [0] * self._n  # invocations of each lazy thunk
-        readers_left = list(self._n_readers)
-        gc = self.allow_gc
-        keep = self._keep_in_lazy
-        timing = profiling and (self._timing or self._trace_capacity > 0)
+        program, nodes = self.program, self.program.nodes
+        call = _LazyCall(self, profiling and (self._timing or self._trace_capacity > 0))
         clock = time.perf_counter_ns
-
         for out in program.outputs:
-            if computed[out]:
+            if call.computed[out]:
                 continue
             stack = [self._producer[out]]
             while stack:
                 i = stack[-1]
-                if done[i]:
+                if call.done[i]:
                     stack.pop()
                     continue
                 node = nodes[i]
                 self._cur = i
                 if node.lazy is None:
-                    missing = [self._producer[s] for s in reversed(node.inputs) if not computed[s]]
+                    missing = [
+                        self._producer[s] for s in reversed(node.inputs) if not call.computed[s]
+                    ]
                     if missing:
                         stack.extend(missing)
                         continue
-                    start = clock() if timing else 0
+                    start = clock() if call.timing else 0
                     self._run_node(i)
-                    dur = clock() - start if timing else 0
+                    dur = clock() - start if call.timing else 0
                 else:
-                    cells = self._cells[i]
-                    if not started[i]:
-                        started[i] = True
-                        for cell, s in zip(cells, node.outputs):
-                            cell[0] = storage[s]
-                    flags = [computed[s] for s in node.inputs]
-                    values = [storage[s] if computed[s] else None for s in node.inputs]
-                    start = clock() if timing else 0
-                    if n_calls[i] == 0:
-                        first_start[i] = start
-                    n_calls[i] += 1
-                    try:
-                        need = tuple(node.lazy(flags, values, cells))
-                    except BaseException:
-                        for cell in cells:
-                            cell[0] = None
-                        raise
-                    del values
-                    if timing:
-                        pending_ns[i] += clock() - start
-                    if need:
-                        missing = [
-                            self._producer[node.inputs[p]]
-                            for p in reversed(need)
-                            if not computed[node.inputs[p]]
-                        ]
-                        if not missing:
-                            for cell in cells:
-                                cell[0] = None
-                            raise RuntimeError(
-                                f"lazy node {i} ({node.name!r}) asked again for computed "
-                                f"inputs {need}"
-                            )
+                    missing = self._step_lazy_node(i, call)
+                    if missing:
                         stack.extend(missing)
                         continue
-                    self._move_cells(i, cells)
-                    start, dur = first_start[i], pending_ns[i]
+                    start, dur = call.first_start[i], call.pending_ns[i]
                 stack.pop()
-                done[i] = True
-                for s in node.outputs:
-                    computed[s] = True
-                if profiling:
-                    mem = self._memory or self._shapes
-                    self._record(i, start, dur, self._node_values(i) if mem else None)
-                    if self._memory:
-                        self._track_live(i)
-                if gc:
-                    for s in set(node.inputs):
-                        readers_left[s] -= 1
-                        if readers_left[s] == 0 and s not in keep:
-                            self._clear_slot(s)
-                    for s in node.outputs:
-                        if readers_left[s] == 0 and s not in keep:
-                            self._clear_slot(s)
+                self._finish_lazy_node(i, call, profiling, start, dur)
+
+    def _step_lazy_node(self, i: int, call: _LazyCall) -> list[int]:
+        """Call lazy node ``i`` once: the producers of the inputs it still needs, or ``[]``
+        when it has finished (its outputs then moved to their slots)."""
+        node, storage, clock = self.program.nodes[i], self._storage, time.perf_counter_ns
+        assert node.lazy is not None
+        cells = self._cells[i]
+        if not call.started[i]:
+            call.started[i] = True
+            for cell, s in zip(cells, node.outputs):
+                cell[0] = storage[s]
+        flags = [call.computed[s] for s in node.inputs]
+        values = [storage[s] if call.computed[s] else None for s in node.inputs]
+        start = clock() if call.timing else 0
+        if call.n_calls[i] == 0:
+            call.first_start[i] = start
+        call.n_calls[i] += 1
+        try:
+            need = tuple(node.lazy(flags, values, cells))
+        except BaseException:
+            for cell in cells:
+                cell[0] = None
+            raise
+        del values
+        if call.timing:
+            call.pending_ns[i] += clock() - start
+        if not need:
+            self._move_cells(i, cells)
+            return []
+        missing = [
+            self._producer[node.inputs[p]] for p in reversed(need)
+            if not call.computed[node.inputs[p]]
+        ]  # fmt: skip
+        if not missing:
+            for cell in cells:
+                cell[0] = None
+            raise RuntimeError(
+                f"lazy node {i} ({node.name!r}) asked again for computed inputs {need}"
+            )
+        return missing
+
+    def _finish_lazy_node(
+        self, i: int, call: _LazyCall, profiling: bool, start: int, dur: int
+    ) -> None:
+        """Node ``i`` has run: mark its outputs computed, record it, clear what gc allows."""
+        node = self.program.nodes[i]
+        call.done[i] = True
+        for s in node.outputs:
+            call.computed[s] = True
+        if profiling:
+            mem = self._memory or self._shapes
+            self._record(i, start, dur, self._node_values(i) if mem else None)
+            if self._memory:
+                self._track_live(i)
+        if self.allow_gc:
+            readers_left, keep = call.readers_left, self._keep_in_lazy
+            for s in set(node.inputs):
+                readers_left[s] -= 1
+                if readers_left[s] == 0 and s not in keep:
+                    self._clear_slot(s)
+            for s in node.outputs:
+                if readers_left[s] == 0 and s not in keep:
+                    self._clear_slot(s)
+
+
+class _LazyCall:
+    """What one demand-driven call of a program with lazy nodes knows so far."""
+
+    def __init__(self, vm: PyVM, timing: bool):
+        program, n = vm.program, vm._n
+        self.timing = timing
+        self.computed = [False] * program.n_storage
+        for s in program.inputs:
+            self.computed[s] = True
+        for s, _ in program.constants:
+            self.computed[s] = True
+        self.done = [False] * n
+        self.started = [False] * n
+        self.pending_ns = [0] * n  # lazy nodes: time over their invocations
+        self.first_start = [0] * n
+        self.n_calls = [0] * n  # invocations of each lazy thunk
+        self.readers_left = list(vm._n_readers)

@@ -19,6 +19,7 @@ import pytest
 from filelock import Timeout
 
 import graphc.linker.cache as cache_mod
+from graphc.linker import build_env
 from graphc.linker.cache import (
     CacheError,
     CacheWarning,
@@ -148,9 +149,9 @@ def test_key_is_stable_across_hash_seeds_and_tracks_versions(
     assert cache.key(SRC, extra_cflags=["-g"]) != base
     assert cache.key(variant("x")) != base
     newer = {**cache_mod._versions(), "graphc": "999.0"}
-    monkeypatch.setattr(cache_mod, "_versions_memo", newer)
+    monkeypatch.setattr(build_env, "_versions_memo", newer)
     assert cache.key(SRC) != base
-    monkeypatch.setattr(cache_mod, "_versions_memo", {**newer, "numpy": "9.9"})
+    monkeypatch.setattr(build_env, "_versions_memo", {**newer, "numpy": "9.9"})
     assert cache.key(SRC) != base
 
 

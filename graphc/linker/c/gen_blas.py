@@ -8,13 +8,12 @@ float32 and float64 only; other dtypes run the Ops' Python code.
 
 from __future__ import annotations
 
-from graphc.linker.c.gen_shape import COMMON, check_operand
+from graphc.graph.basic import Apply
+from graphc.linker.c.common import COMMON, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import blas
 
 _PREFIX = {"float32": "s", "float64": "d"}
-_CTYPE = {"float32": "float", "float64": "double"}
-_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 
 LOADER = r"""
 typedef void (*graphc_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
@@ -287,8 +286,8 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
 
 def _typed(dtype: str) -> str:
     p = _PREFIX[dtype]
-    text = _TYPED.replace("graphc_P", f"graphc_{p}").replace("TYPENUM", _TYPENUM[dtype])
-    return text.replace("REAL", _CTYPE[dtype])
+    text = _TYPED.replace("graphc_P", f"graphc_{p}").replace("TYPENUM", typenum(dtype))
+    return text.replace("REAL", ctype(dtype))
 
 
 _INIT = ("if (graphc_blas_load() < 0) FAIL;",)
@@ -298,7 +297,7 @@ def _support(dtype: str) -> tuple[str, ...]:
     return (COMMON, LOADER, _typed(dtype))
 
 
-def _float_dtype(node) -> str | None:
+def _float_dtype(node: Apply) -> str | None:
     """The common float dtype of all tensor operands and outputs (coefficients aside)."""
     dts = {v.dtype for v in node.outputs}
     if len(dts) != 1:
@@ -307,7 +306,7 @@ def _float_dtype(node) -> str | None:
     return dt if dt in _PREFIX else None
 
 
-def _code(node, dtype: str, body: str, key) -> CThunkCode:
+def _code(node: Apply, dtype: str, body: str, key: object) -> CThunkCode:
     return CThunkCode(body=body, support=_support(dtype), init=_INIT, key=key)
 
 
@@ -322,12 +321,12 @@ def _coef(var: str, name: str, ct: str) -> str:
 
 
 @register_c(blas.Dot)
-def gen_dot(node):
+def gen_dot(node: Apply) -> CThunkCode | None:
     dt = _float_dtype(node)
     a, b = node.inputs
     if dt is None or a.dtype != dt or b.dtype != dt:
         return None
-    p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
+    p, ct, tn = _PREFIX[dt], ctype(dt), typenum(dt)
     name = str(node.op)
     na, nb = a.ndim, b.ndim
     checks = check_operand("i0", dt, na, name) + check_operand("i1", dt, nb, name)
@@ -378,13 +377,13 @@ def gen_dot(node):
 # ------------------------------------------------------------------ Gemv, Gemm
 
 
-def _gemx(node, kind: str):
+def _gemx(node: Apply, kind: str) -> CThunkCode | None:
     dt = _float_dtype(node)
     if dt is None or any(node.inputs[k].dtype != dt for k in (0, 2, 3)):
         return None
     if node.inputs[1].ndim != 0 or node.inputs[4].ndim != 0:
         return None
-    p, ct, tn = _PREFIX[dt], _CTYPE[dt], _TYPENUM[dt]
+    p, ct, tn = _PREFIX[dt], ctype(dt), typenum(dt)
     inplace = node.op.inplace
     name = str(node.op)
     if kind == "gemm":
@@ -504,10 +503,10 @@ def _broadcast_gemm(name: str, p: str, tn: str) -> tuple[str, str]:
 
 
 @register_c(blas.Gemv)
-def gen_gemv(node):
+def gen_gemv(node: Apply) -> CThunkCode | None:
     return _gemx(node, "gemv")
 
 
 @register_c(blas.Gemm)
-def gen_gemm(node):
+def gen_gemm(node: Apply) -> CThunkCode | None:
     return _gemx(node, "gemm")

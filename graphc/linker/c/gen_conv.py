@@ -12,8 +12,9 @@ and float64; inputs of another float dtype are cast to the output's.
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
+from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, typenum
 from graphc.linker.c.gen_blas import LOADER
-from graphc.linker.c.gen_shape import COMMON
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
     C_CHUNK_BYTES,
@@ -22,8 +23,6 @@ from graphc.tensor.conv import (
     Conv2dGradWeights,
 )
 
-_CTYPE = {"float32": "float", "float64": "double"}
-_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
 
 _CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
@@ -286,30 +285,33 @@ done:
 
 def _typed(dtype: str) -> str:
     return (
-        _TYPED.replace("REAL", _CTYPE[dtype])
-        .replace("TYPENUM", _TYPENUM[dtype])
+        _TYPED.replace("REAL", ctype(dtype))
+        .replace("TYPENUM", typenum(dtype))
         .replace("GEMM", _GEMM[dtype])
     )
 
 
-def _border(op) -> tuple[int, int, int]:
-    if isinstance(op.border_mode, tuple):
-        return 3, op.border_mode[0], op.border_mode[1]
-    return {"valid": 0, "full": 1, "half": 2}[op.border_mode], 0, 0
+def _border(border_mode: str | tuple[int, int]) -> tuple[int, int, int]:
+    if isinstance(border_mode, tuple):
+        return 3, border_mode[0], border_mode[1]
+    return {"valid": 0, "full": 1, "half": 2}[border_mode], 0, 0
+
+
+_KIND: dict[type, int] = {Conv2d: 0, Conv2dGradInputs: 1, Conv2dGradWeights: 2}
 
 
 @register_c(Conv2d, Conv2dGradInputs, Conv2dGradWeights)
-def gen_conv(node) -> CThunkCode | None:
+def gen_conv(node: Apply) -> CThunkCode | None:
     dtype = node.outputs[0].type.dtype
-    if dtype not in _CTYPE:
+    if dtype not in FLOAT_DTYPES:
         return None
     op = node.op
-    kind = {Conv2d: 0, Conv2dGradInputs: 1, Conv2dGradWeights: 2}[type(op)]
-    mode, ph, pw = _border(op)
+    kind = _KIND[type(op)]
+    mode, ph, pw = _border(op.border_mode)
     (sh, sw), (dh, dw) = op.subsample, op.filter_dilation
     hw = "inputs[2]" if kind else "NULL"
     body = (
-        f"if (graphc_conv_{_CTYPE[dtype]}({kind}, inputs[0], inputs[1], {hw}, o0, {mode}, "
+        f"if (graphc_conv_{ctype(dtype)}({kind}, inputs[0], inputs[1], {hw}, o0, {mode}, "
         f"{ph}, {pw}, {sh}, {sw}, {dh}, {dw}, {int(op.filter_flip)}) < 0) FAIL;"
     )
     return CThunkCode(

@@ -11,12 +11,15 @@ run are expanded into a small block buffer so the contiguous kernel still applie
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
 from graphc.graph.basic import Apply
+from graphc.linker.c.common import C_LIMITS, INT_DTYPES, c_string, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.scalar.basic import Composite, ctype
+from graphc.scalar.basic import Composite, ScalarOp
+from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import Argmax, CAReduce, ElemwiseSum
 
@@ -39,10 +42,9 @@ def _mvec_decls() -> str:
     return "\n".join(lines)
 
 
-_INT_CTYPES = ("npy_int8", "npy_int16", "npy_int32", "npy_int64",
-               "npy_uint8", "npy_uint16", "npy_uint32", "npy_uint64", "npy_bool")  # fmt: skip
+_INT_CTYPES = tuple(ctype(dt) for dt in (*INT_DTYPES, "bool"))
 
-# Scalar helpers used by the scalar Ops' C expressions (graphc/scalar/basic.py).
+# Helpers called by the scalar Ops' C expressions (graphc/scalar/c_code.py).
 _SCALAR_HELPERS = (
     r"""
 /* Python-semantics floor division and modulo; x // 0 == x % 0 == 0 as numpy. */
@@ -453,26 +455,6 @@ static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out
 SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, _DRIVER)
 
 
-def typenum(dtype: str) -> str:
-    """The numpy C type number macro for ``dtype``."""
-    return "NPY_BOOL" if dtype == "bool" else f"NPY_{dtype.upper()}"
-
-
-def c_string(s: str, limit: int = 200) -> str:
-    """``s`` as a C string literal (printable ASCII, shortened)."""
-    if len(s) > limit:
-        s = s[: limit - 3] + "..."
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            out.append("?")
-    return '"' + "".join(out) + '"'
-
-
 def _hash(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
@@ -486,13 +468,15 @@ def _store(expr: str, dtype: str) -> str:
 # ------------------------------------------------------------------ Elemwise
 
 
-def elemwise_exprs(op, names, in_dtypes, out_dtypes) -> tuple[list[str], list[str]] | None:
+def elemwise_exprs(
+    op: ScalarOp, names: Sequence[str], in_dtypes: Sequence[str], out_dtypes: Sequence[str]
+) -> tuple[list[str], list[str]] | None:
     """Statements and output expressions of a scalar Op over element names, or None."""
     if isinstance(op, Composite):
-        return op.c_body(names)
+        return composite_c_body(op, names)
     if len(out_dtypes) != 1:
         return None
-    e = op.c_expr(list(names), list(in_dtypes), out_dtypes[0])
+    e = c_expr(op, list(names), list(in_dtypes), out_dtypes[0])
     return None if e is None else ([], [e])
 
 
@@ -684,20 +668,6 @@ def gen_dimshuffle(node: Apply) -> CThunkCode | None:
 
 # ------------------------------------------------------------------ reductions
 
-_LIMITS = {
-    "bool": ("0", "1"),
-    "int8": ("NPY_MIN_INT8", "NPY_MAX_INT8"),
-    "int16": ("NPY_MIN_INT16", "NPY_MAX_INT16"),
-    "int32": ("NPY_MIN_INT32", "NPY_MAX_INT32"),
-    "int64": ("NPY_MIN_INT64", "NPY_MAX_INT64"),
-    "uint8": ("0", "NPY_MAX_UINT8"),
-    "uint16": ("0", "NPY_MAX_UINT16"),
-    "uint32": ("0", "NPY_MAX_UINT32"),
-    "uint64": ("0", "NPY_MAX_UINT64"),
-    "float32": ("-INFINITY", "INFINITY"),
-    "float64": ("-INFINITY", "INFINITY"),
-}
-
 
 def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
     """C of NAME_init/step/fin (one output element) and NAME_c/NAME_s (out = op(out, x)
@@ -733,7 +703,7 @@ def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
         comb = "(($A)x1 * ($A)x0)"
     elif kind in ("maximum", "minimum"):
         acc = t
-        lo, hi = _LIMITS[in_dt]
+        lo, hi = C_LIMITS[in_dt]
         ident = lo if kind == "maximum" else hi
         cmp = ">" if kind == "maximum" else "<"
         red = "max" if kind == "maximum" else "min"
@@ -869,7 +839,15 @@ def _argmax_kernels(kind: str, in_dt: str) -> str:
     )
 
 
-def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate) -> str:
+def _reduce_body(
+    node: Apply,
+    axes: tuple[int, ...],
+    kern_name: str,
+    reorder: int,
+    empty_error: str | None,
+    label: str,
+    accumulate: bool,
+) -> str:
     x = node.inputs[0]
     in_dt, out_dt = x.type.dtype, node.outputs[0].type.dtype
     nd = x.type.ndim
@@ -905,8 +883,10 @@ def _reduce_body(node, axes, kern_name, reorder, empty_error, label, accumulate)
     red = ", ".join("1" if d in axes else "0" for d in range(nd)) or "0"
     use_acc = ""
     if accumulate:
-        k = kern_name
-        use_acc = f"!gc_reduce_acc(x, is_red, out, {k}_init, {k}_fin, {k}_c, {k}_s) &&\n        "
+        kn = kern_name
+        use_acc = (
+            f"!gc_reduce_acc(x, is_red, out, {kn}_init, {kn}_fin, {kn}_c, {kn}_s) &&\n        "
+        )
     b.append(
         f"    PyArrayObject *out = gc_prepare_output(o0, {nk}, kd, {typenum(out_dt)});\n"
         "    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }\n"

@@ -7,13 +7,10 @@ last-axis case then runs over contiguous rows.
 
 from __future__ import annotations
 
-from graphc.linker.c.gen_shape import COMMON, check_operand
+from graphc.graph.basic import Apply
+from graphc.linker.c.common import COMMON, FLOAT_DTYPES, INT_DTYPES, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import nnet
-
-_CTYPE = {"float32": "npy_float32", "float64": "npy_float64"}
-_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
-_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 # Helpers shared by every dtype: emitted once per module (support code is deduplicated by
 # text, so a helper must never sit in a per-dtype block, or two dtypes redefine it).
@@ -134,8 +131,8 @@ def _kernels(dtype: str) -> str:
     exp, log = ("expf", "logf") if dtype == "float32" else ("exp", "log")
     return (
         _KERNELS.replace("_SFX", "_" + sfx)
-        .replace("REAL", _CTYPE[dtype])
-        .replace("TYPENUM", _TYPENUM[dtype])
+        .replace("REAL", ctype(dtype))
+        .replace("TYPENUM", typenum(dtype))
         .replace("EXP(", exp + "(")
         .replace("LOG(", log + "(")
     )
@@ -153,10 +150,10 @@ def _sfx(dtype: str) -> str:
 
 
 @register_c(nnet.Softmax, nnet.LogSoftmax)
-def gen_softmax(node):
+def gen_softmax(node: Apply) -> CThunkCode | None:
     x = node.inputs[0]
     dt = x.dtype
-    if dt not in _CTYPE or node.outputs[0].dtype != dt:
+    if dt not in FLOAT_DTYPES or node.outputs[0].dtype != dt:
         return None
     nd = x.ndim
     axis = node.op.axis % nd
@@ -194,14 +191,14 @@ def _idx_check(name: str, rows: str, cols: str, ity: str) -> str:
     }}"""
 
 
-def _idx_ok(node, pos: int) -> str | None:
+def _idx_ok(node: Apply, pos: int) -> str | None:
     dt = node.inputs[pos].dtype
-    return f"npy_{dt}" if dt in _INTS and node.inputs[pos].ndim == 1 else None
+    return ctype(dt) if dt in INT_DTYPES and node.inputs[pos].ndim == 1 else None
 
 
 def _idx_type_check(pos: int, dt: str, name: str) -> str:
     return f"""
-    if (PyArray_TYPE(i{pos}) != NPY_{dt.upper()} || PyArray_NDIM(i{pos}) != 1) {{
+    if (PyArray_TYPE(i{pos}) != {typenum(dt)} || PyArray_NDIM(i{pos}) != 1) {{
         PyErr_SetString(PyExc_TypeError, "{name}: class indices of an unexpected dtype");
         FAIL;
     }}"""
@@ -221,13 +218,13 @@ def _matrix_and_labels(name: str, mat: str, dt: str, ypos: int, ydt: str, ity: s
 
 
 @register_c(nnet.CrossentropySoftmax1Hot)
-def gen_xent_sm_1hot(node):
+def gen_xent_sm_1hot(node: Apply) -> CThunkCode | None:
     x, y = node.inputs
     dt = x.dtype
     ity = _idx_ok(node, 1)
-    if dt not in _CTYPE or ity is None or any(o.dtype != dt for o in node.outputs):
+    if dt not in FLOAT_DTYPES or ity is None or any(o.dtype != dt for o in node.outputs):
         return None
-    ct, tn, sfx = _CTYPE[dt], _TYPENUM[dt], _sfx(dt)
+    ct, tn, sfx = ctype(dt), typenum(dt), _sfx(dt)
     exp = "expf" if dt == "float32" else "exp"
     name = str(node.op)
     body = (
@@ -258,13 +255,13 @@ def gen_xent_sm_1hot(node):
 
 
 @register_c(nnet.CrossentropySoftmax1HotDx)
-def gen_xent_sm_1hot_dx(node):
+def gen_xent_sm_1hot_dx(node: Apply) -> CThunkCode | None:
     g, sm, y = node.inputs
     dt = sm.dtype
     ity = _idx_ok(node, 2)
-    if dt not in _CTYPE or ity is None or g.dtype != dt or node.outputs[0].dtype != dt:
+    if dt not in FLOAT_DTYPES or ity is None or g.dtype != dt or node.outputs[0].dtype != dt:
         return None
-    ct, tn = _CTYPE[dt], _TYPENUM[dt]
+    ct, tn = ctype(dt), typenum(dt)
     name = str(node.op)
     body = (
         check_operand("i0", dt, 1, name)
@@ -298,13 +295,13 @@ def gen_xent_sm_1hot_dx(node):
 
 
 @register_c(nnet.CrossentropyCategorical1Hot)
-def gen_xent_1hot(node):
+def gen_xent_1hot(node: Apply) -> CThunkCode | None:
     x, y = node.inputs
     dt = x.dtype
     ity = _idx_ok(node, 1)
-    if dt not in _CTYPE or ity is None or node.outputs[0].dtype != dt:
+    if dt not in FLOAT_DTYPES or ity is None or node.outputs[0].dtype != dt:
         return None
-    ct, tn = _CTYPE[dt], _TYPENUM[dt]
+    ct, tn = ctype(dt), typenum(dt)
     log = "logf" if dt == "float32" else "log"
     name = str(node.op)
     body = (

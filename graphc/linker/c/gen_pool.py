@@ -7,12 +7,11 @@ dtypes run the Ops' Python code.
 
 from __future__ import annotations
 
-from graphc.linker.c.gen_shape import COMMON
+from graphc.graph.basic import Apply
+from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.signal.pool import AveragePoolGrad, MaxPoolGrad, Pool
 
-_CTYPE = {"float32": "float", "float64": "double"}
-_TYPENUM = {"float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64"}
 _MODE = {"max": 0, "sum": 1, "average_inc_pad": 2, "average_exc_pad": 3}
 
 _SHARED = r"""
@@ -164,19 +163,22 @@ done:
 
 
 def _typed(dtype: str) -> str:
-    return _TYPED.replace("REAL", _CTYPE[dtype]).replace("TYPENUM", _TYPENUM[dtype])
+    return _TYPED.replace("REAL", ctype(dtype)).replace("TYPENUM", typenum(dtype))
+
+
+_KIND: dict[type, int] = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}
 
 
 @register_c(Pool, MaxPoolGrad, AveragePoolGrad)
-def gen_pool(node) -> CThunkCode | None:
+def gen_pool(node: Apply) -> CThunkCode | None:
     dtype = node.outputs[0].type.dtype
-    if dtype not in _CTYPE or any(i.type.dtype != dtype for i in node.inputs):
+    if dtype not in FLOAT_DTYPES or any(i.type.dtype != dtype for i in node.inputs):
         return None
     op = node.op
-    kind = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}[type(op)]
+    kind = _KIND[type(op)]
     args = (kind, "inputs", "o0", _MODE[op.mode], int(op.ignore_border), *op.ws, *op.stride,
             *op.pad)  # fmt: skip
-    body = f"if (graphc_pool_{_CTYPE[dtype]}({', '.join(map(str, args))}) < 0) FAIL;"
+    body = f"if (graphc_pool_{ctype(dtype)}({', '.join(map(str, args))}) < 0) FAIL;"
     return CThunkCode(
         body=body,
         support=(COMMON, _SHARED, _typed(dtype)),

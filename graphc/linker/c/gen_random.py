@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphc.graph.basic import Constant
-from graphc.linker.c.gen_shape import COMMON, DTYPES, ctype, typenum
+from graphc.graph.basic import Apply, Constant, Variable
+from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.random.op import STATE_SIZE, RandomVariable
 
@@ -128,12 +128,12 @@ def _scalar(var: str, dtype: str) -> str:
     return f"(double)*({ctype(dtype)} *)PyArray_DATA({var})"
 
 
-def _constant_value(v):
+def _constant_value(v: Variable) -> float | int | bool | None:
     return np.asarray(v.data).item() if isinstance(v, Constant) and v.ndim == 0 else None
 
 
 @register_c(RandomVariable)
-def gen_random(node):
+def gen_random(node: Apply) -> CThunkCode | None:
     op = node.op
     params = node.inputs[2:]
     out_dt = op.dtype

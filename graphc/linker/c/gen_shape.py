@@ -1,181 +1,18 @@
-"""C for shape Ops: Shape, Shape_i, Alloc, Reshape, Join (and basic Subtensor when present).
-
-Also the helpers other generators share (``COMMON``): output-buffer reuse and dtype names.
-"""
+"""C for shape Ops: Shape, Shape_i, Alloc, Reshape, Join (and basic Subtensor when present)."""
 
 from __future__ import annotations
 
+from graphc.graph.basic import Apply
+from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import basic as tb
 from graphc.tensor.subtensor import SliceIdx, Subtensor
-
-DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64",
-)  # fmt: skip
-
-
-def typenum(dtype: str) -> str:
-    """The numpy type number macro of ``dtype``."""
-    return f"NPY_{dtype.upper()}"
-
-
-def ctype(dtype: str) -> str:
-    return f"npy_{dtype}"
-
-
-# Shared by every generator of this family (identical text, so emitted once per module).
-COMMON = r"""
-#include <math.h>
-#include <limits.h>
-#include <string.h>
-/* An output array of this shape and type: the slot's previous value when it is ours alone
-   (refcount 1, owns its C-contiguous aligned writable data), else a new empty array. */
-static PyArrayObject *graphc_out_array(PyObject **slot, int nd, const npy_intp *dims,
-                                       int typenum) {
-    PyObject *old = *slot;
-    if (old != NULL && Py_REFCNT(old) == 1 && PyArray_CheckExact(old)) {
-        PyArrayObject *a = (PyArrayObject *)old;
-        if (PyArray_NDIM(a) == nd && PyArray_TYPE(a) == typenum &&
-            PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_OWNDATA |
-                                    NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED)) {
-            int same = 1;
-            for (int k = 0; k < nd; k++) same &= PyArray_DIM(a, k) == dims[k];
-            if (same) {
-                Py_INCREF(old);
-                return a;
-            }
-        }
-    }
-    return (PyArrayObject *)PyArray_EMPTY(nd, (npy_intp *)dims, typenum, 0);
-}
-
-/* The shape of an array as a tuple (for error messages). */
-static PyObject *graphc_shape_tuple(PyArrayObject *a) {
-    int nd = PyArray_NDIM(a);
-    PyObject *t = PyTuple_New(nd);
-    if (t == NULL) return NULL;
-    for (int k = 0; k < nd; k++) {
-        PyObject *v = PyLong_FromSsize_t(PyArray_DIM(a, k));
-        if (v == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, k, v);
-    }
-    return t;
-}
-
-/* Raise `exc` with "<prefix>" followed by the shapes of n arrays. */
-static void graphc_shape_error(PyObject *exc, const char *prefix, int n, PyArrayObject **arrs) {
-    PyObject *parts = PyList_New(0);
-    if (parts == NULL) return;
-    for (int k = 0; k < n; k++) {
-        PyObject *t = graphc_shape_tuple(arrs[k]);
-        PyObject *s = t ? PyObject_Repr(t) : NULL;
-        Py_XDECREF(t);
-        if (s == NULL || PyList_Append(parts, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(parts);
-            return;
-        }
-        Py_DECREF(s);
-    }
-    PyObject *sep = PyUnicode_FromString(", ");
-    PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
-    Py_XDECREF(sep);
-    Py_DECREF(parts);
-    if (joined == NULL) return;
-    PyErr_Format(exc, "%s%U", prefix, joined);
-    Py_DECREF(joined);
-}
-
-/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
-static int graphc_as_double(PyArrayObject *a, double *out) {
-    if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, "expected a scalar coefficient");
-        return -1;
-    }
-    const char *p = PyArray_DATA(a);
-    switch (PyArray_TYPE(a)) {
-    case NPY_FLOAT64: *out = *(const npy_float64 *)p; return 0;
-    case NPY_FLOAT32: *out = *(const npy_float32 *)p; return 0;
-    case NPY_INT64: *out = (double)*(const npy_int64 *)p; return 0;
-    case NPY_INT32: *out = *(const npy_int32 *)p; return 0;
-    case NPY_INT16: *out = *(const npy_int16 *)p; return 0;
-    case NPY_INT8: *out = *(const npy_int8 *)p; return 0;
-    case NPY_UINT64: *out = (double)*(const npy_uint64 *)p; return 0;
-    case NPY_UINT32: *out = *(const npy_uint32 *)p; return 0;
-    case NPY_UINT16: *out = *(const npy_uint16 *)p; return 0;
-    case NPY_UINT8: *out = *(const npy_uint8 *)p; return 0;
-    case NPY_BOOL: *out = *(const npy_bool *)p != 0; return 0;
-    default:
-        PyErr_SetString(PyExc_TypeError, "unsupported coefficient dtype");
-        return -1;
-    }
-}
-
-/* The value of a 0-d integer array as npy_intp, by kind and size (so equivalent type
-   numbers such as long/longlong both work). An unsigned value above NPY_MAX_INTP
-   saturates to NPY_MAX_INTP: out of bounds as an index, "to the end" as a slice bound,
-   as in numpy, never wrapped to a negative position. */
-static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
-    if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, "expected an integer scalar");
-        return -1;
-    }
-    const char *p = PyArray_DATA(a);
-    const char kind = PyArray_DESCR(a)->kind;
-    const int size = (int)PyArray_ITEMSIZE(a);
-    if (kind == 'i') {
-        switch (size) {
-        case 8: *out = (npy_intp)*(const npy_int64 *)p; return 0;
-        case 4: *out = *(const npy_int32 *)p; return 0;
-        case 2: *out = *(const npy_int16 *)p; return 0;
-        case 1: *out = *(const npy_int8 *)p; return 0;
-        }
-    } else if (kind == 'u') {
-        npy_uint64 u = 0;
-        switch (size) {
-        case 8: u = *(const npy_uint64 *)p; break;
-        case 4: u = *(const npy_uint32 *)p; break;
-        case 2: u = *(const npy_uint16 *)p; break;
-        case 1: u = *(const npy_uint8 *)p; break;
-        default: goto bad;
-        }
-        *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u;
-        return 0;
-    }
-bad:
-    PyErr_SetString(PyExc_TypeError, "expected an integer array");
-    return -1;
-}
-"""
-
-
-def _check_type(var: str, dtype: str, ndim: int) -> str:
-    """C statements raising TypeError unless ``var`` has this dtype and ndim."""
-    return f"""
-    if (PyArray_TYPE({var}) != {typenum(dtype)} || PyArray_NDIM({var}) != {ndim}) {{
-        PyErr_Format(PyExc_TypeError, "expected a %d-d {dtype} array", {ndim});
-        FAIL;
-    }}"""
-
-
-def check_operand(var: str, dtype: str, ndim: int, opname: str) -> str:
-    """C statements raising ``opname``'s TypeError unless ``var`` has this dtype and ndim."""
-    return f"""
-    if (PyArray_TYPE({var}) != {typenum(dtype)} || PyArray_NDIM({var}) != {ndim}) {{
-        PyErr_SetString(PyExc_TypeError, "{opname}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }}"""
-
 
 # ------------------------------------------------------------------ Shape, Shape_i
 
 
 @register_c(tb.Shape)
-def gen_shape(node):
+def gen_shape(node: Apply) -> CThunkCode | None:
     nd = node.inputs[0].ndim
     body = f"""
     npy_intp n = {nd};
@@ -189,7 +26,7 @@ def gen_shape(node):
 
 
 @register_c(tb.Shape_i)
-def gen_shape_i(node):
+def gen_shape_i(node: Apply) -> CThunkCode | None:
     i = node.op.i
     body = f"""
     if (PyArray_NDIM(i0) <= {i}) {{
@@ -208,7 +45,7 @@ def gen_shape_i(node):
 
 
 @register_c(tb.Alloc)
-def gen_alloc(node):
+def gen_alloc(node: Apply) -> CThunkCode | None:
     out = node.outputs[0]
     dt, nd = out.type.dtype, out.ndim
     if dt not in DTYPES or node.inputs[0].dtype != dt:
@@ -264,7 +101,7 @@ def gen_alloc(node):
 
 
 @register_c(tb.Reshape)
-def gen_reshape(node):
+def gen_reshape(node: Apply) -> CThunkCode | None:
     nd = node.op.ndim
     name = str(node.op)
     body = f"""
@@ -336,7 +173,7 @@ def gen_reshape(node):
 
 
 @register_c(tb.Join)
-def gen_join(node):
+def gen_join(node: Apply) -> CThunkCode | None:
     out = node.outputs[0]
     dt, nd, axis = out.type.dtype, out.ndim, node.op.axis
     n = len(node.inputs)
@@ -405,7 +242,7 @@ def gen_join(node):
 
 
 @register_c(Subtensor)
-def gen_subtensor(node):
+def gen_subtensor(node: Apply) -> CThunkCode | None:
     """A view of the input (no copy; numpy's base rules) for ints and slices."""
     op = node.op
     x = node.inputs[0]
@@ -419,7 +256,7 @@ def gen_subtensor(node):
         "    int d = 0;",
     ]
 
-    def value(var: str, part, k: int | None, default: str) -> str:
+    def value(var: str, part: str | int | None, k: int | None, default: str) -> str:
         """C setting ``var`` from a constant, the symbolic input ``k``, or ``default``."""
         if part is None:
             return f"    {var} = {default};"
@@ -428,7 +265,7 @@ def gen_subtensor(node):
             return f"    if ({read} < 0) FAIL;\n    {var} = v;"
         return f"    {var} = {int(part)};"
 
-    def take(part) -> int | None:
+    def take(part: str | int | None) -> int | None:
         """The input position of a symbolic part (inputs follow the index's order)."""
         nonlocal pos
         if isinstance(part, str):

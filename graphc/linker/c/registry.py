@@ -45,10 +45,13 @@ class CThunkCode:
 _GENERATORS: dict[type, Callable[[Apply], CThunkCode | None]] = {}
 
 
-def register_c(*op_classes: type):
+CGenerator = Callable[[Apply], CThunkCode | None]
+
+
+def register_c(*op_classes: type) -> Callable[[CGenerator], CGenerator]:
     """Decorator: ``@register_c(Elemwise) def gen(node) -> CThunkCode | None``."""
 
-    def deco(fn):
+    def deco(fn: CGenerator) -> CGenerator:
         for cls in op_classes:
             _GENERATORS[cls] = fn
         return fn

@@ -14,6 +14,8 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Op
 from graphc.graph.rop import register_rop
+from graphc.tensor.basic import zeros_like
+from graphc.tensor.math import maximum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -37,8 +39,6 @@ def pool_output_length(size, ws: int, stride: int, pad: int, ignore_border: bool
 
 
 def _max0(v):
-    from graphc.tensor.math import maximum
-
     return maximum(v, 0)
 
 
@@ -215,8 +215,6 @@ class MaxPoolGrad(_PoolOp):
         return [tuple(shapes[0])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.basic import zeros_like
-
         x, maxout, _ = inputs
         (g,) = gouts
         # gx is linear in gz and piecewise constant in x and maxout.
@@ -251,8 +249,6 @@ class MaxPoolGradGrad(_PoolOp):
         return [tuple(shapes[1])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.basic import zeros_like
-
         x, maxout, _ = inputs
         return [zeros_like(x), zeros_like(maxout), MaxPoolGrad(*self._props())(x, maxout, gouts[0])]
 
@@ -282,8 +278,6 @@ class AveragePoolGrad(_PoolOp):
         return [tuple(shapes[0])]
 
     def grad(self, inputs, gouts):
-        from graphc.tensor.basic import zeros_like
-
         x, _ = inputs
         (g,) = gouts
         return [zeros_like(x), Pool(*self._props())(g)]

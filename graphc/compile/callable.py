@@ -1,0 +1,304 @@
+"""Function: the callable a compiled graph becomes. A call binds and checks the
+arguments, runs the VM, writes the updates back and copies what the aliasing policy
+(``compile/aliasing.py``) says must not be shared with the caller."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from graphc.compile.aliasing import outputs_needing_copy
+from graphc.compile.io import In
+from graphc.compile.profile_request import profiling_requested
+from graphc.graph.basic import Constant
+from graphc.graph.fg import FunctionGraph
+
+
+class Function:
+    """A compiled function: ``f(*args, **kwargs)`` returns the outputs' values."""
+
+    def __init__(self, maker: Any, linked: Any):
+        from graphc.vm import make_vm
+
+        self.maker = maker
+        self.linked = linked
+        self.name = maker.name
+        self.trust_input = False
+        custom = getattr(maker.mode, "make_vm", None)  # e.g. DEBUG_MODE's checking VM
+        if custom is not None:
+            self.vm = custom(maker, linked)
+        else:
+            self.vm = make_vm(linked.program, kind=maker.vm_kind, allow_gc=maker.allow_gc)
+        self.input_types = [i.variable.type for i in maker.inputs]
+        self.input_names = [i.name for i in maker.inputs]
+        self.defaults = [self._default_value(k, i) for k, i in enumerate(maker.inputs)]
+        self.n_in = len(maker.inputs)
+        # per input (position, dtype, ndim, static shape or None) for the call's fast check:
+        # an exact ndarray of the right dtype, ndim and static sizes passes as is
+        self._checks = tuple(
+            (k, np.dtype(t.dtype), t.ndim, t.shape if _known_axes(t) else None)
+            for k, t in enumerate(self.input_types)
+        )
+        self.shared = maker.shared
+        n_out = maker.n_outputs
+        self.update_targets = [(maker.shared.index(s), s) for s, _ in maker.updates]
+        self._copy_outputs, self._copy_updates = outputs_needing_copy(
+            maker.fgraph, len(maker.inputs), maker.outputs, maker.shared, maker.updates
+        )
+        self.n_out = n_out
+        # the common case: one output returned as is, no updates
+        self._single = (
+            not maker.return_list and n_out == 1 and not self.update_targets
+            and not self._copy_outputs
+        )  # fmt: skip
+        self.profile = None
+        self._calls = 0
+        # calls with updates are serialized: reading the shared values, running the VM and
+        # writing the updates back form one critical section, so no thread loses an update
+        # (reentrant: a call from inside its own run still gets the VM's "already running")
+        self._update_lock = threading.RLock() if self.update_targets else None
+        self._profiler = None  # counts the calls when profiled
+        if profiling_requested(maker.profile, maker.mode):  # else skip importing it
+            from graphc.compile.profiling import start_profile
+
+            started = start_profile(self, maker.profile)
+            if started is not None:
+                self.profile, self._profiler = started
+
+    def _default_value(self, k: int, inp: In):
+        """``In(value=...)`` converted once to the input's type (None: no default)."""
+        if inp.value is None:
+            return None
+        try:
+            return inp.variable.type.filter(
+                inp.value, allow_downcast=self.maker.allow_input_downcast
+            )
+        except (TypeError, ValueError) as e:
+            label = inp.name or str(inp.variable)
+            raise type(e)(
+                f"{self.name}: default value of input {k} ({label}, expected "
+                f"{inp.variable.type}): {e}"
+            ) from None
+
+    # ------------------------------------------------------------------ calling
+    def _bind(self, args, kwargs) -> list:
+        """Arguments by position, keyword and default, in input order (unchecked)."""
+        n = self.n_in
+        if len(args) > n:
+            raise TypeError(f"{self.name}: takes at most {n} arguments ({len(args)} given)")
+        values = list(args) + [_MISSING] * (n - len(args))
+        for key, val in kwargs.items():
+            try:
+                k = self.input_names.index(key)
+            except ValueError:
+                raise TypeError(
+                    f"{self.name}: unknown keyword argument {key!r}; inputs are "
+                    f"{[nm for nm in self.input_names if nm]}"
+                ) from None
+            if values[k] is not _MISSING:
+                raise TypeError(f"{self.name}: got multiple values for input {key!r}")
+            values[k] = val
+        for k in range(n):
+            if values[k] is _MISSING:
+                if self.defaults[k] is None:
+                    raise TypeError(
+                        f"{self.name}: missing input {k} "
+                        f"({self.input_names[k] or self.maker.inputs[k].variable})"
+                    )
+                values[k] = self.defaults[k]
+        return values
+
+    def _filter(self, k: int, v):
+        """Argument ``k`` converted to its input's type, or a TypeError / ValueError naming
+        the input."""
+        dt = self._checks[k][1]
+        if self._checks[k][2] == 0 and (type(v) is dt.type or (type(v) is float and dt == _F8)):
+            return np.asarray(v)  # a numpy scalar of the input's dtype, a float for float64
+        try:
+            return self.input_types[k].filter(v, allow_downcast=self.maker.allow_input_downcast)
+        except (TypeError, ValueError) as e:
+            label = self.input_names[k] or str(self.maker.inputs[k].variable)
+            raise type(e)(
+                f"{self.name}: bad argument {k} ({label}, expected {self.input_types[k]}): {e}"
+            ) from None
+
+    def __call__(self, *args, **kwargs):
+        if self._update_lock is not None:
+            with self._update_lock:
+                return self._call(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
+        """One call: arguments checked, the VM run, outputs returned, updates written."""
+        if self.profile is not None:
+            return self._profiled_call(args, kwargs)
+        values = self._prepare(args, kwargs)
+        try:
+            outs = self.vm(values)
+        except Exception as e:
+            raise self._node_error(e, values) from e
+        if self._single:
+            return outs[0]
+        return self._finish(outs)
+
+    def _prepare(self, args, kwargs) -> list:
+        """The VM's arguments: inputs bound and checked (exact ndarrays pass on a fast
+        path), then the shared values."""
+        values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
+        if not self.trust_input:
+            for k, dt, ndim, static in self._checks:
+                v = values[k]
+                if (
+                    type(v) is not _ndarray
+                    or v.ndim != ndim
+                    or (v.dtype is not dt and v.dtype != dt)
+                    or (static is not None and v.shape != static and not _fits(v.shape, static))
+                ):
+                    values[k] = self._filter(k, v)
+        if self.shared:
+            values += [s._value for s in self.shared]
+        return values
+
+    def _profiled_call(self, args, kwargs):
+        pc = time.perf_counter_ns
+        t0 = pc()
+        values = self._prepare(args, kwargs)
+        t1 = pc()
+        prof = self._profiler
+        try:
+            outs = self.vm(values)
+        except Exception as e:
+            # a call that raises still counts: its nodes that ran were timed, so the
+            # call's time must be in the totals too (thunks <= VM <= call always holds)
+            t2 = pc()
+            prof.on_call(t2 - t0, t2 - t1)
+            raise self._node_error(e, values) from e
+        t2 = pc()
+        result = outs[0] if self._single else self._finish(outs)
+        prof.on_call(pc() - t0, t2 - t1)
+        return result
+
+    def _recycle_replaced(self, old_values, new_values) -> None:
+        """Give the VM the shared values just replaced: the next call writes the updates
+        into them (double buffering) when nothing else holds them by then."""
+        recycle = getattr(self.vm, "recycle", None)
+        if recycle is not None:
+            for j, (old, new) in enumerate(zip(old_values, new_values)):
+                if old is not new:
+                    recycle(self.n_out + j, old)
+
+    def _finish(self, outs):
+        n = self.n_out
+        if self.update_targets:
+            old_values = [s._value for _, s in self.update_targets]
+            new_values = outs[n:]
+            for k in self._copy_updates:
+                new_values[k] = np.array(new_values[k], copy=True)
+            for (_, s), v in zip(self.update_targets, new_values):
+                s._value = v
+            self._recycle_replaced(old_values, new_values)
+        results = outs[:n]
+        for k in self._copy_outputs:
+            results[k] = np.array(results[k], copy=True)
+        if self.maker.return_list:
+            return results
+        return results[0] if results else None
+
+    def _node_error(self, exc: BaseException, values) -> BaseException:
+        idx = getattr(self.vm, "failed_node", None)
+        if idx is None:
+            return exc
+        node = self.linked.schedule[idx]
+        lines = [
+            f"Apply node that caused the error: {node}",
+            f"Toposort index: {idx}",
+            "Inputs types: [" + ", ".join(str(v.type) for v in node.inputs) + "]",
+        ]
+        shapes, strides = _runtime_inputs(node, self, values)
+        if shapes is not None:
+            lines.append(f"Inputs shapes: {shapes}")
+            lines.append(f"Inputs strides: {strides}")
+        lines.append(
+            "HINT: use graphc.printing.debugprint(f) to see the compiled graph, or compile "
+            "with optimizer=None to see the node as you wrote it."
+        )
+        msg = f"{exc}\n" + "\n".join(lines)
+        try:
+            new = type(exc)(msg)
+        except Exception:  # noqa: BLE001 - exception types with unusual constructors
+            exc.add_note("\n".join(lines))
+            return exc
+        return new
+
+    # ------------------------------------------------------------------ misc
+    def copy(self, share_memory: bool = False, swap: dict | None = None,
+             delete_updates: bool = False, name: str | None = None,
+             profile=None) -> Function:  # fmt: skip
+        """A new Function over the same graph, with its own VM and storage.
+
+        ``swap`` maps shared variables to others of the same type to use instead (in the
+        copy only); ``delete_updates`` drops every update (explicit and default);
+        ``name`` defaults to this function's. Both functions read and update the same
+        shared variables. ``share_memory`` is accepted for Theano's signature: the copy's
+        intermediate buffers are always its own.
+        """
+        profiled = self.profile is not None or None
+        if swap or delete_updates:
+            fn = self.maker.recompiled(dict(swap or {}), delete_updates, profiled).create()
+        else:
+            maker = self.maker.relinked(profile if profile is not None else profiled)
+            fn = Function(maker, maker.link())
+        fn.trust_input = self.trust_input
+        fn.name = name if name is not None else self.name
+        return fn
+
+    def __reduce__(self):
+        """Pickled as the graph it was built from + mode, compiled again on load."""
+        return self.maker.reduce_function(self.trust_input, self.profile is not None)
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        return self.maker.fgraph
+
+    def __repr__(self) -> str:
+        return f"<graphc.Function {self.name}>"
+
+
+_MISSING = object()
+_ndarray = np.ndarray
+_F8 = np.dtype("float64")
+
+
+def _fits(shape: tuple, static: tuple) -> bool:
+    """Whether a run-time shape has the static sizes (None = any) of an input's type."""
+    return all(b is None or a == b for a, b in zip(shape, static))
+
+
+def _known_axes(t) -> bool:
+    return any(s is not None for s in getattr(t, "shape", ()))
+
+
+def _runtime_inputs(node, fn: Function, values):
+    try:
+        slots = fn.linked.slots
+        prog = fn.linked.program
+        shapes, strides = [], []
+        for v in node.inputs:
+            s = slots[v]
+            if s in prog.inputs:
+                val = values[prog.inputs.index(s)]
+            elif isinstance(v, Constant):
+                val = v.data
+            else:
+                shapes.append("?")
+                strides.append("?")
+                continue
+            arr = np.asarray(val)
+            shapes.append(arr.shape)
+            strides.append(arr.strides)
+        return shapes, strides
+    except Exception:  # noqa: BLE001 - best effort context for an error message
+        return None, None

@@ -1,0 +1,312 @@
+"""C expressions for the scalar Ops: one table, ``code_for_op``, from Op class to a rule.
+
+A rule ``rule(names, in_dtypes, out_dtype) -> str | None`` returns one C expression
+computing an element of the output (in ``out_dtype``) from the input element expressions
+``names``, or None when that combination of dtypes has no C code (the node then runs its
+numpy ``impl``). The element-wise generator (``graphc/linker/c/gen_elemwise.py``) composes
+these expressions into loops and defines the ``gc_*`` helpers they call; fusion
+(``graphc/opt/fusion.py``) only fuses Ops that have one. The table lives with the scalar
+Ops, below both of them, so that each can ask it without importing the other.
+
+A new ScalarOp subclass adds its C with ``@register_c_expr(MyOp)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from graphc.graph.basic import Constant, Variable
+from graphc.scalar import basic as ps
+from graphc.scalar.basic import FLOAT_DTYPES, Composite, ScalarOp, ctype, upcast
+
+CExprRule = Callable[[Sequence[str], Sequence[str], str], str | None]
+
+
+def _cast_all(names: Sequence[str], ct: str) -> list[str]:
+    return [f"(({ct}){n})" for n in names]
+
+
+def _template(text: str) -> CExprRule:
+    """``text.format(*operands)`` with every operand cast to the output's C type first."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+        ct = ctype(out_dtype)
+        return text.format(*_cast_all(names, ct), ct=ct)
+
+    return rule
+
+
+def _joined(symbol: str) -> CExprRule:
+    """A variadic ``a + b + c``; over bools numpy's add is a logical or, mul a logical and."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+        if out_dtype == "bool":
+            joined = (" || " if symbol == "+" else " && ").join(f"({n})" for n in names)
+            return f"({joined})"
+        return "(" + f" {symbol} ".join(_cast_all(names, ctype(out_dtype))) + ")"
+
+    return rule
+
+
+_FLIPPED = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
+def _compare(symbol: str) -> CExprRule:
+    """Compare in the operands' common type (not in the bool output type)."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+        kinds = [np.dtype(d).kind for d in in_dtypes]
+        if sorted(kinds) == ["i", "u"] and upcast(*in_dtypes) in FLOAT_DTYPES:
+            # signed vs unsigned 64-bit: numpy compares exactly, a double would round
+            if kinds[0] == "u":
+                return _mixed_sign_compare(_FLIPPED[symbol], names[1], names[0])
+            return _mixed_sign_compare(symbol, names[0], names[1])
+        ct = ctype(upcast(*in_dtypes))
+        return f"((({ct}){names[0]}) {symbol} (({ct}){names[1]}))"
+
+    return rule
+
+
+def _mixed_sign_compare(symbol: str, signed: str, unsigned: str) -> str:
+    """``signed <symbol> unsigned`` exactly: a negative value is below every unsigned one."""
+    s, u = f"((npy_int64){signed})", f"((npy_uint64){unsigned})"
+    exact = f"((npy_uint64){s} {symbol} {u})"
+    if symbol in ("==", ">", ">="):
+        return f"({s} >= 0 && {exact})"
+    return f"({s} < 0 || {exact})"  # !=, <, <=
+
+
+def _libm(fn: str, out_dtype: str) -> str:
+    return fn + "f" if out_dtype == "float32" else fn
+
+
+def _helper(helper: str, float_only: bool = False) -> CExprRule:
+    """``gc_<helper>_<ctype>(args...)`` in the output type; none for bool outputs."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
+        if out_dtype == "bool" or (float_only and out_dtype not in FLOAT_DTYPES):
+            return None
+        ct = ctype(out_dtype)
+        return f"gc_{helper}_{ct}(" + ", ".join(_cast_all(names, ct)) + ")"
+
+    return rule
+
+
+def _float_function(fn: str) -> CExprRule:
+    """A libm function of a float-only Op (its output is always float)."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+        return f"{_libm(fn, out_dtype)}(({ctype(out_dtype)}){names[0]})"
+
+    return rule
+
+
+def _float_or_same(fn: str) -> CExprRule:
+    """A libm function for float outputs; a unary one of an integer or bool is the input."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
+        args = ", ".join(_cast_all(names, ctype(out_dtype)))
+        if out_dtype in FLOAT_DTYPES:
+            return f"{_libm(fn, out_dtype)}({args})"
+        if len(names) != 1:
+            return None
+        return args
+
+    return rule
+
+
+def _abs(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+    ct = ctype(out_dtype)
+    if out_dtype in FLOAT_DTYPES:
+        return f"{_libm('fabs', out_dtype)}(({ct}){names[0]})"
+    if out_dtype == "bool" or out_dtype.startswith("uint"):
+        return f"(({ct}){names[0]})"
+    return f"gc_abs_{ct}(({ct}){names[0]})"
+
+
+def _min_max(kind: str) -> Callable[[Sequence[str], Sequence[str], str], str]:
+    """Floats go through ``gc_max_*``/``gc_min_*`` (which propagate nan as numpy does)."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+        ct = ctype(out_dtype)
+        a, b = _cast_all(names, ct)
+        if out_dtype in FLOAT_DTYPES:
+            return f"gc_{kind}_{ct}({a}, {b})"
+        return f"({a} {'>=' if kind == 'max' else '<='} {b} ? {a} : {b})"
+
+    return rule
+
+
+_max, _min = _min_max("max"), _min_max("min")
+
+
+def _sgn(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+    ct = ctype(out_dtype)
+    x = f"(({ct}){names[0]})"
+    if out_dtype in FLOAT_DTYPES:  # sign(nan) is nan
+        return f"({x} > 0 ? ({ct})1 : ({x} < 0 ? ({ct})-1 : {x}))"
+    if out_dtype == "bool" or out_dtype.startswith("uint"):
+        return f"(({ct})({x} > 0))"
+    return f"(({ct})(({x} > 0) - ({x} < 0)))"
+
+
+def _pow(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
+    if out_dtype not in FLOAT_DTYPES:  # integer powers raise on negative exponents: numpy
+        return None
+    ct = ctype(out_dtype)
+    return f"{_libm('pow', out_dtype)}(({ct}){names[0]}, ({ct}){names[1]})"
+
+
+def _clip(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+    lo = _max(names[:2], in_dtypes[:2], out_dtype)
+    return _min([lo, names[2]], [out_dtype, in_dtypes[2]], out_dtype)
+
+
+def _switch(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+    ct = ctype(out_dtype)
+    return f"(({names[0]}) != 0 ? ({ct}){names[1]} : ({ct}){names[2]})"
+
+
+def _invert(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
+    if out_dtype == "bool":
+        return f"((npy_bool)!({names[0]}))"
+    if out_dtype in FLOAT_DTYPES:
+        return None
+    ct = ctype(out_dtype)
+    return f"(({ct})~(({ct}){names[0]}))"
+
+
+def _second(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+    return f"(({ctype(out_dtype)}){names[1]})"
+
+
+def _cast(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str:
+    if out_dtype == "bool":
+        return f"(({names[0]}) != 0)"
+    return f"(({ctype(out_dtype)}){names[0]})"
+
+
+code_for_op: dict[type[ScalarOp], CExprRule] = {
+    # arithmetic
+    ps.Add: _joined("+"),
+    ps.Mul: _joined("*"),
+    ps.Sub: _template("({0} - {1})"),
+    ps.True_div: _template("({0} / {1})"),
+    ps.Int_div: _helper("floordiv"),
+    ps.Mod: _helper("mod"),
+    ps.Pow: _pow,
+    ps.Neg: _template("(-{0})"),
+    ps.Abs: _abs,
+    ps.Sgn: _sgn,
+    ps.Maximum: _max,
+    ps.Minimum: _min,
+    # transcendental
+    ps.Exp: _float_function("exp"),
+    ps.Exp2: _float_function("exp2"),
+    ps.Expm1: _float_function("expm1"),
+    ps.Log: _float_function("log"),
+    ps.Log2: _float_function("log2"),
+    ps.Log10: _float_function("log10"),
+    ps.Log1p: _float_function("log1p"),
+    ps.Sqrt: _float_function("sqrt"),
+    ps.Sin: _float_function("sin"),
+    ps.Cos: _float_function("cos"),
+    ps.Tan: _float_function("tan"),
+    ps.Arcsin: _float_function("asin"),
+    ps.Arccos: _float_function("acos"),
+    ps.Arctan: _float_function("atan"),
+    ps.Sinh: _float_function("sinh"),
+    ps.Cosh: _float_function("cosh"),
+    ps.Tanh: _float_function("tanh"),
+    ps.Arctan2: _float_or_same("atan2"),
+    ps.Sqr: _template("({0} * {0})"),
+    ps.Sigmoid: _helper("sigmoid", float_only=True),
+    ps.Softplus: _helper("softplus", float_only=True),
+    ps.Erf: _float_or_same("erf"),
+    ps.Floor: _float_or_same("floor"),
+    ps.Ceil: _float_or_same("ceil"),
+    ps.Round_half_to_even: _float_or_same("rint"),
+    ps.Clip: _clip,
+    # comparisons and logic
+    ps.Eq: _compare("=="),
+    ps.Neq: _compare("!="),
+    ps.Lt: _compare("<"),
+    ps.Gt: _compare(">"),
+    ps.Le: _compare("<="),
+    ps.Ge: _compare(">="),
+    ps.And: _template("({0} & {1})"),
+    ps.Or: _template("({0} | {1})"),
+    ps.Xor: _template("({0} ^ {1})"),
+    ps.Invert: _invert,
+    ps.Switch: _switch,
+    ps.Second: _second,
+    ps.Identity: _template("{0}"),
+    ps.Cast: _cast,
+}
+"""Op class -> its C expression rule. Ops not listed (and their subclasses) have none."""
+
+
+def register_c_expr(*op_classes: type[ScalarOp]) -> Callable[[CExprRule], CExprRule]:
+    """Decorator: ``@register_c_expr(MyOp) def rule(names, in_dtypes, out_dtype)``."""
+
+    def deco(rule: CExprRule) -> CExprRule:
+        for cls in op_classes:
+            code_for_op[cls] = rule
+        return rule
+
+    return deco
+
+
+def c_expr(
+    op: ScalarOp, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str
+) -> str | None:
+    """The C expression for one output element of ``op``, or None if it has none."""
+    if isinstance(op, Composite):
+        if op.nout != 1:
+            return None
+        body = composite_c_body(op, names)
+        return None if body is None else body[1][0]
+    for cls in type(op).__mro__:
+        rule = code_for_op.get(cls)
+        if rule is not None:
+            return rule(names, in_dtypes, out_dtype)
+    return None
+
+
+def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], list[str]] | None:
+    """C statements declaring one temporary per inner node, and the output expressions;
+    None if any inner Op lacks C code."""
+    expr: dict[Variable, str] = dict(zip(op.inputs, names))
+    lines: list[str] = []
+    for k, node in enumerate(op.nodes):
+        ins = [expr[v] if v in expr else c_literal(v) for v in node.inputs]
+        out = node.outputs[0]
+        assert isinstance(node.op, ScalarOp)
+        e = c_expr(node.op, ins, [i.type.dtype for i in node.inputs], out.type.dtype)
+        if e is None:
+            return None
+        tmp = f"t{k}"
+        lines.append(f"{ctype(out.type.dtype)} {tmp} = {e};")
+        expr[out] = tmp
+    outs = [expr[o] if o in expr else c_literal(o) for o in op.outputs]
+    return lines, outs
+
+
+def c_literal(v: Variable) -> str:
+    """A scalar constant as a C literal of its own type."""
+    if not isinstance(v, Constant):
+        raise ValueError(f"free variable {v} in a Composite")
+    val = np.asarray(v.data)
+    ct = ctype(str(val.dtype))
+    if val.dtype.kind == "f":
+        f = float(val)
+        if f != f:
+            return f"(({ct})NAN)"
+        if f in (float("inf"), float("-inf")):
+            return f"(({ct}){'-' if f < 0 else ''}INFINITY)"
+        return f"(({ct}){f!r})"
+    if val.dtype.kind == "b":
+        return "1" if bool(val) else "0"
+    return f"(({ct}){int(val)})"
