@@ -181,49 +181,16 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
                         for v in as_list(non_sequences)]  # fmt: skip
     if go_backwards:
         seqs = [_Seq(s.outer[::-1], s.taps) for s in seqs]
-
     n_steps_var = _steps(seqs, n_steps, name)
-
-    # placeholders the step function is called with
-    args: list[Any] = []
-    seq_outer: list[Any] = []
-    seq_inner: list[Any] = []
-    for k, s in enumerate(seqs):
-        lo, hi = min(s.taps), max(s.taps)
-        for t in s.taps:
-            start = t - lo
-            if n_steps is not None:
-                sliced = s.outer[start : start + n_steps_var]
-            else:
-                end = t - hi
-                sliced = s.outer[start : (end if end != 0 else None)]
-            seq_outer.append(sliced)
-            v = _placeholder(_row_type(s.outer.type), f"{s.outer.name or f'seq{k}'}[t{t:+d}]")
-            seq_inner.append(v)
-            args.append(v)
+    seq_outer, seq_inner = _sequence_rows(seqs, n_steps, n_steps_var)
     state_outs = [] if outs_info is None else [o for o in outs_info if o.initial is not None]
-    state_inits: list[Any] = []
-    state_inner: list[list[Any]] = []
-    for k, o in enumerate(state_outs):
-        assert o.initial is not None
-        init = o.initial
-        sit_sot = o.taps == [-1]
-        row_t = init.type if sit_sot else _row_type(init.type)
-        if not sit_sot and init.ndim == 0:
-            raise TypeError(
-                f"scan: the initial value of an output with taps {o.taps} must "
-                "have one more dimension than the output (one row per tap)"
-            )
-        lag = -min(o.taps)
-        state_inits.append(T.shape_padleft(init) if sit_sot else init[:lag])
-        taps = [_placeholder(row_t, f"{init.name or f'out{k}'}[t{t:+d}]") for t in o.taps]
-        state_inner.append(taps)
-        args.extend(taps)
+    state_inits, state_inner = _state_taps(state_outs)
+    args = seq_inner + [v for taps in state_inner for v in taps]
+
     ret = fn(*args, *explicit_nonseqs)
     outputs, updates, cond = _parse_return(ret, None if outs_info is None else len(outs_info))
     if outs_info is None:
-        outs_info = [_Out(None) for _ in outputs]
-        state_outs = []
+        outs_info, state_outs = [_Out(None) for _ in outputs], []
     if len(outputs) != len(outs_info):
         raise ValueError(f"scan: the step function returned {len(outputs)} outputs but "
                          f"outputs_info has {len(outs_info)} entries")  # fmt: skip
@@ -231,21 +198,79 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     nits = [o for o, info in zip(outputs, outs_info) if info.initial is None]
     for k, (new, taps) in enumerate(zip(new_states, state_inner)):
         _check_state(k, new, taps[0], name)
-
     # shared variables updated inside the loop become states kept last only
-    updates = _with_default_updates(updates, outputs + [u for _, u in updates], cond)
-    shared_states: list[tuple[Any, Variable, Variable]] = []
-    replace_shared: dict[Any, Variable] = {}
-    for s, expr in updates:
-        expr = T.as_tensor_variable(expr)
-        ph = _placeholder(s.type, f"{s.name or 'shared'}[t-1]")
-        replace_shared[s] = ph
-        shared_states.append((s, ph, expr))
-
-    # loop inputs: the outer values the step reads (explicit non-sequences, shared and other
-    # outer variables, and any expression of them alone, computed once before the loop)
+    shared_states = [
+        (s, _placeholder(s.type, f"{s.name or 'shared'}[t-1]"), T.as_tensor_variable(e))
+        for s, e in _with_default_updates(updates, outputs + [u for _, u in updates], cond)
+    ]  # fmt: skip
     inner_outs = new_states + [e for _, _, e in shared_states] + nits
     inner_outs += [cond] if cond is not None else []
+    nonseq_outer, nonseq_inner, inner_outs = _loop_inputs(
+        inner_outs, args, shared_states, explicit_nonseqs, strict
+    )
+    info = ScanInfo(
+        n_seqs=len(seq_outer),
+        state_taps=tuple(tuple(o.taps) for o in state_outs) + ((-1,),) * len(shared_states),
+        state_last=tuple(o.last_only for o in state_outs) + (True,) * len(shared_states),
+        n_nit=len(nits),
+        n_nonseqs=len(nonseq_outer),
+        as_while=cond is not None,
+        name=name,
+        truncate_gradient=int(truncate_gradient),
+    )
+    inner_inputs = args + [ph for _, ph, _ in shared_states] + nonseq_inner
+    op = Scan(info, ScanInner(inner_inputs, inner_outs))
+    shared_inits = [T.shape_padleft(s) for s, _, _ in shared_states]
+    node_outs = op(n_steps_var, *seq_outer, *state_inits, *shared_inits, *nonseq_outer)
+    node_outs = node_outs if isinstance(node_outs, list) else [node_outs]
+    results = _user_outputs(outs_info, node_outs, len(state_outs), len(shared_states), name)
+    return results, _shared_updates(shared_states, node_outs, len(state_outs)), node_outs
+
+
+def _sequence_rows(seqs: list[_Seq], n_steps, n_steps_var) -> tuple[list, list]:
+    """Per sequence and tap: the outer slice the loop walks and the step's placeholder."""
+    outer: list[Any] = []
+    inner: list[Any] = []
+    for k, s in enumerate(seqs):
+        lo, hi = min(s.taps), max(s.taps)
+        for t in s.taps:
+            start = t - lo
+            if n_steps is not None:
+                outer.append(s.outer[start : start + n_steps_var])
+            else:
+                end = t - hi
+                outer.append(s.outer[start : (end if end != 0 else None)])
+            name = f"{s.outer.name or f'seq{k}'}[t{t:+d}]"
+            inner.append(_placeholder(_row_type(s.outer.type), name))
+    return outer, inner
+
+
+def _state_taps(state_outs: list[_Out]) -> tuple[list, list[list]]:
+    """Per fed-back output: its initial rows (``(L, *S)``) and a placeholder per tap."""
+    inits: list[Any] = []
+    taps: list[list[Any]] = []
+    for k, o in enumerate(state_outs):
+        init = o.initial
+        assert init is not None
+        sit_sot = o.taps == [-1]
+        if not sit_sot and init.ndim == 0:
+            raise TypeError(
+                f"scan: the initial value of an output with taps {o.taps} must "
+                "have one more dimension than the output (one row per tap)"
+            )
+        row_t = init.type if sit_sot else _row_type(init.type)
+        inits.append(T.shape_padleft(init) if sit_sot else init[: -min(o.taps)])
+        taps.append([_placeholder(row_t, f"{init.name or f'out{k}'}[t{t:+d}]") for t in o.taps])
+    return inits, taps
+
+
+def _loop_inputs(inner_outs: list, args: list, shared_states: list, explicit_nonseqs: list,
+                 strict: bool) -> tuple[list, list, list]:  # fmt: skip
+    """The loop's non-sequence inputs: the outer values the step reads (explicit
+    non-sequences, shared and other outer variables, and any expression of them alone,
+    computed once before the loop). Returns them, their placeholders, and the step's
+    outputs rewritten over the placeholders."""
+    replace_shared = {s: ph for s, ph, _ in shared_states}
     nonseq_outer = _loop_invariants(inner_outs, set(args) | set(replace_shared))
     if strict:
         allowed = set(explicit_nonseqs) | set(args) | set(replace_shared)
@@ -257,47 +282,37 @@ def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=No
     nonseq_inner = [_placeholder(v.type, v.name or "nonseq") for v in nonseq_outer]
     replace = dict(zip(nonseq_outer, nonseq_inner))
     replace.update(replace_shared)
-    inner_outs = clone_replace(inner_outs, replace)
+    return nonseq_outer, nonseq_inner, clone_replace(inner_outs, replace)
 
-    all_taps = [list(o.taps) for o in state_outs] + [[-1]] * len(shared_states)
-    info = ScanInfo(
-        n_seqs=len(seq_outer),
-        state_taps=tuple(tuple(t) for t in all_taps),
-        state_last=tuple(o.last_only for o in state_outs) + (True,) * len(shared_states),
-        n_nit=len(nits),
-        n_nonseqs=len(nonseq_outer),
-        as_while=cond is not None,
-        name=name,
-        truncate_gradient=int(truncate_gradient),
-    )
-    inner_inputs = seq_inner + [v for taps in state_inner for v in taps]
-    inner_inputs += [ph for _, ph, _ in shared_states] + nonseq_inner
-    n_st = len(state_outs)
-    op = Scan(info, ScanInner(inner_inputs, inner_outs))
-    shared_inits = [T.shape_padleft(s) for s, _, _ in shared_states]
-    node_outs = op(n_steps_var, *seq_outer, *state_inits, *shared_inits, *nonseq_outer)
-    node_outs = node_outs if isinstance(node_outs, list) else [node_outs]
 
+def _user_outputs(outs_info: list[_Out], node_outs: list, n_st: int, n_shared: int,
+                  name: str | None) -> list:  # fmt: skip
+    """What ``scan`` returns per output: a state's buffer without its initial rows, or
+    the stacked output."""
     results: list[Any] = []
-    it_state = iter(range(n_st))
-    it_nit = iter(range(len(nits)))
-    n_shared = len(shared_states)
+    k_state = k_nit = 0
     for o in outs_info:
         if o.initial is not None:
-            k = next(it_state)
-            results.append(node_outs[k][-min(o.taps) :])
+            results.append(node_outs[k_state][-min(o.taps) :])
+            k_state += 1
         else:
-            results.append(node_outs[n_st + n_shared + next(it_nit)])
+            results.append(node_outs[n_st + n_shared + k_nit])
+            k_nit += 1
     for r in results:
         r.name = f"{name}_out" if name else None
-    new_updates: OrderedDict = OrderedDict()
+    return results
+
+
+def _shared_updates(shared_states: list, node_outs: list, n_st: int) -> OrderedDict:
+    """Each shared variable updated in the loop -> its value after the last step."""
+    updates: OrderedDict = OrderedDict()
     for j, (s, _, _) in enumerate(shared_states):
-        new_updates[s] = node_outs[n_st + j][0]
+        updates[s] = node_outs[n_st + j][0]
         if getattr(s, "default_update", None) is not None:
             # the step's own update expression reads the step's placeholders: a function
             # that uses this loop without its updates advances the state past the loop
-            s.default_update = new_updates[s]
-    return results, new_updates, node_outs
+            s.default_update = updates[s]
+    return updates
 
 
 def as_list(x) -> list:

@@ -35,125 +35,133 @@ def _zeros_for(g, like: Variable):
 def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
     """Gradients of a Scan node's inputs from its outputs and their gradients."""
     info = op.info
-    name = info.name or "scan"
     if info.as_while:
-        raise NotImplementedError(f"gradient of {name}: a scan that stops early (until)")
-    n_steps, seqs, inits, nonseqs = op.outer_split(inputs)
-    in_seqs, in_taps, in_nonseqs = op.inner_split()
+        raise NotImplementedError(
+            f"gradient of {info.name or 'scan'}: a scan that stops early (until)"
+        )
     if any(info.state_last):
         return _grad_with_every_state_stored(op, inputs, outs, output_grads)
-    reg = list(range(info.n_states))
-    lags = info.lags
-    inner_states = [op.inner.outputs[k] for k in reg]
-    inner_nits = op.inner.outputs[info.n_states : info.n_states + info.n_nit]
-    g_bufs = [_zeros_for(output_grads[k], outs[k]) for k in reg]
-    g_nits = [
-        _zeros_for(g, o) for g, o in zip(output_grads[info.n_states :], outs[info.n_states :])
-    ]
+    backward = _Backward(op, inputs, outs, output_grads)
+    n_back = backward.n_steps
+    if info.truncate_gradient >= 0:
+        n_back = T.minimum(n_back, info.truncate_gradient)
+    _, _, back = build_scan(
+        backward.step,
+        sequences=backward.sequences(),
+        outputs_info=backward.windows + backward.accums + [None] * len(backward.seqs),
+        non_sequences=list(backward.nonseqs),
+        n_steps=n_back,
+        name=f"grad_of_{info.name or 'scan'}",
+        last_only=range(info.n_states + len(backward.accums)),
+    )
+    return backward.gradients(back, n_back, len(inputs))
 
-    # backward sequences, all reversed: the forward rows, each tap's stored value, and
-    # the direct gradients of the step's outputs
-    def last_n(x, start=0):
-        return x[start : start + n_steps][::-1]
 
-    seq_vals = [last_n(s) for s in seqs]
-    tap_vals = [last_n(outs[k], lags[k] + t) for k in reg for t in info.state_taps[k]]
-    g_rows = [last_n(g, lags[k]) for k, g in zip(reg, g_bufs)]
-    gy_rows = [last_n(g) for g in g_nits]
-    float_nonseqs = [k for k, v in enumerate(nonseqs) if _is_float(v)]
-    windows = [T.zeros_like(inits[k][: lags[k]]) for k in reg]
-    accums = [T.zeros_like(nonseqs[k]) for k in float_nonseqs]
-    n_seq, n_tap, n_g, n_gy, n_reg = (len(seq_vals), len(tap_vals), len(g_rows), len(gy_rows),
-                                      len(reg))  # fmt: skip
-    flat_taps = [v for k in reg for v in in_taps[k]]
+class _Backward:
+    """The backward loop of one Scan node: its sequences (all reversed: the forward rows,
+    each tap's stored value, the direct gradients of each step's outputs), its states (per
+    forward state the window of pending adjoints, per float non-sequence an accumulator),
+    its step, and the gradients read off its result."""
 
-    def step(*args):
-        p = 0
-        xs = list(args[p : p + n_seq])
-        p += n_seq  # noqa: E702
-        taps = list(args[p : p + n_tap])
-        p += n_tap  # noqa: E702
-        gs = list(args[p : p + n_g])
-        p += n_g  # noqa: E702
-        gys = list(args[p : p + n_gy])
-        p += n_gy  # noqa: E702
-        ws = list(args[p : p + n_reg])
-        p += n_reg  # noqa: E702
-        acc = list(args[p : p + len(accums)])
-        p += len(accums)  # noqa: E702
-        outer_nonseqs = list(args[p:])
-        replace: dict[Any, Any] = dict(zip(in_seqs, xs))
-        replace.update(zip(flat_taps, taps))
-        replace.update(zip(in_nonseqs, outer_nonseqs))
-        recomputed = clone_replace(inner_states + inner_nits, replace)
-        known = {}
-        for o, g, w in zip(recomputed[:n_reg], gs, ws):
-            if _is_float(o):
-                known[o] = g + w[0]
-        for o, g in zip(recomputed[n_reg:], gys):
-            if _is_float(o):
-                known[o] = g
-        wrt_all = xs + taps + [outer_nonseqs[k] for k in float_nonseqs]
-        wrt = [v for v in wrt_all if _is_float(v)]
-        grads = dict(zip(wrt, grad(None, wrt, known_grads=known, disconnected_inputs="ignore")
-                         if known and wrt else [T.zeros_like(v) for v in wrt]))  # fmt: skip
-        new_windows = []
-        pos = 0
-        for j, k in enumerate(reg):
-            tk = info.state_taps[k]
-            row_zero = T.zeros_like(ws[j][0])
-            sent = [row_zero] * lags[k]
+    def __init__(self, op, inputs: list, outs: list, output_grads: list):
+        info = self.info = op.info
+        self.n_steps, self.seqs, self.inits, self.nonseqs = op.outer_split(inputs)
+        self.in_seqs, in_taps, self.in_nonseqs = op.inner_split()
+        self.flat_taps = [v for taps in in_taps for v in taps]
+        ns = info.n_states
+        self.forward_outputs = op.inner.outputs[: ns + info.n_nit]
+        self.outs = outs
+        self.g_bufs = [_zeros_for(output_grads[k], outs[k]) for k in range(ns)]
+        self.g_nits = [_zeros_for(g, o) for g, o in zip(output_grads[ns:], outs[ns:])]
+        self.float_nonseqs = [k for k, v in enumerate(self.nonseqs) if _is_float(v)]
+        self.windows = [T.zeros_like(x[:lag]) for x, lag in zip(self.inits, info.lags)]
+        self.accums = [T.zeros_like(self.nonseqs[k]) for k in self.float_nonseqs]
+
+    def _last_n(self, x, start: int = 0):
+        return x[start : start + self.n_steps][::-1]
+
+    def sequences(self) -> list:
+        info = self.info
+        taps = [self._last_n(self.outs[k], info.lags[k] + t)
+                for k in range(info.n_states) for t in info.state_taps[k]]  # fmt: skip
+        g_rows = [self._last_n(g, lag) for g, lag in zip(self.g_bufs, info.lags)]
+        return ([self._last_n(s) for s in self.seqs] + taps + g_rows
+                + [self._last_n(g) for g in self.g_nits])  # fmt: skip
+
+    def step(self, *args):
+        """One backward step: recompute the forward step, take its vector-Jacobian product,
+        pass the adjoints of the state taps down the windows."""
+        sizes = [len(self.seqs), len(self.flat_taps), len(self.g_bufs), len(self.g_nits),
+                 len(self.windows), len(self.accums)]  # fmt: skip
+        parts, p = [], 0
+        for n in sizes:
+            parts.append(list(args[p : p + n]))
+            p += n
+        xs, taps, gs, gys, ws, acc = parts
+        nonseqs = list(args[p:])
+        grads = self._vjp(xs, taps, gs, gys, ws, nonseqs)
+        new_acc = [a + grads[nonseqs[k]] for a, k in zip(acc, self.float_nonseqs)]
+        g_xs = [grads[x] if x in grads else T.zeros_like(x) for x in xs]
+        return self._new_windows(taps, ws, grads) + new_acc + g_xs
+
+    def _vjp(self, xs, taps, gs, gys, ws, nonseqs) -> dict:
+        replace: dict[Any, Any] = dict(zip(self.in_seqs, xs))
+        replace.update(zip(self.flat_taps, taps))
+        replace.update(zip(self.in_nonseqs, nonseqs))
+        recomputed = clone_replace(self.forward_outputs, replace)
+        ns = self.info.n_states
+        known = {o: g + w[0] for o, g, w in zip(recomputed[:ns], gs, ws) if _is_float(o)}
+        known.update((o, g) for o, g in zip(recomputed[ns:], gys) if _is_float(o))
+        wrt = [v for v in xs + taps + [nonseqs[k] for k in self.float_nonseqs] if _is_float(v)]
+        if not (known and wrt):
+            return {v: T.zeros_like(v) for v in wrt}
+        return dict(zip(wrt, grad(None, wrt, known_grads=known, disconnected_inputs="ignore")))
+
+    def _new_windows(self, taps, ws, grads) -> list:
+        """Shift each window by one row and add what this step sent to each tap."""
+        info = self.info
+        out, pos = [], 0
+        for k, (tk, lag) in enumerate(zip(info.state_taps, info.lags)):
+            row_zero = T.zeros_like(ws[k][0])
+            sent = [row_zero] * lag
             for t, v in zip(tk, taps[pos : pos + len(tk)]):
                 if v in grads:
                     sent[-t - 1] = sent[-t - 1] + grads[v]
             pos += len(tk)
-            if lags[k] == 1:
-                new_windows.append(T.shape_padleft(sent[0]))
+            if lag == 1:
+                out.append(T.shape_padleft(sent[0]))
             else:
-                shifted = T.concatenate([ws[j][1:], T.shape_padleft(row_zero)], axis=0)
-                new_windows.append(shifted + T.stack(sent))
-        new_acc = [a + grads[outer_nonseqs[k]] for a, k in zip(acc, float_nonseqs)]
-        g_xs = [grads[x] if x in grads else T.zeros_like(x) for x in xs]
-        return new_windows + new_acc + g_xs
+                shifted = T.concatenate([ws[k][1:], T.shape_padleft(row_zero)], axis=0)
+                out.append(shifted + T.stack(sent))
+        return out
 
-    n_back = n_steps if info.truncate_gradient < 0 else T.minimum(n_steps, info.truncate_gradient)
-    n_acc = len(accums)
-    _, _, back = build_scan(
-        step,
-        sequences=seq_vals + tap_vals + g_rows + gy_rows,
-        outputs_info=windows + accums + [None] * n_seq,
-        non_sequences=list(nonseqs),
-        n_steps=n_back,
-        name=f"grad_of_{name}",
-        last_only=range(n_reg + n_acc),
-    )
-    result: list = [None] * len(inputs)
-    # sequences: the reversed row gradients, zeros for steps the truncation cut off
-    for s_idx, g_rev in enumerate(back[n_reg + n_acc :]):
-        s = seqs[s_idx]
-        if not _is_float(s):
-            continue
-        g = g_rev[::-1]
-        if info.truncate_gradient >= 0:
-            pad = T.zeros_like(s[: n_steps - n_back])
-            g = T.concatenate([pad, g], axis=0)
-        rest = T.zeros_like(s[n_steps:])
-        result[1 + s_idx] = T.concatenate([g, rest], axis=0)
-    # initial states: the last window (reversed into row order) plus the direct gradient
-    for j, k in enumerate(reg):
-        x = inits[k]
-        if not _is_float(x):
-            continue
-        window = back[j][0][::-1]
-        if info.truncate_gradient >= 0:
-            window = T.switch(T.le(n_steps, info.truncate_gradient), window, 0 * window)
-        g = window + g_bufs[j][: lags[k]]
-        extra = T.zeros_like(x[lags[k] :])
-        result[1 + info.n_seqs + k] = T.concatenate([g, extra], axis=0)
-    base = 1 + info.n_seqs + info.n_states
-    for j, k in enumerate(float_nonseqs):
-        result[base + k] = back[n_reg + j][0]
-    return result
+    def gradients(self, back: list, n_back, n_inputs: int) -> list:
+        """The forward node's input gradients from the backward node's outputs."""
+        info, n_steps = self.info, self.n_steps
+        truncated = info.truncate_gradient >= 0
+        ns, n_acc = info.n_states, len(self.accums)
+        result: list = [None] * n_inputs
+        # sequences: the reversed row gradients, zeros for steps the truncation cut off
+        for k, (s, g_rev) in enumerate(zip(self.seqs, back[ns + n_acc :])):
+            if not _is_float(s):
+                continue
+            g = g_rev[::-1]
+            if truncated:
+                g = T.concatenate([T.zeros_like(s[: n_steps - n_back]), g], axis=0)
+            result[1 + k] = T.concatenate([g, T.zeros_like(s[n_steps:])], axis=0)
+        # initial states: the last window (reversed into row order) plus the direct gradient
+        for k, (x, lag) in enumerate(zip(self.inits, info.lags)):
+            if not _is_float(x):
+                continue
+            window = back[k][0][::-1]
+            if truncated:
+                window = T.switch(T.le(n_steps, info.truncate_gradient), window, 0 * window)
+            g = window + self.g_bufs[k][:lag]
+            result[1 + info.n_seqs + k] = T.concatenate([g, T.zeros_like(x[lag:])], axis=0)
+        base = 1 + info.n_seqs + ns
+        for j, k in enumerate(self.float_nonseqs):
+            result[base + k] = back[ns + j][0]
+        return result
 
 
 def _grad_with_every_state_stored(op, inputs: list, outs: list, output_grads: list) -> list:
