@@ -98,8 +98,9 @@ def gemm_from_add(fgraph, node):
         if z.type.broadcastable != out.type.broadcastable or not _float_same(z, core, out):
             continue
         memo: dict = {}
-        if any(size_key(z, d, memo) != size_key(core, d, memo) for d in range(z.type.ndim)):
-            continue  # z might broadcast at run time; Gemm/Gemv need its exact shape
+        same = all(size_key(z, d, memo) == size_key(core, d, memo) for d in range(z.type.ndim))
+        if not same and prod[0] != "gemm":
+            continue  # z might broadcast at run time; Gemv needs its exact shape
         dt = out.type.dtype
         one = make_const(1, dt)
         alpha = one if alpha is None else alpha
@@ -108,7 +109,7 @@ def gemm_from_add(fgraph, node):
             from graphc.tensor.math import neg
 
             alpha = neg(alpha)
-        if prod[0] == "gemm":
-            return [fit(out, blas.Gemm()(z, alpha, prod[1], prod[2], beta))]
+        if prod[0] == "gemm":  # a Gemm that broadcasts when the sizes might differ
+            return [fit(out, blas.Gemm(broadcast=not same)(z, alpha, prod[1], prod[2], beta))]
         return [fit(out, blas.Gemv()(z, alpha, prod[1], prod[2], beta))]
     return None

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from graphc.graph.basic import Constant, clone_replace, new_node_origins
 from graphc.opt.engine import define_pass, register
-from graphc.opt.utils import fit, scalar_const
+from graphc.opt.utils import fit, scalar_const, size_key
 from graphc.scalar.basic import Composite, ScalarType
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import CAReduce, ElemwiseSum
 
 define_pass("fusion", reverse=True)
+define_pass("reduce_fusion", "once")
 
 MAX_INPUTS = 32
 
@@ -141,3 +143,40 @@ def fuse_elemwise(fgraph, node):
     with new_node_origins(origins):
         new = Elemwise(Composite(s_in, [s_out]))(*t_in)
     return [fit(out, new)]
+
+
+def _same_shape_inputs(node) -> bool:
+    """Every input of the Elemwise ``node`` surely has its output's shape at run time."""
+    out = node.outputs[0]
+    memo: dict = {}
+    for i in node.inputs:
+        if i.type.broadcastable != out.type.broadcastable:
+            return False
+        for d in range(out.type.ndim):
+            if i.type.shape[d] is None or i.type.shape[d] != out.type.shape[d]:
+                if size_key(i, d, memo) != size_key(out, d, memo):
+                    return False
+    return True
+
+
+@register("reduce_fusion", "reduce_fusion", "fusion", "fast_run", tracks=(CAReduce,))
+def fuse_sum_of_elemwise(fgraph, node):
+    # Sum{all axes}(Elemwise{f}(x, y)) -> Sum{f}(x, y): one pass, no intermediate array
+    op = node.op
+    x = node.inputs[0]
+    if op.scalar_op.name != "add" or sorted(op.axis) != list(range(x.type.ndim)):
+        return None
+    p = x.owner
+    if not _fusable(p) or len(fgraph.clients[x]) != 1:
+        return None
+    dt = x.type.dtype
+    if dt not in ("float32", "float64") or node.outputs[0].type.dtype != dt:
+        return None
+    if x.type.ndim == 0 or not _same_shape_inputs(p):
+        return None
+    s_in, t_in, s_out = _scalar_graph(x, {p})
+    if not t_in:
+        return None
+    with new_node_origins(tuple(dict.fromkeys((*p.origins, *node.origins)))):
+        new = ElemwiseSum(Composite(s_in, [s_out]))(*t_in)
+    return [fit(node.outputs[0], new)]

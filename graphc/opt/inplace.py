@@ -1,5 +1,9 @@
 """In-place rewrites: outputs reuse an input's buffer when the DestroyHandler allows it.
 
+An Elemwise may be made in place of an input whose axes of unknown size might broadcast:
+the C loop and ``perform`` then write into it only when it has the output's shape at run
+time, and return a new array otherwise.
+
 Each candidate is tried with ``replace_all_validate``; the DestroyHandler rejects it when the
 input is a graph input (explicit, shared, updated or not) or a constant, a view of one, a
 graph output, or read by a node that cannot run before the destroyer. So only
@@ -57,9 +61,11 @@ def elemwise_inplace(fgraph, ctx):
         if node.op.inplace_pattern:
             continue
         out = node.outputs[0]
-        for k, var in enumerate(node.inputs):
-            if not _candidate(var, out) or not _same_size_as_output(node, k, memo):
-                continue
+        # inputs surely of the output's size first; then any other candidate (its buffer is
+        # used when the broadcast does not grow it at run time, else the output is new)
+        cands = [k for k, var in enumerate(node.inputs) if _candidate(var, out)]
+        cands.sort(key=lambda k: not _same_size_as_output(node, k, memo))
+        for k in cands:
             try:
                 new = Elemwise(node.op.scalar_op, {0: k}).make_node(*node.inputs)
             except (TypeError, ValueError):

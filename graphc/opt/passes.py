@@ -26,6 +26,7 @@ PASS_ORDER = [
     "specialize",
     "merge2",
     "fusion",
+    "reduce_fusion",
     "inplace",
     "merge3",
 ]

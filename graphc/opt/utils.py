@@ -95,7 +95,7 @@ def size_key(var, axis: int, memo: dict):
                     key = keys.pop()
             elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
                 key = size_key(node.inputs[0], int(op.new_order[axis]), memo)
-            elif isinstance(op, Dot22 | Gemm | Gemv):
+            elif isinstance(op, Dot22 | Gemm | Gemv) and not getattr(op, "broadcast", False):
                 a, b = (
                     (node.inputs[0], node.inputs[1])
                     if isinstance(op, Dot22)

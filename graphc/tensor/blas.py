@@ -369,7 +369,36 @@ class Gemv(_ScaledUpdate):
 
 
 class Gemm(_ScaledUpdate):
-    """``Z <- beta * Z + alpha * dot(X, Y)``; with ``inplace`` the result overwrites Z."""
+    """``Z <- beta * Z + alpha * dot(X, Y)``; with ``inplace`` the result overwrites Z.
+
+    With ``broadcast`` (never in place) Z and the product broadcast against each other as
+    numpy's ``beta * Z + alpha * dot(X, Y)`` would: what the ``gemm_from_add`` rewrite makes
+    when it cannot prove their sizes equal (``W - lr * dot(a, b)`` for a shared ``W``).  The
+    BLAS path runs whenever Z has the product's shape or broadcasts to it."""
+
+    __props__ = ("inplace", "broadcast")
+
+    def __init__(self, inplace: bool = False, broadcast: bool = False):
+        if inplace and broadcast:
+            raise TypeError("Gemm: a broadcasting Gemm cannot work in place")
+        super().__init__(inplace)
+        self.broadcast = bool(broadcast)
+
+    def __str__(self) -> str:
+        if self.broadcast:
+            return "Gemm{no_inplace,broadcast}"
+        return super().__str__()
+
+    def infer_shape(self, fgraph, node, shapes):
+        if not self.broadcast:
+            return [tuple(shapes[0])]
+        sz, sx, sy = shapes[0], shapes[2], shapes[3]
+        stat_z = node.inputs[0].type.shape
+        stat_p = (node.inputs[2].type.shape[0], node.inputs[3].type.shape[1])
+        return [
+            tuple(_broadcast_dim((sz[d], stat_z[d]), ((sx[0], sy[1])[d], stat_p[d]))
+                  for d in range(2))
+        ]  # fmt: skip
 
     def make_node(self, Z, alpha, X, Y, beta) -> Apply:  # noqa: N803 - BLAS names
         Z, X, Y = (as_tensor_variable(v) for v in (Z, X, Y))
@@ -392,6 +421,13 @@ class Gemm(_ScaledUpdate):
         Z, alpha, X, Y, beta = inputs  # noqa: N806
         dt = node.outputs[0].type.dtype
         alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
+        if self.broadcast and X.shape[1] == Y.shape[0] and Z.shape != (X.shape[0], Y.shape[1]):
+            prod = alpha * _product(X, Y, dt)
+            res = np.empty(np.broadcast_shapes(Z.shape, prod.shape), dtype=dt)
+            res[...] = 0 if beta == 0 else beta * Z  # beta == 0: Z is not read (BLAS's rule)
+            res += prod
+            output_storage[0][0] = res
+            return
         if X.shape[1] != Y.shape[0] or Z.shape != (X.shape[0], Y.shape[1]):
             raise ValueError(f"{self}: shape mismatch Z {Z.shape}, X {X.shape}, Y {Y.shape}")
         if self.inplace:  # Z is overwritten while X and Y are read: they must not alias it
@@ -418,6 +454,7 @@ class Gemm(_ScaledUpdate):
     def grad(self, inputs, gouts):
         Z, alpha, X, Y, beta = inputs  # noqa: N806
         (g,) = gouts
+        # (broadcast: summed over static size-1 axes only, as Elemwise gradients are)
         return [
             _cast_grad(beta * g, Z),
             _cast_grad(tsum(g * dot(X, Y)), alpha),

@@ -141,7 +141,7 @@ class Elemwise(Op):
             if arr.dtype != var.type.dtype:
                 arr = arr.astype(var.type.dtype)
             dest = dict(self.inplace_pattern).get(k)
-            if dest is not None:
+            if dest is not None and inputs[dest].shape == arr.shape:  # else broadcast grew it
                 np.copyto(inputs[dest], arr, casting="unsafe")
                 arr = inputs[dest]
             elif not arr.flags.owndata and any(np.shares_memory(arr, a) for a in inputs):
