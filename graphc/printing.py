@@ -6,10 +6,13 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphc.graph.basic import Apply, Constant, Variable, io_toposort
 from graphc.graph.fg import FunctionGraph
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Op
 
 __all__ = ["debugprint", "dprint", "pprint", "register_pprint", "render_dot", "to_dot"]
 
@@ -202,7 +205,7 @@ def register_pprint(*op_classes: type) -> Callable[[PprintRule], PprintRule]:
     return deco
 
 
-def _rule_for(op) -> PprintRule | None:
+def _rule_for(op: Op) -> PprintRule | None:
     for cls in type(op).__mro__:
         rule = PPRINT_RULES.get(cls)
         if rule is not None:
