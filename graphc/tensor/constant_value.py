@@ -59,19 +59,19 @@ def get_scalar_constant_value(v: Variable, elemwise: bool = True):
 
 
 @CONSTANT_RULES.register(Shape_i)
-def _shape_i_constant(node: Apply, v, elemwise):
+def _shape_i_constant(node: Apply, v: Variable, elemwise: bool):
     s = node.inputs[0].type.shape[node.op.i]
     return None if s is None else np.int64(s)
 
 
 @CONSTANT_RULES.register(DimShuffle)
-def first_input_constant(node: Apply, v: TensorLike, elemwise):
+def first_input_constant(node: Apply, v: Variable, elemwise: bool):
     """The rule of Ops whose output has their first input's value."""
     return get_scalar_constant_value(node.inputs[0], elemwise)
 
 
 @CONSTANT_RULES.register(Elemwise)
-def _elemwise_constant(node: Apply, v: Variable, elemwise):
+def _elemwise_constant(node: Apply, v: Variable, elemwise: bool):
     op = node.op
     name = op.scalar_op.name
     if name == "second":

@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from graphc.graph.basic import Apply, Op, Variable
-    from graphc.tensor.variable import TensorLike
+    from graphc.tensor.variable import TensorLike, TensorVariable
 
 
-def _c(value, like):
+def _c(value: float, like: Variable):
     return constant(np.asarray(value, dtype=like.dtype))
 
 
@@ -37,17 +37,17 @@ _RULES: dict = {}
 
 
 @_rule("add")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return [g] * len(x)
 
 
 @_rule("sub")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return [g, -g]
 
 
 @_rule("mul")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     out = []
     for i in range(len(x)):
         others = [x[j] for j in range(len(x)) if j != i]
@@ -56,19 +56,19 @@ def _(x, z, g):
 
 
 @_rule("true_div")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g / b, -g * a / tm.sqr(b)]
 
 
 @_rule("pow")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g * b * a ** (b - 1), g * z * tm.log(a)]
 
 
 @_rule("mod")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g, -g * tm.floor(a / b)]
 
@@ -101,28 +101,28 @@ _RULES["second"] = lambda x, z, g: [None, g]
 
 
 @_rule("arctan2")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     y, xx = x
     d = tm.sqr(xx) + tm.sqr(y)
     return [g * xx / d, -g * y / d]
 
 
 @_rule("maximum")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     pick = tm.ge(a, b)
     return [g * tm.cast(pick, g.dtype), g * tm.cast(tm.invert(pick), g.dtype)]
 
 
 @_rule("minimum")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     pick = tm.le(a, b)
     return [g * tm.cast(pick, g.dtype), g * tm.cast(tm.invert(pick), g.dtype)]
 
 
 @_rule("clip")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, lo, hi = x
     inside = tm.and_(tm.ge(a, lo), tm.le(a, hi))
     return [g * tm.cast(inside, g.dtype), g * tm.cast(tm.lt(a, lo), g.dtype),
@@ -130,7 +130,7 @@ def _(x, z, g):
 
 
 @_rule("switch")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     c, a, b = x
     zero = _c(0, g)
     return [None, tm.switch(c, g, zero), tm.switch(c, zero, g)]
@@ -141,7 +141,7 @@ _NO_GRAD = {"eq", "neq", "lt", "gt", "le", "ge", "and", "or", "xor", "invert"}
 
 
 @GRAD_RULES.register(DimShuffle)
-def dimshuffle_grad(op: Op, inputs, gouts: list[Variable]):
+def dimshuffle_grad(op: Op, inputs: list[Variable], gouts: list[Variable]):
     """Sum the gradient over the axes ``op`` added, then undo its permutation."""
     (g,) = gouts
     if op.augment:
@@ -151,7 +151,7 @@ def dimshuffle_grad(op: Op, inputs, gouts: list[Variable]):
 
 
 @GRAD_RULES.register(Elemwise)
-def elemwise_grad(op: Op, inputs, gouts: list[Variable]):
+def elemwise_grad(op: Op, inputs: list[Variable], gouts: list[Variable]):
     """Input gradients of ``op(*inputs)`` given the output gradient (one output)."""
     (g,) = gouts
     z = op(*inputs)
