@@ -138,8 +138,9 @@ def _type_str(v: Variable, print_type: bool) -> str:
     return f" <{v.type}>" if print_type else ""
 
 
-def _dp(v, prefix, prefix_child, depth, idmap, expanded, lines, pos, print_type,
-        print_destroy_map, print_view_map) -> None:  # fmt: skip
+def _dp(v: Variable, prefix: str, prefix_child: str, depth: int, idmap: _Ids, expanded: set,
+        lines: list[str], pos: dict[Apply, int] | None, print_type: bool,
+        print_destroy_map: bool, print_view_map: bool) -> None:  # fmt: skip
     """Pre-order walk with an explicit stack (graphs can be deeper than Python's
     recursion limit)."""
     stack = [(v, prefix, prefix_child, depth)]

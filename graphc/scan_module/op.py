@@ -334,8 +334,19 @@ class _Runner:
             output_storage[ns + j][0] = out
 
     @staticmethod
-    def python_steps(vm, n, readers, nonseqs, states, lags, last_only, n_nit, as_while, name: str,
-                     on_step) -> tuple[int, list]:  # fmt: skip
+    def python_steps(
+        vm: Callable[[list[Any]], list[Any]],
+        n: int,
+        readers: list[tuple[Any, int, int]],
+        nonseqs: list[Any],
+        states: list[Any],
+        lags: list[int],
+        last_only: list[bool],
+        n_nit: int,
+        as_while: bool,
+        name: str,
+        on_step: Callable[[int], None] | None,
+    ) -> tuple[int, list]:
         """The loop in Python: the reference for ``graphc.vm._loop.run_steps`` (same
         arguments and result), used when that extension is not built."""
         row_shapes = [buf.shape[1:] for buf in states]

@@ -110,11 +110,11 @@ def _check_inner(op: Op, a: Variable, b: Variable, ka: int, kb: int) -> None:
         )
 
 
-def _out_dtype(a, b) -> str:
+def _out_dtype(a: Variable, b: Variable) -> str:
     return str(np.result_type(np.dtype(a.dtype), np.dtype(b.dtype)))
 
 
-def _is_float(v) -> bool:
+def _is_float(v: Variable) -> bool:
     return v.dtype in _FLOATS
 
 
@@ -169,7 +169,7 @@ class Dot(Op):
         return [_cast_grad(ga, a), _cast_grad(gb, b)]
 
 
-def _cast_grad(g, x):
+def _cast_grad(g: Variable, x: Variable):
     return cast(g, x.dtype) if _is_float(x) else None
 
 
@@ -314,7 +314,15 @@ class _ScaledUpdate(Op):
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[0])]
 
-    def _numpy_update(self, z: TensorLike, alpha, a, b, beta, dt: str) -> np.ndarray:
+    def _numpy_update(
+        self,
+        z: np.ndarray,
+        alpha: np.generic,
+        a: np.ndarray,
+        b: np.ndarray,
+        beta: np.generic,
+        dt: str,
+    ) -> np.ndarray:
         """The update with numpy (for dtypes BLAS lacks and empty operands)."""
         prod = alpha * np.dot(a, b)
         res = np.asarray(prod if beta == 0 else beta * z + prod, dtype=dt)
@@ -481,13 +489,13 @@ def _broadcast_dim(da, db):
     return cands[0][0] if len(cands) == 1 else maximum(cands[0][0], cands[1][0])
 
 
-def _swap_last(x):
+def _swap_last(x: Variable):
     order = list(range(x.ndim))
     order[-1], order[-2] = order[-2], order[-1]
     return DimShuffle(x.ndim, order)(x)
 
 
-def _sum_to(g: TensorLike, x: Variable):
+def _sum_to(g: Variable, x: Variable):
     """Sum ``g`` over the leading axes ``x`` lacks and the batch axes ``x`` broadcast over."""
     lead = g.ndim - x.ndim
     if lead:

@@ -34,7 +34,7 @@ C_CHUNK_BYTES = 1 << 23
 _MODES = ("valid", "full", "half")
 
 
-def _pair(value: TensorLike, what: str, minimum: int) -> tuple[int, int]:
+def _pair(value: int | Sequence[int], what: str, minimum: int) -> tuple[int, int]:
     if isinstance(value, int | np.integer):
         value = (value, value)
     try:

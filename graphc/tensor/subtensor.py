@@ -106,7 +106,7 @@ class Subtensor(Op):
 
 
 @CONSTANT_RULES.register(Subtensor)
-def _subtensor_constant(node: Apply, v, elemwise):
+def _subtensor_constant(node: Apply, v: Variable, elemwise: bool):
     """x[i] where x is a shape vector, a MakeVector or a constant vector and i is constant."""
     if v.ndim != 0:
         return None
@@ -130,7 +130,7 @@ def _subtensor_constant(node: Apply, v, elemwise):
     raise NotScalarConstantError(f"{node.outputs[0]} is not a constant scalar")
 
 
-def _take_grad(inputs, gouts: list[Variable], inc: Op) -> list:
+def _take_grad(inputs: list[Variable], gouts: list[Variable], inc: Op) -> list:
     """Gradients of ``x[idx]`` (inputs ``x, *idx``): ``g`` added by ``inc`` into zeros like x."""
     x, *rest = inputs
     (g,) = gouts
@@ -176,7 +176,7 @@ class _SetOrIncSubtensor(Op):
         idx = ", ".join(_entry_str(e) for e in self.idx_list)
         return f"{type(self).__name__}{{{mode};{idx}}}"
 
-    def _region_shape(self, x, inputs) -> tuple:
+    def _region_shape(self, x: Variable, inputs: list[Variable]) -> tuple:
         raise NotImplementedError
 
     def make_node(self, x: Variable, y: Variable, *inputs: Variable) -> Apply:
@@ -197,7 +197,7 @@ class IncSubtensor(_SetOrIncSubtensor):
     ``x`` is copied first.
     """
 
-    def _region_shape(self, x, inputs) -> tuple:
+    def _region_shape(self, x: Variable, inputs: list[Variable]) -> tuple:
         return _basic_static_shape(self, self.idx_list, x)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
@@ -221,7 +221,7 @@ class IncSubtensor(_SetOrIncSubtensor):
         return _inc_grad(self, inputs, gouts, zeroed, Subtensor(self.idx_list))
 
 
-def _inc_grad(op: Op, inputs, gouts: list[Variable], zeroed: Op, take: Op) -> list:
+def _inc_grad(op: Op, inputs: list[Variable], gouts: list[Variable], zeroed: Op, take: Op) -> list:
     """Gradients of ``x`` with ``x[idx]`` set to / incremented by ``y`` (inputs ``x, y, *idx``).
 
     ``zeroed`` is the set Op that zeroes ``g[idx]``; ``take`` the Op that reads ``g[idx]``.
@@ -239,7 +239,7 @@ def _inc_grad(op: Op, inputs, gouts: list[Variable], zeroed: Op, take: Op) -> li
     return [gx, gy] + [None] * len(rest)
 
 
-def _advanced_inc(op: Op, x, y, idx: TensorLike) -> np.ndarray:
+def _advanced_inc(op: Op, x: np.ndarray, y: np.ndarray, idx: Any) -> np.ndarray:
     """``x`` (or a copy) with ``x[idx]`` set to ``y``, or incremented by it with ``np.add.at``."""
     out = x if op.inplace else x.copy()
     try:
@@ -268,7 +268,7 @@ def _check_y(op: Op, x: Variable, y: Variable, sub_shape) -> None:
             )
 
 
-def _sum_to(g: TensorLike, y: Variable):
+def _sum_to(g: Variable, y: Variable):
     """Sum ``g`` over the axes that ``y`` was broadcast along (leading, and static size 1)."""
     lead = g.ndim - y.ndim
     if lead:
@@ -352,7 +352,7 @@ class AdvancedIncSubtensor1(Op):
         return _inc_grad(self, inputs, gouts, zeroed, AdvancedSubtensor1())
 
 
-def _adv_parts(op: Op, idx_list: Sequence[Any], x: Variable, inputs):
+def _adv_parts(op: Op, idx_list: Sequence[Any], x: Variable, inputs: Sequence[Variable]):
     """[(kind, value)] per output-producing item: ("adv", shape) or ("basic", size)."""
     if _consumed(idx_list) > x.ndim:
         raise IndexError(f"{op}: too many indices ({_consumed(idx_list)}) for {x.type}")
@@ -379,13 +379,15 @@ def _adv_parts(op: Op, idx_list: Sequence[Any], x: Variable, inputs):
     return parts
 
 
-def _adv_order(parts) -> tuple[list[int], bool]:
+def _adv_order(parts: list[tuple[str, Any]]) -> tuple[list[int], bool]:
     adv = [i for i, p in enumerate(parts) if p[0] == "adv"]
     adjacent = adv == list(range(adv[0], adv[-1] + 1)) if adv else True
     return adv, adjacent
 
 
-def _adv_static_shape(op: Op, idx_list: Sequence[Any], x: Variable, inputs) -> tuple:
+def _adv_static_shape(
+    op: Op, idx_list: Sequence[Any], x: Variable, inputs: Sequence[Variable]
+) -> tuple:
     parts = _adv_parts(op, idx_list, x, inputs)
     adv, adjacent = _adv_order(parts)
     arrays = [p[1] for p in parts if p[0] == "adv" and p[1] is not None]
@@ -478,7 +480,7 @@ class AdvancedSubtensor(Op):
 class AdvancedIncSubtensor(_SetOrIncSubtensor):
     """General advanced ``set_subtensor`` / ``inc_subtensor`` (``numpy.add.at`` for inc)."""
 
-    def _region_shape(self, x, inputs) -> tuple:
+    def _region_shape(self, x: Variable, inputs: list[Variable]) -> tuple:
         return _adv_static_shape(self, self.idx_list, x, inputs)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
@@ -607,7 +609,7 @@ def getitem(x: TensorLike, idx: TensorLike):
     return _basic(x, items)
 
 
-def _basic(x, items):
+def _basic(x: Variable, items: list[tuple]):
     idx_list: list = []
     inputs: list = []
     new_axes: list[int] = []
@@ -630,7 +632,7 @@ def _basic(x, items):
     return out
 
 
-def _advanced(x, items):
+def _advanced(x: Variable, items: list[tuple]):
     advs = [it for it in items if it[0] == "adv"]
     if (
         len(advs) == 1
@@ -724,7 +726,7 @@ def inc_subtensor(
     return AdvancedIncSubtensor(op.idx_list, inplace, set_instead_of_inc)(src, y, *node.inputs[1:])
 
 
-def _drop_new_axes(y: Variable, expr, augment, name: str):
+def _drop_new_axes(y: Variable, expr: Variable, augment: Sequence[int], name: str):
     offset = expr.ndim - y.ndim
     if offset < 0:
         raise TypeError(f"{name}: value {y.type} has more dimensions than {expr.type}")
