@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from graphc.graph.fg import OUTPUT
 from graphc.opt.engine import register
-from graphc.scan_module.op import Scan, ScanInner
+from graphc.scan_module.op import Scan, ScanInfo, ScanInner
 from graphc.tensor.subtensor import Subtensor
 
 if TYPE_CHECKING:
-    from graphc.graph.basic import Variable
+    from graphc.graph.basic import Apply, Variable
     from graphc.graph.fg import FunctionGraph
 
 __all__ = ["merged_scan", "scan_merge", "scan_save_mem"]
@@ -75,7 +75,7 @@ def scan_save_mem(fgraph: FunctionGraph, node):
     return pairs
 
 
-def _independent(a, b) -> bool:
+def _independent(a: Apply, b: Apply) -> bool:
     """Neither node reads (through any path) an output of the other."""
     from graphc.graph.basic import ancestors
 
@@ -104,7 +104,7 @@ def merged_scan(a, b):
     sa, ta, na = a.op.inner_split()
     sb, tb, nb = Scan(ib, inb).inner_split()
 
-    def split_out(info, inner):
+    def split_out(info: ScanInfo, inner: ScanInner) -> tuple[list[Variable], list[Variable]]:
         ns = info.n_states
         return inner.outputs[:ns], inner.outputs[ns : ns + info.n_nit]
 
