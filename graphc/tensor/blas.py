@@ -149,7 +149,7 @@ class Dot(Op):
         return [tuple(sa[:-1]) + tuple(sb[1:])]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         sa, sb = input_shapes
         k = sa[-1]
@@ -375,7 +375,7 @@ class Gemv(_ScaledUpdate):
         output_storage[0][0] = res
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         m, n = input_shapes[2]
         return 2.0 * m * n
@@ -438,7 +438,7 @@ class Gemm(_ScaledUpdate):
         output_storage[0][0] = res
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         (m, k), (_, n) = input_shapes[2], input_shapes[3]
         return 2.0 * m * n * k
@@ -558,7 +558,7 @@ class MatMul(Op):
         return [tuple(batch) + tuple(tail)]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         a = node.inputs[0]
         k = input_shapes[0][-1]

@@ -52,7 +52,7 @@ class BatchedDot(Op):
         return [(b, n, m)]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         return 2.0 * float(np.prod(output_shapes[0])) * input_shapes[0][2]
 

@@ -197,7 +197,7 @@ class Conv2d(_ConvOp):
         return [(n, f, *_symbolic_hw(self, (h, w), k))]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         (_, c, _, _), (_, _, kh, kw) = input_shapes
         return 2.0 * float(np.prod(output_shapes[0])) * c * kh * kw
@@ -300,7 +300,7 @@ class Conv2dGradInputs(_ConvOp):
         return [(shapes[1][0], shapes[0][1], hw[_i64(0)], hw[_i64(1)])]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         (f, c, kh, kw), top, _ = input_shapes
         return 2.0 * float(np.prod(top)) * c * kh * kw
@@ -358,7 +358,7 @@ class Conv2dGradWeights(_ConvOp):
         return [(shapes[1][1], shapes[0][1], hw[_i64(0)], hw[_i64(1)])]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         _, top, _ = input_shapes
         (_, c, kh, kw) = output_shapes[0]

@@ -159,7 +159,7 @@ class Elemwise(Op):
         return [out] * len(node.outputs)
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         """One flop per output element per scalar operation (Composite: per inner node)."""
         n = float(np.prod(output_shapes[0])) if output_shapes else 0.0

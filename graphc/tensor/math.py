@@ -183,7 +183,7 @@ class CAReduce(Op):
         return [tuple(s for i, s in enumerate(shapes[0]) if i not in self.axis)]
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         return float(np.prod(input_shapes[0]))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
     from graphc.graph.basic import Variable
-    from graphc.tensor.variable import TensorLike
 
 
 class TensorType(Type):
@@ -48,10 +47,12 @@ class TensorType(Type):
     def broadcastable(self) -> tuple[bool, ...]:
         return tuple(s == 1 for s in self.shape)
 
-    def clone(self, dtype: str | None = None, shape: TensorLike | None = None) -> TensorType:
+    def clone(
+        self, dtype: str | None = None, shape: Sequence[int | None] | None = None
+    ) -> TensorType:
         return TensorType(dtype or self.dtype, self.shape if shape is None else shape)
 
-    def filter(self, value: TensorLike, strict: bool = False, allow_downcast: bool | None = None):
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None):
         """Return ``value`` as an ndarray of this type, or raise TypeError / ValueError."""
         if type(value) is np.ndarray and value.dtype == self.dtype:
             arr = value
@@ -116,7 +117,7 @@ class TensorType(Type):
             return arr.astype(self.dtype)
         raise TypeError(f"cannot safely convert {_describe(value)} to {self.dtype}")
 
-    def value_zeros(self, shape: TensorLike) -> np.ndarray:
+    def value_zeros(self, shape: Sequence[int]) -> np.ndarray:
         return np.zeros(shape, dtype=self.dtype)
 
     def __str__(self) -> str:

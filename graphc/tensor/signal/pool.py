@@ -194,7 +194,7 @@ class Pool(_PoolOp):
         output_storage[0][0] = acc
 
     def flops(
-        self, node: Apply, input_shapes: list[tuple[Any, ...]], output_shapes: list[tuple[Any, ...]]
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
     ) -> float:
         return float(np.prod(output_shapes[0])) * self.ws[0] * self.ws[1]
 
