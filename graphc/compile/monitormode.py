@@ -66,7 +66,7 @@ class MonitorVM:
             impl.perform or _op_perform(node) for node, impl in zip(linked.schedule, linked.impls)
         ]
 
-    def set_profiling(self, **kwargs) -> None:
+    def set_profiling(self, **kwargs: Any) -> None:
         if any(kwargs.values()):
             raise ValueError("MonitorMode functions cannot be profiled; use FAST_RUN")
 

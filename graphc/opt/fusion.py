@@ -11,6 +11,8 @@ numbered in depth-first order from the output, so the result is deterministic.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.graph.basic import Constant, clone_replace, new_node_origins
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import fit, scalar_const, size_key
@@ -18,6 +20,10 @@ from graphc.scalar.basic import Composite, ScalarType
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSum
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Variable
+    from graphc.graph.fg import FunctionGraph
 
 define_pass("fusion", reverse=True)
 define_pass("reduce_fusion", "once")
@@ -37,7 +43,7 @@ def _has_c(node) -> bool:
         return False
 
 
-def _fusable(node) -> bool:
+def _fusable(node: Apply) -> bool:
     return (
         node is not None
         and isinstance(node.op, Elemwise)
@@ -48,13 +54,13 @@ def _fusable(node) -> bool:
     )
 
 
-def _is_const_input(var) -> bool:
+def _is_const_input(var: Variable) -> bool:
     while var.owner is not None and isinstance(var.owner.op, DimShuffle):
         var = var.owner.inputs[0]
     return isinstance(var, Constant) and scalar_const(var) is not None
 
 
-def _grow(fgraph, node) -> list:
+def _grow(fgraph: FunctionGraph, node) -> list:
     """The fusable region feeding ``node``, grown upwards breadth-first. Its external
     (non-constant) inputs are tracked as nodes join, so growing is linear in its size."""
     bc = node.outputs[0].type.broadcastable
@@ -126,7 +132,7 @@ def _scalar_graph(out_var, members: set):
 
 
 @register("fusion", "fusion", "fast_run", tracks=(Elemwise,))
-def fuse_elemwise(fgraph, node):
+def fuse_elemwise(fgraph: FunctionGraph, node: Apply):
     # e1(e2(x), e3(y, c)) -> Elemwise{Composite{e1(e2(i0), e3(i1, c))}}(x, y)
     if not _fusable(node):
         return None
