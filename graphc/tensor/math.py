@@ -229,7 +229,7 @@ class ElemwiseSum(Op):
     def __str__(self) -> str:
         return f"Sum{{{self.inner}}}"
 
-    def make_node(self, *inputs) -> Apply:
+    def make_node(self, *inputs: Variable) -> Apply:
         inputs = [as_tensor_variable(i) for i in inputs]
         if not inputs or len({i.ndim for i in inputs}) != 1:
             raise TypeError(f"{self}: expects inputs of one ndim, got {inputs}")
