@@ -373,18 +373,11 @@ class Op(PropsValue):
 def ancestors(outputs: Iterable[Variable], blockers: Iterable[Variable] = ()) -> list[Variable]:
     """All Variables that ``outputs`` depend on (outputs included), stopping at blockers."""
     blocked = set(blockers)
-    seen: set[Variable] = set()
-    order: list[Variable] = []
-    stack = list(outputs)[::-1]
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        order.append(v)
-        if v.owner is not None and v not in blocked:
-            stack.extend(reversed(v.owner.inputs))
-    return order
+
+    def parents(v: Variable) -> list[Variable]:
+        return v.owner.inputs if v.owner is not None and v not in blocked else []
+
+    return _walk(outputs, parents, depth_first=True)
 
 
 def graph_inputs(outputs: Iterable[Variable], blockers: Iterable[Variable] = ()) -> list[Variable]:
@@ -527,14 +520,23 @@ def is_same_graph(a: Variable, b: Variable) -> bool:
 
 def walk_bfs(start: Iterable, expand: Callable[[Any], Iterable]) -> list:
     """Breadth-first walk from ``start`` using ``expand(node) -> iterable``."""
-    seen, out, queue = set(), [], deque(start)
-    while queue:
-        n = queue.popleft()
+    return _walk(start, expand, depth_first=False)
+
+
+def _walk(start: Iterable, expand: Callable[[Any], Iterable], depth_first: bool) -> list:
+    """Every node reachable from ``start`` once, in the order first taken: depth-first
+    pre-order (a node's children in their order) or breadth-first."""
+    seen, out = set(), []
+    pending = deque(reversed(list(start)) if depth_first else start)
+    take = pending.pop if depth_first else pending.popleft
+    while pending:
+        n = take()
         if n in seen:
             continue
         seen.add(n)
         out.append(n)
-        queue.extend(expand(n) or ())
+        more = expand(n) or ()
+        pending.extend(reversed(list(more)) if depth_first else more)
     return out
 
 

@@ -7,6 +7,9 @@ names for symbolic parts, None for new axes), described and read in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Constant, Op, Variable
@@ -37,6 +40,15 @@ from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
 INT_DTYPES = ps.INT_DTYPES
+
+
+def _indexed_node(op, x, inputs, static_shape: Callable[[Any, list], tuple]) -> Apply:
+    """The Apply of an indexing Op reading ``x`` at ``op.idx_list`` filled by ``inputs``;
+    ``static_shape(x, inputs)`` gives the output's static shape."""
+    x = as_tensor_variable(x)
+    inputs = [as_tensor_variable(i) for i in inputs]
+    _check_inputs(op, op.idx_list, inputs)
+    return Apply(op, [x, *inputs], [TensorType(x.dtype, static_shape(x, inputs))()])
 
 
 # ------------------------------------------------------------------ basic indexing
@@ -73,11 +85,9 @@ class Subtensor(Op):
         return "Subtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
 
     def make_node(self, x, *inputs) -> Apply:
-        x = as_tensor_variable(x)
-        inputs = [as_tensor_variable(i) for i in inputs]
-        _check_inputs(self, self.idx_list, inputs)
-        static = _basic_static_shape(self, self.idx_list, x)
-        return Apply(self, [x, *inputs], [TensorType(x.dtype, static)()])
+        return _indexed_node(
+            self, x, inputs, lambda x, _: _basic_static_shape(self, self.idx_list, x)
+        )
 
     def perform(self, node, inputs, output_storage):
         x, *rest = inputs
@@ -416,11 +426,9 @@ class AdvancedSubtensor(Op):
         return "AdvancedSubtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
 
     def make_node(self, x, *inputs) -> Apply:
-        x = as_tensor_variable(x)
-        inputs = [as_tensor_variable(i) for i in inputs]
-        _check_inputs(self, self.idx_list, inputs)
-        static = _adv_static_shape(self, self.idx_list, x, inputs)
-        return Apply(self, [x, *inputs], [TensorType(x.dtype, static)()])
+        return _indexed_node(
+            self, x, inputs, lambda x, inputs: _adv_static_shape(self, self.idx_list, x, inputs)
+        )
 
     def perform(self, node, inputs, output_storage):
         x, *rest = inputs
