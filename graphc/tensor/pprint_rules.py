@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from graphc.printing import atom, register_pprint
 from graphc.scalar import basic as ps
+from graphc.tensor import subtensor as ts
 from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i
 from graphc.tensor.blas import Dot
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce
-from graphc.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    AdvancedIncSubtensor1,
-    AdvancedSubtensor,
-    AdvancedSubtensor1,
-    IncSubtensor,
-    Subtensor,
-    format_index,
-)
 
 BINARY = {
     ps.add: "+", ps.sub: "-", ps.mul: "*", ps.true_div: "/", ps.int_div: "//", ps.mod: "%",
@@ -59,23 +51,23 @@ def _dimshuffle(op, node, v, args):
     return f"{atom(args[0])}.dimshuffle({order})"
 
 
-@register_pprint(Subtensor, AdvancedSubtensor)
+@register_pprint(ts.Subtensor, ts.AdvancedSubtensor)
 def _subtensor(op, node, v, args):
-    return f"{atom(args[0])}[{format_index(op.idx_list, args[1:])}]"
+    return f"{atom(args[0])}[{ts.format_index(op.idx_list, args[1:])}]"
 
 
-@register_pprint(AdvancedSubtensor1)
+@register_pprint(ts.AdvancedSubtensor1)
 def _take1(op, node, v, args):
     return f"{atom(args[0])}[{args[1]}]"
 
 
-@register_pprint(IncSubtensor, AdvancedIncSubtensor, AdvancedIncSubtensor1)
+@register_pprint(ts.IncSubtensor, ts.AdvancedIncSubtensor, ts.AdvancedIncSubtensor1)
 def _inc_subtensor(op, node, v, args):
     fn = "set_subtensor" if op.set_instead_of_inc else "inc_subtensor"
-    if isinstance(op, AdvancedIncSubtensor1):
+    if isinstance(op, ts.AdvancedIncSubtensor1):
         idx = args[2]
     else:
-        idx = format_index(op.idx_list, args[2:])
+        idx = ts.format_index(op.idx_list, args[2:])
     return f"{fn}({atom(args[0])}[{idx}], {args[1]})"
 
 

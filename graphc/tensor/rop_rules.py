@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from graphc.graph.rop import register_rop
 from graphc.tensor import math as tm
+from graphc.tensor import subtensor as ts
 from graphc.tensor.basic import Alloc, Join, MakeVector, Reshape, SpecifyShape, zeros_like
 from graphc.tensor.blas import Dot, Gemm, Gemv, MatMul, dot
 from graphc.tensor.contractions import BatchedDot
@@ -29,14 +30,6 @@ from graphc.tensor.nnet import (
     _pick,
 )
 from graphc.tensor.print_op import Print
-from graphc.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    AdvancedIncSubtensor1,
-    AdvancedSubtensor,
-    AdvancedSubtensor1,
-    IncSubtensor,
-    Subtensor,
-)
 
 __all__ = ["add_terms", "linear_in"]
 
@@ -94,11 +87,12 @@ def bilinear(i: int, j: int):
 
 
 _LINEAR_IN_FIRST = (
-    DimShuffle, Reshape, SpecifyShape, Alloc, Subtensor, AdvancedSubtensor1, AdvancedSubtensor,
+    DimShuffle, Reshape, SpecifyShape, Alloc,
+    ts.Subtensor, ts.AdvancedSubtensor1, ts.AdvancedSubtensor,
     RepeatOp, TileOp, RepeatGrad, TileGrad, PermuteAlongAxis,
 )  # fmt: skip
 register_rop(*_LINEAR_IN_FIRST)(linear_in(0))
-register_rop(IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor)(linear_in(0, 1))
+register_rop(ts.IncSubtensor, ts.AdvancedIncSubtensor1, ts.AdvancedIncSubtensor)(linear_in(0, 1))
 register_rop(Dot, MatMul, BatchedDot, Conv2d)(bilinear(0, 1))
 register_rop(Conv2dGradInputs, Conv2dGradWeights)(bilinear(0, 1))
 register_rop(Elemwise)(elemwise_rop)
