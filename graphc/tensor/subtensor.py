@@ -51,6 +51,14 @@ def _indexed_node(op, x, inputs, static_shape: Callable[[Any, list], tuple]) -> 
     return Apply(op, [x, *inputs], [TensorType(x.dtype, static_shape(x, inputs))()])
 
 
+def _read(op, x: np.ndarray, idx) -> np.ndarray:
+    """``x[idx]`` for ``op.perform``; an IndexError names the Op and the array's shape."""
+    try:
+        return x[idx]
+    except IndexError as e:
+        raise IndexError(f"{op}: {e} (array of shape {x.shape})") from e
+
+
 # ------------------------------------------------------------------ basic indexing
 
 
@@ -300,11 +308,7 @@ class AdvancedSubtensor1(Op):
 
     def perform(self, node, inputs, output_storage):
         x, ilist = inputs
-        try:
-            out = x[ilist]
-        except IndexError as e:
-            raise IndexError(f"{self}: {e} (array of shape {x.shape})") from e
-        output_storage[0][0] = out
+        output_storage[0][0] = _read(self, x, ilist)
 
     def infer_shape(self, fgraph, node, shapes):
         return [(shapes[1][0], *shapes[0][1:])]
@@ -432,12 +436,7 @@ class AdvancedSubtensor(Op):
 
     def perform(self, node, inputs, output_storage):
         x, *rest = inputs
-        idx = _np_index(self.idx_list, rest)
-        try:
-            out = x[idx]
-        except IndexError as e:
-            raise IndexError(f"{self}: {e} (array of shape {x.shape})") from e
-        output_storage[0][0] = out
+        output_storage[0][0] = _read(self, x, _np_index(self.idx_list, rest))
 
     def infer_shape(self, fgraph, node, shapes):
         x, *rest = node.inputs
