@@ -24,6 +24,7 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
+from benchmarks.common import interleaved_samples, median_spread, numpy_mlp_step
 
 
 @dataclass
@@ -38,26 +39,9 @@ class Result:
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
                 setup: Callable[[], None] | None = None) -> tuple[dict, dict]:  # fmt: skip
     """Median and relative spread of per-call time for each candidate, interleaved."""
-    samples: dict[str, list[float]] = {k: [] for k in cands}
-    for fn in cands.values():  # warm up (compile caches, BLAS threads)
-        fn()
-    for _ in range(repeat):
-        for name, fn in cands.items():
-            if setup is not None:
-                setup()
-                fn()  # one untimed call: this candidate's BLAS threads wake up
-            gc.disable()
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            samples[name].append((time.perf_counter() - t0) / number)
-            gc.enable()
-    med = {k: statistics.median(v) for k, v in samples.items()}
-    spread = {}
-    for k, v in samples.items():
-        q = np.percentile(v, [25, 75])
-        spread[k] = float((q[1] - q[0]) / med[k]) if med[k] else 0.0
-    return med, spread
+    samples = interleaved_samples(cands, repeat, number=number, setup=setup, gc_off=True)
+    both = median_spread(samples)
+    return {k: m for k, (m, _) in both.items()}, {k: s for k, (_, s) in both.items()}
 
 
 def _peers() -> dict[str, object]:
@@ -313,24 +297,7 @@ def mlp(peers, quick) -> list[Result]:
     cands = {name: (lambda f=f: f(xv, yv)) for name, (f, _) in models.items()}
     npp = [v.copy() for v in initial]
 
-    def numpy_step():
-        w1, b1, w2, b2 = npp
-        h = np.tanh(xv @ w1 + b1)
-        z = h @ w2 + b2
-        z = z - z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        p = e / e.sum(axis=1, keepdims=True)
-        n = len(yv)
-        cost = -np.log(p[np.arange(n), yv]).mean()
-        gz = p.copy()
-        gz[np.arange(n), yv] -= 1
-        gz /= n
-        gh = (gz @ w2.T) * (1 - h * h)
-        for q, g in zip(npp, (xv.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
-            q -= 0.01 * g
-        return cost
-
-    cands["numpy"] = numpy_step
+    cands["numpy"] = lambda: numpy_mlp_step(npp, xv, yv)
     if "jax" in peers:
         import jax
         import jax.numpy as jnp

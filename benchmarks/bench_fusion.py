@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 
 import graphc
 import graphc.tensor as T
+
+try:
+    from benchmarks.common import interleaved_samples
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples  # type: ignore[no-redef]
 
 
 def _numpy(x, y, z):
@@ -56,12 +60,8 @@ def bench(dtype: str, n: int, repeats: int) -> None:
         got = fn(*args)
         tol = 1e-5 if dtype == "float32" else 1e-12
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
-    times: dict[str, list[float]] = {k: [] for k in cands}
-    for _ in range(repeats):  # interleaved, so drifts hit every candidate alike
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - t0)
+    calls = {k: (lambda fn=fn: fn(*args)) for k, fn in cands.items()}
+    times = interleaved_samples(calls, repeats, warm_up=False)  # the check above warmed up
     base = statistics.median(times["numpy"])
     print(f"{dtype}, n={n}:")
     for name, ts in times.items():

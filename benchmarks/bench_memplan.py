@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 import tracemalloc
 
 import numpy as np
 
 import graphc
 import graphc.tensor as T
+
+try:
+    from benchmarks.common import interleaved_samples, numpy_mlp_step
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, numpy_mlp_step  # type: ignore[no-redef]
 
 
 def _chain(dtype: str, linker: str):
@@ -44,14 +48,7 @@ def _np_multi(x, y):
 
 
 def _run(title: str, cands: dict, args: list, repeats: int) -> None:
-    times: dict[str, list[float]] = {k: [] for k in cands}
-    for fn in cands.values():
-        fn(*args)
-    for _ in range(repeats):  # interleaved, so drifts hit every candidate alike
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - t0)
+    times = interleaved_samples({k: (lambda fn=fn: fn(*args)) for k, fn in cands.items()}, repeats)
     base = statistics.median(times["numpy"])
     print(f"{title}")
     for name, ts in times.items():
@@ -79,24 +76,6 @@ def _mlp(rng):
     return graphc.function([x, y], cost, updates=updates), params
 
 
-def _numpy_mlp(params, xv, yv):
-    w1, b1, w2, b2 = params
-    h = np.tanh(xv @ w1 + b1)
-    z = h @ w2 + b2
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    p = e / e.sum(axis=1, keepdims=True)
-    n = len(yv)
-    cost = -np.log(p[np.arange(n), yv]).mean()
-    gz = p.copy()
-    gz[np.arange(n), yv] -= 1
-    gz /= n
-    gh = (gz @ w2.T) * (1 - h * h)
-    for q, g in zip(params, (xv.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
-        q -= 0.01 * g
-    return cost
-
-
 def _peak(fn) -> int:
     tracemalloc.start()
     try:
@@ -112,7 +91,7 @@ def mlp(repeats: int) -> None:
     f, params = _mlp(rng)
     npp = [q.get_value() for q in params]
     xv, yv = rng.standard_normal((128, 784)), rng.integers(0, 10, 128)
-    cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: _numpy_mlp(npp, xv, yv)}
+    cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: numpy_mlp_step(npp, xv, yv)}
     _run("MLP step 784-500-10, batch 128", cands, [], repeats)
     for name, fn in cands.items():
         print(f"  {name:24s} peak of one step: {_peak(fn) / 1e6:.2f} MB (tracemalloc)")
