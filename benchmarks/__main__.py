@@ -24,7 +24,7 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
-from benchmarks.common import interleaved_samples, median_spread, numpy_mlp_step
+from benchmarks.common import interleaved_samples, median_spread, mlp_graph, numpy_mlp_step
 
 
 @dataclass
@@ -192,7 +192,9 @@ def _pytensor_mode():
     return pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
 
 
-def logreg(peers, quick) -> list[Result]:
+def _logreg_setup(plain: str, profiled: str) -> tuple:
+    """(rng, inputs, targets, initial weights, {plain: step, profiled: profiled step}) of
+    the graphc logistic-regression step on 400 x 784."""
     from graphc.tensor import nnet
 
     rng = np.random.default_rng(1)
@@ -200,9 +202,14 @@ def logreg(peers, quick) -> list[Result]:
     dy = (rng.random(400) > 0.5).astype("float64")
     w0 = rng.standard_normal(784) * 0.01
     models = {
-        "graphc": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
-        "graphc profiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
+        plain: _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
+        profiled: _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
     }
+    return rng, dx, dy, w0, models
+
+
+def logreg(peers, quick) -> list[Result]:
+    rng, dx, dy, w0, models = _logreg_setup("graphc", "graphc profiled")
     if "pytensor" in peers:
         import pytensor
         import pytensor.tensor as pt
@@ -259,27 +266,11 @@ def logreg(peers, quick) -> list[Result]:
     return [Result("logreg step 400x784", "us", med, spr)]
 
 
-def _mlp_graph(lib, tensor, softmax, xent, mode, rng):
-    x, y = tensor.dmatrix("x"), tensor.lvector("y")
-    w1 = lib.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
-    b1 = lib.shared(np.zeros(500), "b1")
-    w2 = lib.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
-    b2 = lib.shared(np.zeros(10), "b2")
-    h = tensor.tanh(tensor.dot(x, w1) + b1)
-    p = softmax(tensor.dot(h, w2) + b2)
-    cost = xent(p, y).mean()
-    params = [w1, b1, w2, b2]
-    grads = lib.grad(cost, params)
-    step = lib.function([x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)],
-                        mode=mode)  # fmt: skip
-    return step, params
-
-
 def mlp(peers, quick) -> list[Result]:
     from graphc.tensor import nnet
 
     rng = np.random.default_rng(2)
-    models = {"graphc": _mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
+    models = {"graphc": mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
                                    "FAST_RUN", rng)}  # fmt: skip
     if "pytensor" in peers:
         import pytensor
@@ -289,7 +280,7 @@ def mlp(peers, quick) -> list[Result]:
         def pt_xent(p, y):
             return -pt.log(p[pt.arange(y.shape[0]), y])
 
-        models["pytensor"] = _mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1), pt_xent,
+        models["pytensor"] = mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1), pt_xent,
                                         _pytensor_mode(), rng)  # fmt: skip
     xv = rng.standard_normal((128, 784))
     yv = rng.integers(0, 10, 128)
@@ -469,16 +460,7 @@ def profiling_overhead(peers, quick) -> list[Result]:
     """What profiling costs, side by side with the same graph unprofiled: the
     logistic-regression step (BLAS-bound) and a 200-node chain of tiny nodes (the VM's
     per-node cost), with timing and with timing + memory."""
-    from graphc.tensor import nnet
-
-    rng = np.random.default_rng(1)
-    dx = rng.standard_normal((400, 784))
-    dy = (rng.random(400) > 0.5).astype("float64")
-    w0 = rng.standard_normal(784) * 0.01
-    models = {
-        "unprofiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
-        "profiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
-    }
+    _, dx, dy, w0, models = _logreg_setup("unprofiled", "profiled")
 
     def reset():  # as in logreg(): fresh weights (both candidates call the same BLAS, so
         for _, w, b in models.values():  # neither waits for the other's threads)
@@ -528,14 +510,14 @@ def peak_memory(peers, quick) -> list[Result]:
     rng = np.random.default_rng(2)
     xv = rng.standard_normal((128, 784))
     yv = rng.integers(0, 10, 128)
-    models = {"graphc": _mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
+    models = {"graphc": mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
                                    "FAST_RUN", rng)[0]}  # fmt: skip
     if "pytensor" in peers:
         import pytensor
         import pytensor.tensor as pt
         from pytensor.tensor.special import softmax as pt_softmax
 
-        models["pytensor"] = _mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1),
+        models["pytensor"] = mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1),
                                         lambda p, y: -pt.log(p[pt.arange(y.shape[0]), y]),
                                         _pytensor_mode(), rng)[0]  # fmt: skip
     # From before the first call: buffers a function keeps between calls (a memory plan,

@@ -21,9 +21,9 @@ import graphc
 import graphc.tensor as T
 
 try:
-    from benchmarks.common import interleaved_samples, numpy_mlp_step
+    from benchmarks.common import interleaved_samples, mlp_graph, numpy_mlp_step
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import interleaved_samples, numpy_mlp_step  # type: ignore[no-redef]
+    from common import interleaved_samples, mlp_graph, numpy_mlp_step  # type: ignore[no-redef]
 
 
 def _chain(dtype: str, linker: str):
@@ -59,23 +59,6 @@ def _run(title: str, cands: dict, args: list, repeats: int) -> None:
         )
 
 
-def _mlp(rng):
-    from graphc.tensor import nnet
-
-    x, y = T.dmatrix("x"), T.lvector("y")
-    w1 = graphc.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
-    b1 = graphc.shared(np.zeros(500), "b1")
-    w2 = graphc.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
-    b2 = graphc.shared(np.zeros(10), "b2")
-    h = T.tanh(T.dot(x, w1) + b1)
-    p = nnet.softmax(T.dot(h, w2) + b2)
-    cost = nnet.categorical_crossentropy(p, y).mean()
-    params = [w1, b1, w2, b2]
-    grads = graphc.grad(cost, params)
-    updates = [(q, q - 0.01 * g) for q, g in zip(params, grads)]
-    return graphc.function([x, y], cost, updates=updates), params
-
-
 def _peak(fn) -> int:
     tracemalloc.start()
     try:
@@ -88,7 +71,9 @@ def _peak(fn) -> int:
 
 def mlp(repeats: int) -> None:
     rng = np.random.default_rng(2)
-    f, params = _mlp(rng)
+    from graphc.tensor import nnet
+
+    f, params = mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy, None, rng)
     npp = [q.get_value() for q in params]
     xv, yv = rng.standard_normal((128, 784)), rng.integers(0, 10, 128)
     cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: numpy_mlp_step(npp, xv, yv)}

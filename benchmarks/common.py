@@ -135,3 +135,22 @@ def median_spread(samples: dict[str, list[float]]) -> dict[str, tuple[float, flo
 
 def medians(samples: dict[str, list[float]]) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def mlp_graph(lib, tensor, softmax, xent, mode, rng) -> tuple:
+    """(SGD step function, [w1, b1, w2, b2]) of the 784-500-10 tanh MLP with ``softmax`` and
+    the cross-entropy ``xent``, built by ``lib`` (graphc or PyTensor) with ``tensor`` its
+    tensor module."""
+    x, y = tensor.dmatrix("x"), tensor.lvector("y")
+    w1 = lib.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
+    b1 = lib.shared(np.zeros(500), "b1")
+    w2 = lib.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
+    b2 = lib.shared(np.zeros(10), "b2")
+    h = tensor.tanh(tensor.dot(x, w1) + b1)
+    p = softmax(tensor.dot(h, w2) + b2)
+    cost = xent(p, y).mean()
+    params = [w1, b1, w2, b2]
+    grads = lib.grad(cost, params)
+    step = lib.function([x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)],
+                        mode=mode)  # fmt: skip
+    return step, params

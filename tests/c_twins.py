@@ -3,6 +3,10 @@ check C thunks against the Python implementations."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
+import pytest
+
 import graphc
 
 C = graphc.Mode(linker="c|py", optimizer=None)
@@ -23,3 +27,13 @@ def assert_all_c(twins: dict[str, CAndPy]) -> None:
     """Every node of every C-linked function runs a C thunk."""
     for f in twins.values():
         assert all(impl.is_c for impl in f.c.linked.impls), f.c.linked.schedule
+
+
+def twins_fixture(make: Callable[[str], CAndPy], dtypes: Iterable[str]):
+    """A module-scoped fixture: ``{dtype: make(dtype)}``, compiled once per test module."""
+
+    @pytest.fixture(scope="module")
+    def twins() -> dict[str, CAndPy]:
+        return {dt: make(dt) for dt in dtypes}
+
+    return twins

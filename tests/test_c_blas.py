@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 from array_layouts import layout
-from c_twins import PY, C, CAndPy, assert_all_c
+from c_twins import PY, C, CAndPy, assert_all_c, twins_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -54,9 +54,7 @@ class Funcs(CAndPy):
         super().__init__(inputs, outputs)
 
 
-@pytest.fixture(scope="module")
-def funcs():
-    return {dt: Funcs(dt) for dt in DTYPES}
+funcs = twins_fixture(Funcs, DTYPES)
 
 
 def test_nodes_report_c(funcs):
@@ -72,14 +70,12 @@ def test_other_dtypes_fall_back_to_python():
 
 
 dims = st.integers(0, 6)
+sizes = dict(dt=st.sampled_from(DTYPES), m=dims, k=dims, n=dims)  # a dtype and m x k x n
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    dt=st.sampled_from(DTYPES),
-    m=dims,
-    k=dims,
-    n=dims,
+    **sizes,
     lay=st.lists(st.sampled_from(LAYOUTS), min_size=9, max_size=9),
     alpha=st.sampled_from([1.0, -0.5, 2.0, 0.0]),
     beta=st.sampled_from([0.0, 1.0, 0.25]),
@@ -161,10 +157,7 @@ def inplace_funcs():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    dt=st.sampled_from(DTYPES),
-    m=dims,
-    k=dims,
-    n=dims,
+    **sizes,
     lay=st.lists(st.sampled_from(LAYOUTS), min_size=5, max_size=5),
     beta=st.sampled_from([0.0, 1.0, -2.0]),
 )

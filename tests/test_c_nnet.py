@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 from array_layouts import layout
-from c_twins import CAndPy, assert_all_c
+from c_twins import CAndPy, assert_all_c, twins_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,9 +43,7 @@ class Funcs(CAndPy):
         super().__init__(inputs, outputs)
 
 
-@pytest.fixture(scope="module")
-def funcs():
-    return {dt: Funcs(dt) for dt in DTYPES}
+funcs = twins_fixture(Funcs, DTYPES)
 
 
 def test_nodes_report_c(funcs):
