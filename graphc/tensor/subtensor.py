@@ -396,17 +396,25 @@ def _adv_static_shape(op, idx_list, x, inputs) -> tuple:
     nd = max((a.ndim for a in arrays), default=0)
     shapes = [(1,) * (nd - a.ndim) + a.type.shape for a in arrays]
     bshape = broadcast_static_shapes(op, shapes, arrays) if shapes else ()
-    dims = iter(x.type.shape)
-    basic: list = []
-    for kind, e, _ in parts:
+    basic = _entry_dims(parts, x.type.shape, lambda e, n, _: _static_slice_len(e, n), 1)
+    return _place(basic, list(bshape), adv, adjacent)
+
+
+def _entry_dims(parts, x_dims, slice_len: Callable, one) -> list:
+    """Per index entry, its contribution to the output shape (static or symbolic): "ADV"
+    for an advanced index, ``slice_len(entry, x's dim, its parts)`` for a slice, ``one``
+    for the others."""
+    dims = iter(x_dims)
+    items: list = []
+    for kind, e, e_parts in parts:
         if kind == "adv":
             next(dims)
-            basic.append("ADV")
+            items.append("ADV")
         elif isinstance(e, SliceIdx):
-            basic.append(_static_slice_len(e, next(dims)))
+            items.append(slice_len(e, next(dims), e_parts))
         else:
-            basic.append(1)
-    return _place(basic, list(bshape), adv, adjacent)
+            items.append(one)
+    return items
 
 
 def _place(items: list, bshape: list, adv: list[int], adjacent: bool) -> tuple:
@@ -450,17 +458,7 @@ class AdvancedSubtensor(Op):
         sym = [(one,) * (nd - a.ndim) + tuple(ish[pos[id(a)]]) for a in arrays]
         stat = [(1,) * (nd - a.ndim) + a.type.shape for a in arrays]
         bshape = list(broadcast_shape_symbolic(sym, stat)) if sym else []
-        xdims = iter(shapes[0])
-        items: list = []
-        for kind, e, ps_ in parts:
-            if kind == "adv":
-                next(xdims)
-                items.append("ADV")
-            elif isinstance(e, SliceIdx):
-                items.append(_slice_len(e, next(xdims), ps_))
-            else:
-                items.append(one)
-        res = _place(items, bshape, adv, adjacent)
+        res = _place(_entry_dims(parts, shapes[0], _slice_len, one), bshape, adv, adjacent)
         return [
             tuple(
                 _i64(st) if st is not None else r
