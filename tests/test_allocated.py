@@ -10,14 +10,19 @@ import graphc.tensor as T
 from graphc.profile import allocated
 
 
+def _profiled_double_plus_one(vm: str, **flags):
+    """A profiled ``(x + 1) * 2`` on the Python linker and ``vm``, compiled with ``flags``."""
+    x = T.dvector("x")
+    mode = graphc.Mode(linker="py", optimizer=None, vm=vm)
+    with graphc.config.change_flags(**flags):
+        return graphc.function([x], (x + 1) * 2, mode=mode, profile=True)
+
+
 @pytest.mark.parametrize("vm", ["cvm", "py"])
 def test_current_counts_intermediates_kept_without_gc(vm):
     gc.collect()
     before, _ = allocated()
-    x = T.dvector("x")
-    mode = graphc.Mode(linker="py", optimizer=None, vm=vm)
-    with graphc.config.change_flags(allow_gc=False):
-        f = graphc.function([x], (x + 1) * 2, mode=mode, profile=True)
+    f = _profiled_double_plus_one(vm, allow_gc=False)
     f(np.ones(1000))
     # x + 1 (8000 bytes) stays in its slot for reuse; the output is handed to the caller
     assert allocated()[0] - before == 8000
@@ -30,10 +35,7 @@ def test_current_counts_intermediates_kept_without_gc(vm):
 def test_peak_with_the_memory_profile(vm):
     gc.collect()
     before, _ = allocated()
-    x = T.dvector("x")
-    mode = graphc.Mode(linker="py", optimizer=None, vm=vm)
-    with graphc.config.change_flags(profile_memory=True):
-        f = graphc.function([x], (x + 1) * 2, mode=mode, profile=True)
+    f = _profiled_double_plus_one(vm, profile_memory=True)
     f(np.ones(1000))
     current, peak = allocated()
     assert current == before  # gc on: nothing held between calls
