@@ -13,10 +13,10 @@ import dataclasses
 
 from graphc.graph.fg import OUTPUT
 from graphc.opt.engine import register
-from graphc.scan_module.op import Scan
+from graphc.scan_module.op import Scan, ScanInner
 from graphc.tensor.subtensor import Subtensor
 
-__all__ = ["scan_save_mem"]
+__all__ = ["merged_scan", "scan_merge", "scan_save_mem"]
 
 
 def _only_last_row_read(fgraph, var, lag: int) -> list | None:
@@ -68,3 +68,82 @@ def scan_save_mem(fgraph, node):
         else:
             pairs[old] = new[k]
     return pairs
+
+
+def _independent(a, b) -> bool:
+    """Neither node reads (through any path) an output of the other."""
+    from graphc.graph.basic import ancestors
+
+    return not (set(a.outputs) & set(ancestors(b.inputs))) and not (
+        set(b.outputs) & set(ancestors(a.inputs))
+    )
+
+
+def _fresh_inner(inner: ScanInner) -> ScanInner:
+    """A copy of a step graph with its own placeholders (two loops' steps must not share)."""
+    from graphc.graph.basic import clone_replace
+
+    inputs = []
+    for v in inner.inputs:
+        new = v.type()
+        new.name = v.name
+        inputs.append(new)
+    return ScanInner(inputs, clone_replace(inner.outputs, dict(zip(inner.inputs, inputs))))
+
+
+def merged_scan(a, b):
+    """One Scan node doing the work of ``a`` and ``b`` (same step count), and the pairs
+    replacing their outputs."""
+    ia, ib = a.op.info, b.op.info
+    ina, inb = a.op.inner, _fresh_inner(b.op.inner)
+    sa, ta, na = a.op.inner_split()
+    sb, tb, nb = Scan(ib, inb).inner_split()
+
+    def split_out(info, inner):
+        ns = info.n_states
+        return inner.outputs[:ns], inner.outputs[ns : ns + info.n_nit]
+
+    sta, nita = split_out(ia, ina)
+    stb, nitb = split_out(ib, inb)
+    info = dataclasses.replace(
+        ia,
+        n_seqs=ia.n_seqs + ib.n_seqs,
+        state_taps=ia.state_taps + ib.state_taps,
+        state_last=ia.state_last + ib.state_last,
+        n_nit=ia.n_nit + ib.n_nit,
+        n_nonseqs=ia.n_nonseqs + ib.n_nonseqs,
+        name=f"{ia.name or 'scan_fn'}&{ib.name or 'scan_fn'}",
+    )
+    inputs = sa + sb + [v for t in ta for v in t] + [v for t in tb for v in t] + na + nb
+    op = Scan(info, ScanInner(inputs, sta + stb + nita + nitb))
+    _, seqa, inita, nona = a.op.outer_split(a.inputs)
+    _, seqb, initb, nonb = b.op.outer_split(b.inputs)
+    outs = op(a.inputs[0], *seqa, *seqb, *inita, *initb, *nona, *nonb)
+    outs = outs if isinstance(outs, list) else [outs]
+    na_st, nb_st = ia.n_states, ib.n_states
+    new_a = outs[:na_st] + outs[na_st + nb_st : na_st + nb_st + ia.n_nit]
+    new_b = outs[na_st : na_st + nb_st] + outs[na_st + nb_st + ia.n_nit :]
+    return dict(zip(a.outputs, new_a)) | dict(zip(b.outputs, new_b))
+
+
+@register("specialize", "fast_run", "scan", "scan_merge", tracks=(Scan,))
+def scan_merge(fgraph, node):
+    """Two loops over the same number of steps, neither reading the other, become one loop
+    whose step does both steps' work (Theano's ``scan_merge``): one VM call per step."""
+    info = node.op.info
+    if info.as_while:
+        return None
+    loops = [n for n in fgraph.apply_nodes if isinstance(n.op, Scan) and n is not node]
+    if loops:  # in schedule order, so the same graph always merges the same way
+        loops = [n for n in fgraph.toposort() if n in loops]
+    for other in loops:
+        oi = other.op.info
+        if (
+            oi.as_while
+            or other.inputs[0] is not node.inputs[0]
+            or oi.truncate_gradient != info.truncate_gradient
+            or not _independent(node, other)
+        ):
+            continue
+        return merged_scan(node, other)
+    return None

@@ -361,3 +361,25 @@ def test_rop_and_lop_through_scan_match_finite_differences():
     np.testing.assert_allclose(jv(xv, wv, vv), numeric, rtol=1e-6, atol=1e-9)
     # <u, J v> = <u J, v>: the two products agree
     assert np.dot(uv, jv(xv, wv, vv)) == pytest.approx(np.sum(uj(xv, wv, uv) * vv), rel=1e-9)
+
+
+def test_independent_loops_over_the_same_steps_merge_into_one():
+    x, W = T.matrix("x"), T.matrix("W")
+    doubled, _ = graphc.scan(lambda v: v * 2, sequences=x)
+    summed, _ = graphc.scan(lambda v, h: h + v, sequences=x, outputs_info=T.zeros_like(x[0]))
+    projected, _ = graphc.scan(lambda v, W: T.dot(W, v), sequences=x, non_sequences=W)
+    outs = [doubled, summed, projected.sum()]
+    f = graphc.function([x, W], outs)
+    unopt = graphc.function([x, W], outs, mode=graphc.Mode(optimizer=None))
+    assert len(scan_nodes(f)) == 1 and len(scan_nodes(unopt)) == 3
+    rng = np.random.default_rng(5)
+    args = rng.normal(size=(4, 3)), rng.normal(size=(3, 3))
+    for a, b in zip(f(*args), unopt(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    # a loop that reads another's output cannot merge with it
+    chained, _ = graphc.scan(lambda v: v + 1, sequences=summed)
+    g = graphc.function([x], [summed, chained])
+    assert len(scan_nodes(g)) == 2
+    grads = graphc.grad(summed.sum() + doubled.sum(), x)
+    np.testing.assert_allclose(graphc.function([x], grads)(args[0]),
+                               np.arange(4, 0, -1)[:, None] * np.ones((4, 3)) + 2)  # fmt: skip
