@@ -324,31 +324,34 @@ def mlp(peers, quick) -> list[Result]:
     return [Result("MLP 784-500-10 step, batch 128", "ms", med, spr)]
 
 
-_COMPILE_SNIPPET = """
-import time, sys, numpy as np, graphc, graphc.tensor as T
+# The n-node chain y whose compile time is measured, built with the tensor module T.
+_CHAIN = """
 n = int(sys.argv[1])
 x = T.dvector("x")
 y = x
 for i in range(n):
     y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
-t0 = time.perf_counter(); f = graphc.function([x], y); t1 = time.perf_counter()
+"""
+
+_COMPILE_SNIPPET = (
+    "\nimport time, sys, numpy as np, graphc, graphc.tensor as T"
+    + _CHAIN
+    + """t0 = time.perf_counter(); f = graphc.function([x], y); t1 = time.perf_counter()
 g = graphc.function([x], y); t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
+)
 
 
-_COMPILE_PYTENSOR = """
-import time, sys, pytensor, pytensor.tensor as T
-n = int(sys.argv[1])
-x = T.dvector("x")
-y = x
-for i in range(n):
-    y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
-mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
+_COMPILE_PYTENSOR = (
+    "\nimport time, sys, pytensor, pytensor.tensor as T"
+    + _CHAIN
+    + """mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
 t0 = time.perf_counter(); f = pytensor.function([x], y, mode=mode); t1 = time.perf_counter()
 g = pytensor.function([x], y, mode=mode); t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
+)
 
 _COMPILE_JAX = """
 import time, sys, numpy as np, jax, jax.numpy as T

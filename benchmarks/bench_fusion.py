@@ -7,7 +7,6 @@ excluded, numpy, and PyTensor FAST_RUN when it is importable, with ratios to num
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import numpy as np
@@ -16,9 +15,9 @@ import graphc
 import graphc.tensor as T
 
 try:
-    from benchmarks.common import interleaved_samples
+    from benchmarks.common import interleaved_samples, size_parser
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import interleaved_samples  # type: ignore[no-redef]
+    from common import interleaved_samples, size_parser  # type: ignore[no-redef]
 
 
 def _numpy(x, y, z):
@@ -70,10 +69,7 @@ def bench(dtype: str, n: int, repeats: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=10**6)
-    ap.add_argument("--repeats", type=int, default=30)
-    a = ap.parse_args()
+    a = size_parser(__doc__).parse_args()
     for dtype in ("float64", "float32"):
         bench(dtype, a.n, a.repeats)
 

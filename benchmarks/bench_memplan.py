@@ -11,7 +11,6 @@ with the tracemalloc peak of one steady-state step of each.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tracemalloc
 
@@ -21,9 +20,9 @@ import graphc
 import graphc.tensor as T
 
 try:
-    from benchmarks.common import interleaved_samples, mlp_graph, numpy_mlp_step
+    from benchmarks.common import interleaved_samples, mlp_graph, numpy_mlp_step, size_parser
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import interleaved_samples, mlp_graph, numpy_mlp_step  # type: ignore[no-redef]
+    from common import interleaved_samples, mlp_graph, numpy_mlp_step, size_parser  # type: ignore[no-redef]
 
 
 def _chain(dtype: str, linker: str):
@@ -83,10 +82,7 @@ def mlp(repeats: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=10**6)
-    ap.add_argument("--repeats", type=int, default=30)
-    a = ap.parse_args()
+    a = size_parser(__doc__).parse_args()
     rng = np.random.default_rng(0)
     for dtype in ("float64", "float32"):
         args = [rng.uniform(-1, 1, a.n).astype(dtype) for _ in range(3)]

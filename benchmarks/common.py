@@ -77,6 +77,15 @@ def peer_parser(doc: str | None) -> argparse.ArgumentParser:
     return ap
 
 
+def size_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line of a script timing element-wise work: ``--n`` elements,
+    ``--repeats`` samples."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--n", type=int, default=10**6)
+    ap.add_argument("--repeats", type=int, default=30)
+    return ap
+
+
 def report_peers(
     script: str,
     args: argparse.Namespace,
