@@ -168,6 +168,17 @@ logsoftmax = log_softmax  # Theano's name
 # ------------------------------------------------------------------ cross-entropies
 
 
+def _1hot_grad_node(op, g, dist: tuple, y_idx, g_error: str) -> Apply:
+    """The Apply of a 1-hot gradient Op ``(g, dist, y_idx) -> like dist``; ``dist`` is
+    (value, name for errors), ``g_error`` the message for a ``g`` that is not a vector
+    (``{g}`` the variable, ``{t}`` its type)."""
+    g, x, y = (as_tensor_variable(v) for v in (g, dist[0], y_idx))
+    _check_1hot(op, x, y, dist[1])
+    if g.ndim != 1:
+        raise TypeError(f"{op}: " + g_error.format(g=g, t=g.type))
+    return Apply(op, [g, x, y], [x.type()])
+
+
 def _check_1hot(op, x, y_idx, what: str):
     if x.ndim != 2 or x.dtype not in _FLOATS:
         raise TypeError(f"{op}: {what} must be a float matrix, got {x} of type {x.type}")
@@ -220,11 +231,13 @@ class CrossentropyCategorical1HotGrad(Op):
     __props__ = ()
 
     def make_node(self, g, coding_dist, y_idx) -> Apply:
-        g, x, y = (as_tensor_variable(v) for v in (g, coding_dist, y_idx))
-        _check_1hot(self, x, y, "coding_dist")
-        if g.ndim != 1:
-            raise TypeError(f"{self}: output gradient must be a vector, got {g.type}")
-        return Apply(self, [g, x, y], [x.type()])
+        return _1hot_grad_node(
+            self,
+            g,
+            (coding_dist, "coding_dist"),
+            y_idx,
+            "output gradient must be a vector, got {t}",
+        )
 
     def perform(self, node, inputs, output_storage):
         g, x, y = inputs
@@ -329,11 +342,9 @@ class CrossentropySoftmax1HotDx(Op):
     __props__ = ()
 
     def make_node(self, dnll, sm, y_idx) -> Apply:
-        g, sm, y = (as_tensor_variable(v) for v in (dnll, sm, y_idx))
-        _check_1hot(self, sm, y, "sm")
-        if g.ndim != 1:
-            raise TypeError(f"{self}: dnll must be a vector, got {g} of type {g.type}")
-        return Apply(self, [g, sm, y], [sm.type()])
+        return _1hot_grad_node(
+            self, dnll, (sm, "sm"), y_idx, "dnll must be a vector, got {g} of type {t}"
+        )
 
     def perform(self, node, inputs, output_storage):
         g, sm, y = inputs
