@@ -402,11 +402,18 @@ def lookup_by_class(table: dict[type, Entry], op: Op) -> Entry | None:
 def ancestors(outputs: Iterable[Variable], blockers: Iterable[Variable] = ()) -> list[Variable]:
     """All Variables that ``outputs`` depend on (outputs included), stopping at blockers."""
     blocked = set(blockers)
-
-    def parents(v: Variable) -> list[Variable]:
-        return v.owner.inputs if v.owner is not None and v not in blocked else []
-
-    return _walk(outputs, parents, depth_first=True)
+    seen: set[Variable] = set()
+    order: list[Variable] = []
+    stack = list(outputs)[::-1]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        order.append(v)
+        if v.owner is not None and v not in blocked:
+            stack.extend(reversed(v.owner.inputs))
+    return order
 
 
 def graph_inputs(outputs: Iterable[Variable], blockers: Iterable[Variable] = ()) -> list[Variable]:
@@ -549,23 +556,14 @@ def is_same_graph(a: Variable, b: Variable) -> bool:
 
 def walk_bfs(start: Iterable, expand: Callable[[Any], Iterable]) -> list:
     """Breadth-first walk from ``start`` using ``expand(node) -> iterable``."""
-    return _walk(start, expand, depth_first=False)
-
-
-def _walk(start: Iterable, expand: Callable[[Any], Iterable], depth_first: bool) -> list:
-    """Every node reachable from ``start`` once, in the order first taken: depth-first
-    pre-order (a node's children in their order) or breadth-first."""
-    seen, out = set(), []
-    pending = deque(reversed(list(start)) if depth_first else start)
-    take = pending.pop if depth_first else pending.popleft
-    while pending:
-        n = take()
+    seen, out, queue = set(), [], deque(start)
+    while queue:
+        n = queue.popleft()
         if n in seen:
             continue
         seen.add(n)
         out.append(n)
-        more = expand(n) or ()
-        pending.extend(reversed(list(more)) if depth_first else more)
+        queue.extend(expand(n) or ())
     return out
 
 
