@@ -263,7 +263,13 @@ def logreg(peers, quick) -> list[Result]:
         time.sleep(0.25)  # idle OpenBLAS threads of the previous candidate keep spinning
 
     med, spr = interleaved(cands, 7 if quick else 21, 20, setup=reset)
-    return [Result("logreg step 400x784", "us", med, spr)]
+    out = [Result("logreg step 400x784", "us", med, spr)]
+    limits = _one_blas_thread()
+    if limits is not None:
+        with limits:
+            med, spr = interleaved(cands, 7 if quick else 21, 20, setup=reset)
+        out.append(Result("logreg step, BLAS on 1 thread (threadpoolctl)", "us", med, spr))
+    return out
 
 
 def mlp(peers, quick) -> list[Result]:
@@ -321,7 +327,23 @@ def mlp(peers, quick) -> list[Result]:
         time.sleep(0.25)
 
     med, spr = interleaved(cands, 5 if quick else 15, 5, setup=reset)
-    return [Result("MLP 784-500-10 step, batch 128", "ms", med, spr)]
+    out = [Result("MLP 784-500-10 step, batch 128", "ms", med, spr)]
+    limits = _one_blas_thread()
+    if limits is not None:  # every BLAS pool in the process (numpy's, scipy's, XLA aside)
+        with limits:
+            med, spr = interleaved(cands, 5 if quick else 15, 5, setup=reset)
+        out.append(Result("MLP step, BLAS on 1 thread (threadpoolctl)", "ms", med, spr))
+    return out
+
+
+def _one_blas_thread():
+    """A ``threadpool_limits(1)`` context, or None without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("threadpoolctl missing: no 1-thread BLAS rows (pip install threadpoolctl)")
+        return None
+    return threadpool_limits(1)
 
 
 # The n-node chain y whose compile time is measured, built with the tensor module T.
@@ -589,7 +611,9 @@ def render(results: list[Result]) -> str:
     for r in results:
         base = r.times.get("numpy") or r.times.get("unprofiled") or next(iter(r.times.values()))
         cells = ", ".join(
-            f"{k} {v * _SCALE[r.unit]:.3g} {r.unit} ({v / base:.2f}x)" for k, v in r.times.items()
+            f"{k} {v * _SCALE[r.unit]:.3g} {r.unit} ({v / base:.2f}x"
+            + (f", IQR {r.spread[k] * 100:.0f}%)" if k in r.spread else ")")
+            for k, v in r.times.items()
         )
         lines.append(f"- {r.workload}: {cells}" + (f" [{r.note}]" if r.note else ""))
     return "\n".join(lines)

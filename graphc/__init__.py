@@ -22,7 +22,7 @@ from graphc.flags import config
 __version__ = "0.1.0"
 
 
-def __getattr__(name):  # lazily imported parts (keeps `import graphc` fast)
+def __getattr__(name: str):  # lazily imported parts (keeps `import graphc` fast)
     import importlib
 
     lazy = {

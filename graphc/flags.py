@@ -40,6 +40,13 @@ def _choice(*options: str) -> Callable[[Any], str]:
     return parse
 
 
+def _blas_threads(v: Any) -> str:
+    s = str(v).strip().lower()
+    if s in ("auto", "off") or (s.isdigit() and int(s) >= 1):
+        return s
+    raise ValueError(f"{v!r} is not auto, off or a thread count >= 1")
+
+
 def _colon_list(v: Any) -> str:
     if isinstance(v, list | tuple):
         return ":".join(v)
@@ -85,6 +92,13 @@ FLAGS: tuple[Flag, ...] = (
         "off by default: a process that used OpenMP must not fork and use it again",
     ),
     Flag("openmp_elemwise_minsize", 200_000, int, "elements before an elemwise loop is split"),
+    Flag(
+        "blas_threads",
+        "auto",
+        _blas_threads,
+        "BLAS pools (numpy's, scipy's) set via threadpoolctl when graphc first links a BLAS "
+        "node: auto (split the cores when they oversubscribe), off, or a thread count",
+    ),
     Flag("profile", False, _bool, "profile every function; print summaries at exit"),
     Flag("profile_memory", False, _bool, "add the memory section to profiles"),
     Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),

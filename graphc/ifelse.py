@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
@@ -9,10 +11,16 @@ from graphc.graph.rop import register_rop
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from graphc.tensor.variable import TensorLike
+
 __all__ = ["IfElse", "ifelse"]
 
 
-def _as_tensor(x):
+def _as_tensor(x: TensorLike):
     """Like ``as_tensor_variable``; non-Variable values keep their exact shape."""
     if isinstance(x, Variable):
         return as_tensor_variable(x)
@@ -42,7 +50,7 @@ class IfElse(Op):
     def __str__(self) -> str:
         return f"if{{{self.name or ''}}}"
 
-    def make_node(self, condition, *branches) -> Apply:
+    def make_node(self, condition: Variable, *branches: Variable) -> Apply:
         n = self.n_outs
         if len(branches) != 2 * n:
             raise TypeError(f"{self} expects a condition and 2 * {n} branch values, "
@@ -68,7 +76,9 @@ class IfElse(Op):
         n = self.n_outs
         return range(1, n + 1) if bool(np.asarray(cond)) else range(n + 1, 2 * n + 1)
 
-    def lazy_perform(self, node, computed: list[bool], inputs: list, output_cells) -> tuple:
+    def lazy_perform(
+        self, node: Apply, computed: list[bool], inputs: list, output_cells: list[list]
+    ) -> tuple:
         """The lazy-thunk protocol: return the input positions still needed, or ``()``."""
         if not computed[0]:
             return (0,)
@@ -80,11 +90,11 @@ class IfElse(Op):
             cell[0] = np.array(inputs[i], copy=True)
         return ()
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         for cell, i in zip(output_storage, self._branch(inputs[0])):
             cell[0] = np.array(inputs[i], copy=True)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         n = self.n_outs
         cond = node.inputs[0]
         out = []
@@ -98,7 +108,7 @@ class IfElse(Op):
             out.append(tuple(dims))
         return out
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         from graphc.tensor.math import second
 
         n = self.n_outs
@@ -123,7 +133,7 @@ class IfElse(Op):
 
 
 @register_rop(IfElse)
-def _ifelse_rop(node, eval_points):
+def _ifelse_rop(node: Apply, eval_points: list[Variable | None]):
     """The tangents of the branch taken (zeros for a branch value without one)."""
     from graphc.tensor.basic import zeros_like
 
@@ -142,7 +152,12 @@ def _static(v):
     return None
 
 
-def ifelse(condition, then_branch, else_branch, name: str | None = None):
+def ifelse(
+    condition: TensorLike,
+    then_branch: Variable | Sequence[Variable],
+    else_branch: Variable | Sequence[Variable],
+    name: str | None = None,
+):
     """``then_branch`` if ``condition`` (a scalar) is true, else ``else_branch``; only the
     branch taken is computed. Branches are a Variable or equally long lists of Variables with
     matching types; the result has the same structure."""

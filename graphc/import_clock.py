@@ -11,6 +11,10 @@ import sys
 import threading
 import time
 from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 class _TimedLoader:
@@ -31,11 +35,11 @@ class _TimedLoader:
         with self._timing():
             return self._loader.create_module(spec)
 
-    def exec_module(self, module):
+    def exec_module(self, module: ModuleType):
         with self._timing():
             self._loader.exec_module(module)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str):
         return getattr(self._loader, name)
 
 
@@ -48,7 +52,7 @@ class ImportClock(importlib.abc.MetaPathFinder):
         self._depth = 0
         self._thread = threading.get_ident()
 
-    def find_spec(self, name, path, target=None):
+    def find_spec(self, name: str, path, target=None):
         if threading.get_ident() != self._thread:
             return None
         for finder in sys.meta_path:

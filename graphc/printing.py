@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphc.graph.basic import (
     Apply,
@@ -17,6 +17,9 @@ from graphc.graph.basic import (
     register_for_classes,
 )
 from graphc.graph.fg import FunctionGraph
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Op
 
 __all__ = ["debugprint", "dprint", "pprint", "register_pprint", "render_dot", "to_dot"]
 
@@ -142,8 +145,9 @@ def _type_str(v: Variable, print_type: bool) -> str:
     return f" <{v.type}>" if print_type else ""
 
 
-def _dp(v, prefix, prefix_child, depth, idmap, expanded, lines, pos, print_type,
-        print_destroy_map, print_view_map) -> None:  # fmt: skip
+def _dp(v: Variable, prefix: str, prefix_child: str, depth: int, idmap: _Ids, expanded: set,
+        lines: list[str], pos: dict[Apply, int] | None, print_type: bool,
+        print_destroy_map: bool, print_view_map: bool) -> None:  # fmt: skip
     """Pre-order walk with an explicit stack (graphs can be deeper than Python's
     recursion limit)."""
     stack = [(v, prefix, prefix_child, depth)]
@@ -204,7 +208,7 @@ def register_pprint(*op_classes: type) -> Callable[[PprintRule], PprintRule]:
     return register_for_classes(PPRINT_RULES, op_classes)
 
 
-def _rule_for(op) -> PprintRule | None:
+def _rule_for(op: Op) -> PprintRule | None:
     return lookup_by_class(PPRINT_RULES, op)
 
 

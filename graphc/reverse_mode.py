@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from graphc.tensor.math import add, cast, mul, second
 from graphc.tensor.math import sum as tsum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DisconnectedInputError", "Lop", "Retype", "Rop", "constant", "grad", "hessian", "jacobian",
@@ -55,7 +59,7 @@ class Retype(Op):
     def __str__(self) -> str:
         return f"Retype{{{self.type}}}"
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         t = self.type
         if x.dtype != t.dtype or x.ndim != t.ndim:
@@ -65,22 +69,22 @@ class Retype(Op):
                 raise ValueError(f"{self}: static shapes of {x.type} and {t} conflict")
         return Apply(self, [x], [t()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         for axis, (want, got) in enumerate(zip(self.type.shape, x.shape)):
             if want is not None and want != got:
                 raise ValueError(f"{self}: axis {axis} has size {got}, expected {want}")
         output_storage[0][0] = x.view()
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[0])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return [gouts[0]]
 
 
 @register_rop(Retype)
-def _retype_rop(node, eval_points):
+def _retype_rop(node: Apply, eval_points: list[Variable | None]):
     (v,) = eval_points
     return [None if v is None else node.op(v)]
 
@@ -126,8 +130,8 @@ def _is_float(v: Variable) -> bool:
 
 
 def grad(
-    cost,
-    wrt,
+    cost: Variable | None,
+    wrt: Variable | Sequence[Variable],
     consider_constant: Sequence[Variable] | None = None,
     disconnected_inputs: str = "raise",
     known_grads: dict | None = None,
@@ -174,7 +178,7 @@ def grad(
     return results[0] if single else results
 
 
-def _seeds(cost, known_grads: dict | None) -> dict[Variable, Variable]:
+def _seeds(cost: Variable | None, known_grads: dict | None) -> dict[Variable, Variable]:
     """The gradients the backward walk starts from: one for ``cost``, plus ``known_grads``."""
     seeds: dict[Variable, Variable] = {}
     if cost is not None:
@@ -267,7 +271,13 @@ def _as_list(v) -> list:
     return list(v) if isinstance(v, list | tuple) else [v]
 
 
-def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs: str = "raise"):  # noqa: N802
+def Lop(
+    f: Variable | Sequence[Variable],
+    wrt: Variable | Sequence[Variable],
+    eval_points: list[Variable | None],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+):  # noqa: N802
     """``eval_points`` times the Jacobian of ``f`` with respect to ``wrt`` (Theano's ``Lop``):
     ``grad`` seeded with ``eval_points`` as the gradients of ``f``. Returns a list or tuple
     when ``wrt`` is one."""
@@ -360,8 +370,13 @@ def _reading_inputs_of(out: Variable, r: Variable) -> Variable:
     return second(out, r)
 
 
-def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",  # noqa: N802
-        return_disconnected: str = "zero"):  # fmt: skip
+def Rop(
+    f: Variable | Sequence[Variable],
+    wrt: Variable | Sequence[Variable],
+    eval_points: list[Variable | None],
+    disconnected_outputs: str = "raise",  # noqa: N802
+    return_disconnected: str = "zero",
+):
     """The Jacobian of ``f`` with respect to ``wrt`` times ``eval_points`` (Theano's ``Rop``):
     ``R[i] = sum_j d f[i] / d wrt[j] . eval_points[j]``, computed forward through each node's
     R_op rule (``graphc.graph.rop``), or its gradient transposed where it has none.
@@ -420,7 +435,7 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",  # noqa: N802
 # ------------------------------------------------------------------ jacobian / hessian
 
 
-def _stack_rows(rows: list, n: int, wrt) -> Variable:
+def _stack_rows(rows: list, n: int, wrt: Variable | Sequence[Variable]) -> Variable:
     """``rows[i]`` (each shaped like ``wrt``) stacked along a new leading axis of length n."""
     pattern = ["x", *range(wrt.ndim)]
     if n == 0:
@@ -435,7 +450,12 @@ def _stack_rows(rows: list, n: int, wrt) -> Variable:
     return Retype(TensorType(wrt.dtype, (n, *wrt.type.shape)))(out)
 
 
-def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
+def jacobian(
+    expression: Variable,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+):
     """The Jacobian of a vector ``expression``: ``J[i, ...] = d expression[i] / d wrt[...]``.
 
     The rows are built one gradient per element: unrolled for a vector of static length,
@@ -467,7 +487,12 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str =
     return out[0] if single else out
 
 
-def _jacobian_by_scan(expression, wrt_list, consider_constant, disconnected_inputs) -> list:
+def _jacobian_by_scan(
+    expression: Variable,
+    wrt_list: Sequence[Variable],
+    consider_constant: Sequence[Variable] | None,
+    disconnected_inputs: str,
+) -> list:
     """One gradient per element, looped by ``scan`` over a length known only at run time
     (as Theano does). ``scan`` sits above this module, so it is loaded by name here."""
     import importlib
@@ -484,7 +509,12 @@ def _jacobian_by_scan(expression, wrt_list, consider_constant, disconnected_inpu
     return rows
 
 
-def hessian(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
+def hessian(
+    cost: Variable | None,
+    wrt: Variable | Sequence[Variable],
+    consider_constant: Sequence[Variable] | None = None,
+    disconnected_inputs: str = "raise",
+):
     """The Hessian of a scalar ``cost`` with respect to vector(s)."""
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)

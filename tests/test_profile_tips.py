@@ -87,3 +87,20 @@ def test_tips_runs_rules_in_order():
     out = tips([f])
     assert out[0].startswith("Try the graphc flag floatX=float32")
     assert out[1].startswith("100.0% of the time")
+
+
+def test_blas_spread_tip_needs_a_3x_spread_between_calls():
+    from graphc.profile.tips import blas_spread_tip
+
+    steady = [1_000_000 + 10_000 * k for k in range(20)]
+    assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=steady))]) == []
+    noisy = [1_000_000] * 10 + [4_000_000] * 10  # half the calls wait 4x as long
+    (tip,) = blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=noisy))])
+    assert "f: Gemm(w, x) took 1.00-4.00 ms (10th-90th percentile, 4.0x)" in tip
+    assert "blas_threads=1" in tip
+    # not for other Ops, nor for tiny nodes or a handful of samples
+    assert blas_spread_tip([fn(node(0, "add(x, y)", "add", ns_samples=noisy))]) == []
+    tiny = [t // 100 for t in noisy]
+    assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=tiny))]) == []
+    few = noisy[8:13]
+    assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=few))]) == []

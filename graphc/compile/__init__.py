@@ -12,7 +12,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-def __getattr__(name):  # graphc.compile.ProfileStats, as theano.compile.ProfileStats
+def __getattr__(name: str):  # graphc.compile.ProfileStats, as theano.compile.ProfileStats
     if name == "ProfileStats":  # imported on use: the profiler stays out of `import graphc`
         from graphc.profile.stats import ProfileStats
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from graphc.compile.io import In
 from graphc.compile.profile_request import profiling_requested
 from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply
 
 
 class Function:
@@ -84,7 +87,7 @@ class Function:
             ) from None
 
     # ------------------------------------------------------------------ calling
-    def _bind(self, args, kwargs) -> list:
+    def _bind(self, args: Any, kwargs: Any) -> list:
         """Arguments by position, keyword and default, in input order (unchecked)."""
         n = self.n_in
         if len(args) > n:
@@ -125,13 +128,13 @@ class Function:
                 f"{self.name}: bad argument {k} ({label}, expected {self.input_types[k]}): {e}"
             ) from None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any):
         if self._update_lock is not None:
             with self._update_lock:
                 return self._call(args, kwargs)
         return self._call(args, kwargs)
 
-    def _call(self, args, kwargs):
+    def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
         if self.profile is not None:
             return self._profiled_call(args, kwargs)
@@ -144,7 +147,7 @@ class Function:
             return outs[0]
         return self._finish(outs)
 
-    def _prepare(self, args, kwargs) -> list:
+    def _prepare(self, args: Any, kwargs: Any) -> list:
         """The VM's arguments: inputs bound and checked (exact ndarrays pass on a fast
         path), then the shared values."""
         values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
@@ -162,7 +165,7 @@ class Function:
             values += [s._value for s in self.shared]
         return values
 
-    def _profiled_call(self, args, kwargs):
+    def _profiled_call(self, args: Any, kwargs: Any):
         pc = time.perf_counter_ns
         t0 = pc()
         values = self._prepare(args, kwargs)
@@ -281,7 +284,7 @@ def _known_axes(t) -> bool:
     return any(s is not None for s in getattr(t, "shape", ()))
 
 
-def _runtime_inputs(node, fn: Function, values):
+def _runtime_inputs(node: Apply, fn: Function, values):
     try:
         slots = fn.linked.slots
         prog = fn.linked.program

@@ -30,7 +30,7 @@ Speed is not a goal: a call costs several times the reference evaluation of the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,14 @@ from graphc.compile.monitormode import NodeByNodeVM
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.graph.fg import OUTPUT, Feature
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import DTypeLike
+
+    from graphc.graph.basic import Apply
+    from graphc.graph.fg import FunctionGraph
 
 __all__ = [
     "BadDestroyMap",
@@ -226,7 +234,7 @@ def _shares(a, b) -> bool:
         return True
 
 
-def _alias_variants(node, args: list) -> list:
+def _alias_variants(node: Apply, args: list) -> list:
     """``(label, reference args, aliased args)`` makers that run a node with its inputs
     aliased: as they alias in the graph (one array passed twice), and, for an Op that
     destroys input ``i``, with every other input of the same dtype and shape being that very
@@ -277,7 +285,7 @@ def _output_input_pairs(ref: list, args: list) -> list[tuple[int, int]]:
     return pairs
 
 
-def _garbage(shape, dtype, rng):
+def _garbage(shape: tuple[int, ...], dtype: DTypeLike, rng: np.random.Generator):
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.integers(0, 2, size=shape).astype(bool)
@@ -286,7 +294,7 @@ def _garbage(shape, dtype, rng):
     return raw.view(dt).reshape(shape) if nbytes else np.empty(shape, dt)
 
 
-def _strided_copy(x, rng):
+def _strided_copy(x, rng: np.random.Generator):
     """``x``'s values in a buffer with every other element along the last axis."""
     shape = x.shape[:-1] + (2 * x.shape[-1],)
     buf = _garbage(shape, x.dtype, rng)
@@ -312,7 +320,9 @@ class _ReplacementRecorder(Feature):
     def __init__(self):
         self.records: list[tuple[Variable, Variable, str, Any, int]] = []
 
-    def on_change_input(self, fgraph, node, i, old, new, reason) -> None:
+    def on_change_input(
+        self, fgraph: FunctionGraph, node: Apply, i: int, old: Variable, new: Variable, reason: str
+    ) -> None:
         if reason == "revert":
             for k in range(len(self.records) - 1, -1, -1):
                 o, n, _, nd, pos = self.records[k]
@@ -362,7 +372,7 @@ class _Evaluator:
         return self.values[var]
 
 
-def _run_perform(node, args, previous=None) -> list:
+def _run_perform(node: Apply, args: Any, previous=None) -> list:
     cells = [[None if previous is None else previous[k]] for k in range(len(node.outputs))]
     if node.op.lazy:
         needed = node.op.lazy_perform(node, [True] * len(args), args, cells)
@@ -461,7 +471,7 @@ class DebugVM(NodeByNodeVM):
     def _tol(self):
         return self.mode.rtol, self.mode.atol
 
-    def _check_node(self, idx: int, node, args: list) -> list:
+    def _check_node(self, idx: int, node: Apply, args: list) -> list:
         check = _NodeCheck(self, node, args, self.c_thunks[idx])
         result = check.reference()
         if node.op.lazy:
@@ -523,7 +533,7 @@ class DebugVM(NodeByNodeVM):
 
         return [("strided", strided), ("reversed (negative strides)", reversed_)]
 
-    def _compare(self, node, impl, outs, ref, what, rtol, atol) -> None:
+    def _compare(self, node: Apply, impl, outs, ref, what, rtol: float, atol: float) -> None:
         loose = _loosest(getattr(v.type, "dtype", None) for v in node.inputs + node.outputs)
         for k, (a, b) in enumerate(zip(outs, ref)):
             diff = compare_values(a, b, rtol, atol, loose)
@@ -533,7 +543,7 @@ class DebugVM(NodeByNodeVM):
                     f"contiguous inputs: {diff}\n  got:       {_fmt(a)}\n  reference: {_fmt(b)}"
                 )
 
-    def _check_valid(self, node, outs, ctx) -> None:
+    def _check_valid(self, node: Apply, outs, ctx) -> None:
         check_nan = self.mode.check_nan
         if check_nan is None:
             check_nan = config.DebugMode__check_nan
@@ -587,7 +597,7 @@ class _NodeCheck:
     arguments, checked for undeclared input changes and aliasing, then run again with
     aliased inputs, odd output buffers and strided inputs, all agreeing with ``perform``."""
 
-    def __init__(self, vm: DebugVM, node, args: list, thunk):
+    def __init__(self, vm: DebugVM, node: Apply, args: list, thunk):
         self.vm = vm
         self.node = node
         self.args = args
@@ -611,7 +621,9 @@ class _NodeCheck:
     def fresh_args(self) -> list:
         return [_copy(a) for a in self.args]
 
-    def run(self, impl: str, fn, ins: list, previous=None, what: str = "") -> list:
+    def run(
+        self, impl: str, fn: Callable[..., Any], ins: list, previous=None, what: str = ""
+    ) -> list:
         """``fn(ins, previous)``, failing on an input changed or an output aliased without
         the Op declaring it, and on outputs invalid for their type."""
         node, op = self.node, self.node.op
@@ -649,7 +661,9 @@ class _NodeCheck:
         self.vm._compare(self.node, "C thunk", c_out, self.ref, "", self.rtol, self.atol)
         return c_out
 
-    def rerun(self, impl: str, fn, ins: list, previous, what: str, usual: str) -> None:
+    def rerun(
+        self, impl: str, fn: Callable[..., Any], ins: list, previous, what: str, usual: str
+    ) -> None:
         """Run ``impl`` again with ``what``; it must succeed, as with ``usual``, and agree."""
         try:
             outs = self.run(impl, fn, ins, previous, f" with {what}")

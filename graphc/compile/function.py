@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from graphc.compile.aliasing import default_updates
 from graphc.compile.callable import Function
 from graphc.compile.io import In, Out, UnusedInputError
 from graphc.compile.maker import FunctionMaker, rebuild_function, replace_refs_back
 from graphc.compile.mode import Mode, get_mode
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Function", "FunctionMaker", "In", "Out", "UnusedInputError", "default_updates",
@@ -30,16 +34,16 @@ _rebuild_function = rebuild_function
 
 def function(
     inputs: Sequence,
-    outputs=None,
+    outputs: Any = None,
     mode: Mode | str | None = None,
-    updates=None,
-    givens=None,
+    updates: Any = None,
+    givens: Any = None,
     name: str | None = None,
     profile=None,
     on_unused_input: str = "raise",
     allow_input_downcast: bool | None = None,
     trust_input: bool = False,
-    no_default_updates=False,
+    no_default_updates: bool = False,
 ) -> Function:
     """Compile ``outputs`` as a function of ``inputs``.
 

@@ -26,9 +26,20 @@ from graphc.import_clock import import_clock
 class FunctionMaker:
     """Builds the optimized FunctionGraph and the Program for a function."""
 
-    def __init__(self, inputs, outputs, mode: Mode, *, updates=None, givens=None, name=None,
-                 profile=None, on_unused_input="raise", allow_input_downcast=None,
-                 no_default_updates=False):  # fmt: skip
+    def __init__(
+        self,
+        inputs,
+        outputs: Any,
+        mode: Mode,
+        *,
+        updates: Any = None,
+        givens: Any = None,
+        name: str | None = None,
+        profile=None,
+        on_unused_input: str = "raise",
+        allow_input_downcast: bool | None = None,
+        no_default_updates: bool = False,
+    ):
         self.t_start = time.perf_counter_ns()
         self.mode = mode
         self.name = name
@@ -146,7 +157,9 @@ def replace_refs_back(flat, built):
     return replace_refs(flat, lambda r: built[r.index] if r.out < 0 else built[r.index][r.out])
 
 
-def rebuild_function(entries, flat_original, mode, trust_input, profiled=False) -> Function:
+def rebuild_function(
+    entries, flat_original, mode: Mode | str | None, trust_input: bool, profiled: bool = False
+) -> Function:
     """Unpickle a Function: rebuild its graph and compile it again."""
     original = replace_refs_back(flat_original, unflatten(entries))
     fn = FunctionMaker(

@@ -62,7 +62,7 @@ class NodeByNodeVM:
         self.in_vars = [by_slot[s] for s in linked.program.inputs]
         self.out_vars = [by_slot[s] for s in linked.program.outputs]
 
-    def set_profiling(self, **kwargs) -> None:
+    def set_profiling(self, **kwargs: Any) -> None:
         if any(kwargs.values()):
             raise ValueError(f"{self.mode_name} functions cannot be profiled; use FAST_RUN")
 

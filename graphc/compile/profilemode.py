@@ -18,7 +18,7 @@ class ProfileMode:
     """``ProfileMode(optimizer="fast_run", linker="c|py")``: pass it as ``mode=`` to
     ``graphc.function``; then ``print_summary()`` / ``print_diff_summary(other)``."""
 
-    def __init__(self, optimizer: str | None = "fast_run", linker="c|py"):
+    def __init__(self, optimizer: str | None = "fast_run", linker: str = "c|py"):
         global _warned
         if not _warned:
             _warned = True
@@ -39,7 +39,9 @@ class ProfileMode:
         """The Mode functions are compiled with; they all add to ``self.stats``."""
         return _ProfilingMode(self)
 
-    def print_summary(self, n_apply_to_print=None, n_ops_to_print=None, file=None) -> None:
+    def print_summary(
+        self, n_apply_to_print: int | None = None, n_ops_to_print: int | None = None, file=None
+    ) -> None:
         legacy.print_summary(
             self.stats,
             self.n_apply_to_print if n_apply_to_print is None else n_apply_to_print,
@@ -47,8 +49,8 @@ class ProfileMode:
             file=file,
         )
 
-    def print_diff_summary(self, other: ProfileMode, n_apply_to_print=None,
-                           n_ops_to_print=None, file=None) -> None:  # fmt: skip
+    def print_diff_summary(self, other: ProfileMode, n_apply_to_print: int | None = None,
+                           n_ops_to_print: int | None = None, file=None) -> None:  # fmt: skip
         """Differences between this ProfileMode's functions and ``other``'s."""
         legacy.print_diff_summary(
             self.stats,

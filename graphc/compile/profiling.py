@@ -7,6 +7,7 @@ import functools
 import os
 import weakref
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,13 @@ from graphc.profile.model import TraceRecord
 from graphc.profile.registry import REGISTRY
 from graphc.profile.vmstats import update_from_vm_stats
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from graphc.compile.mode import Mode
+    from graphc.graph.basic import Apply, Op
+
 _register_at_exit = REGISTRY.register_at_exit
 
 
@@ -36,7 +44,7 @@ def registered_stats() -> list[ProfileStats]:
     return REGISTRY.registered()
 
 
-def wants_profile(profile, mode) -> bool:
+def wants_profile(profile, mode: Mode | str | None) -> bool:
     """Whether a function compiled with ``profile`` under ``mode`` is profiled."""
     return profiling_requested(profile, mode)
 
@@ -45,8 +53,14 @@ class FunctionProfiler:
     """Owns one FunctionProfile and fills it from the function's VM on demand; the
     function reports each call through :meth:`on_call`."""
 
-    def __init__(self, fn, record: FunctionProfile, memory: bool, trace_capacity: int,
-                 nested: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        record: FunctionProfile,
+        memory: bool,
+        trace_capacity: int,
+        nested: bool = False,
+    ):
         self.fn_ref = weakref.ref(fn)
         self.nested = nested  # a loop body: its first call is the outer function's
         self.children: list[FunctionProfiler] = []  # the loop bodies of fn's nodes
@@ -155,7 +169,7 @@ class FunctionProfiler:
             fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
                                 trace_capacity=self.trace_capacity)  # fmt: skip
 
-    def keep_final_counters(self, fn) -> None:
+    def keep_final_counters(self, fn: Callable[..., Any]) -> None:
         """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
         compiled inside a script's ``main`` and printed or saved at exit)."""
         parts = SimpleNamespace(vm=fn.vm, maker=fn.maker, linked=fn.linked, n_in=fn.n_in,
@@ -173,7 +187,7 @@ class FunctionProfiler:
             rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
             self._store_first()
 
-    def _pull(self, fn) -> None:
+    def _pull(self, fn: Callable[..., Any]) -> None:
         rec = self.record
         rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
         st = fn.vm.stats()
@@ -201,7 +215,7 @@ class FunctionProfiler:
                 srec.nbytes, srec.shape = int(val.nbytes), tuple(val.shape)
 
 
-def _flops(node, ins, outs):
+def _flops(node: Apply, ins, outs):
     fl = getattr(node.op, "flops", None)
     if fl is None:
         return None
@@ -211,7 +225,7 @@ def _flops(node, ins, outs):
         return None
 
 
-def _workspace(node, ins, outs, c_impl: bool) -> int:
+def _workspace(node: Apply, ins, outs, c_impl: bool) -> int:
     """Bytes of scratch the node's Op says one call of the implementation that ran
     allocates (its ``workspace_bytes``)."""
     hook = getattr(node.op, "workspace_bytes", None)
@@ -223,12 +237,12 @@ def _workspace(node, ins, outs, c_impl: bool) -> int:
         return 0
 
 
-def _op_class(op) -> str:
+def _op_class(op: Op) -> str:
     cls = type(op)
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _kinds(node) -> list[str]:
+def _kinds(node: Apply) -> list[str]:
     out = []
     for k in range(len(node.outputs)):
         if k in node.op.destroy_map:
@@ -240,7 +254,7 @@ def _kinds(node) -> list[str]:
     return out
 
 
-def _aliases(node) -> list[int | None]:
+def _aliases(node: Apply) -> list[int | None]:
     res: list[int | None] = []
     for k in range(len(node.outputs)):
         ins = node.op.destroy_map.get(k) or node.op.view_map.get(k)
@@ -248,7 +262,7 @@ def _aliases(node) -> list[int | None]:
     return res
 
 
-def build_record(fn) -> FunctionProfile:
+def build_record(fn: Callable[..., Any]) -> FunctionProfile:
     maker = fn.maker
     linked = fn.linked
     prog = linked.program
@@ -326,7 +340,7 @@ def _const_name(linked, slot) -> str:
     return f"constant@{slot}"
 
 
-def _has_c(node) -> bool | None:
+def _has_c(node: Apply) -> bool | None:
     try:
         from graphc.linker.clinker import has_c_code
     except ImportError:
@@ -334,7 +348,7 @@ def _has_c(node) -> bool | None:
     return has_c_code(node)
 
 
-def start_profile(fn, profile) -> tuple[ProfileStats, FunctionProfiler] | None:
+def start_profile(fn: Callable[..., Any], profile) -> tuple[ProfileStats, FunctionProfiler] | None:
     """When profiling is asked for ``fn`` (argument, config flag or mode): the ProfileStats
     it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
     registered for memory queries and its final counters are pulled when it is freed."""
@@ -359,7 +373,9 @@ def start_profile(fn, profile) -> tuple[ProfileStats, FunctionProfiler] | None:
     return stats, profiler
 
 
-def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler) -> None:
+def _profile_loop_bodies(
+    fn: Callable[..., Any], record: FunctionProfile, profiler: FunctionProfiler
+) -> None:
     """Profile the step function of each loop node (scan) of ``fn`` as that node's child:
     the node's thunk reports each step's VM time to the child's profiler."""
     for i, impl in enumerate(fn.linked.impls):
@@ -378,7 +394,7 @@ def _profile_loop_bodies(fn, record: FunctionProfile, profiler: FunctionProfiler
         _profile_loop_bodies(inner, child, sub)
 
 
-def _held_and_peak(fn, profiler: FunctionProfiler) -> tuple[int, int]:
+def _held_and_peak(fn: Callable[..., Any], profiler: FunctionProfiler) -> tuple[int, int]:
     """What ``fn``'s VM holds between calls, and its highest call peak (with memory on)."""
     held = int(fn.vm.held_bytes())
     peak = int(fn.vm.stats().get("peak_bytes", 0)) if profiler.memory else 0

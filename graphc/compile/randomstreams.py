@@ -8,6 +8,8 @@ stream made, reproducibly.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.compile.sharedvalue import SharedVariable, shared
@@ -20,6 +22,11 @@ from graphc.tensor.random.op import (
     state_from_seed,
 )
 from graphc.tensor.variable import as_tensor_variable
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from graphc.tensor.variable import TensorLike
 
 _SEED_RANGE = 2**30
 
@@ -43,33 +50,82 @@ class RandomStreams:
             state.set_value(state_from_seed(seedgen.randint(_SEED_RANGE)), borrow=True)
 
     # ------------------------------------------------------------------ the distributions
-    def uniform(self, size=(), low=0.0, high=1.0, ndim=None, dtype=None):
+    def uniform(
+        self,
+        size: TensorLike = (),
+        low: TensorLike = 0.0,
+        high: TensorLike = 1.0,
+        ndim: int | None = None,
+        dtype: DTypeLike | None = None,
+    ):
         """Samples uniform on ``[low, high)``."""
         return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
 
-    def normal(self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None):
+    def normal(
+        self,
+        size: TensorLike = (),
+        avg: float = 0.0,
+        std: float = 1.0,
+        ndim: int | None = None,
+        dtype: DTypeLike | None = None,
+    ):
         """Normal samples of mean ``avg`` and standard deviation ``std``."""
         return self.gen("normal", size, [avg, std], dtype or "floatX", ndim)
 
-    def binomial(self, size=(), n=1, p=0.5, ndim=None, dtype="int64"):
+    def binomial(
+        self,
+        size: TensorLike = (),
+        n: TensorLike = 1,
+        p: TensorLike = 0.5,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         """Numbers of successes in ``n`` trials of probability ``p``."""
         return self.gen("binomial", size, [n, p], dtype, ndim)
 
-    def random_integers(self, size=(), low=0, high=1, ndim=None, dtype="int64"):
+    def random_integers(
+        self,
+        size: TensorLike = (),
+        low: TensorLike = 0,
+        high: TensorLike = 1,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         """Integers uniform on ``[low, high]`` (both included)."""
         return self.gen("random_integers", size, [low, high], dtype, ndim)
 
-    def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64"):
+    def multinomial(
+        self,
+        size: TensorLike = (),
+        n: TensorLike = 1,
+        pvals: TensorLike = (0.5, 0.5),
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         """Counts of ``n`` draws among ``len(pvals)`` outcomes; shape ``size + (len(pvals),)``."""
         return self.gen("multinomial", size, [n, pvals], dtype, ndim, extra_axes=1)
 
-    def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
+    def choice(
+        self,
+        size: TensorLike = (),
+        a: TensorLike = 2,
+        replace: bool = True,
+        p: TensorLike | None = None,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         """Elements of ``a`` (or of ``range(a)``) drawn with probabilities ``p``."""
         p = np.zeros(0) if p is None else p
         dist = "choice" if replace else "choice_no_replace"
         return self.gen(dist, size, [a, p], dtype, ndim, ndim_from_params=False)
 
-    def permutation(self, size=(), n=1, ndim=None, dtype="int64"):
+    def permutation(
+        self,
+        size: TensorLike = (),
+        n: TensorLike = 1,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         """Permutations of ``range(n)``; shape ``size + (n,)``."""
         return self.gen("permutation", size, [n], dtype, ndim, extra_axes=1,
                         ndim_from_params=False)  # fmt: skip
@@ -80,7 +136,7 @@ class RandomStreams:
         seed = int(self.gen_seedgen.randint(_SEED_RANGE))
         return shared(state_from_seed(seed), shape=(STATE_SIZE,), borrow=True)
 
-    def gen(self, dist: str, size, params: list, dtype: str, ndim: int | None,
+    def gen(self, dist: str, size: TensorLike, params: list, dtype: str, ndim: int | None,
             extra_axes: int = 0, ndim_from_params: bool = True) -> Variable:  # fmt: skip
         """A sample of ``dist`` from a new shared state whose default update advances it."""
         params = [as_tensor_variable(p) for p in params]
@@ -117,19 +173,50 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
     def __init__(self, seed: int = 12345):
         super().__init__(seed)
 
-    def uniform(self, size, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
+    def uniform(
+        self,
+        size: TensorLike,
+        low: TensorLike = 0.0,
+        high: TensorLike = 1.0,
+        ndim: int | None = None,
+        dtype: DTypeLike | None = None,
+        nstreams: int | None = None,
+    ):
         return super().uniform(size, low, high, ndim, dtype)
 
-    def normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None,
-               truncate=False):  # fmt: skip
+    def normal(
+        self,
+        size: TensorLike,
+        avg: float = 0.0,
+        std: float = 1.0,
+        ndim: int | None = None,
+        dtype: DTypeLike | None = None,
+        nstreams: int | None = None,
+        truncate: bool = False,
+    ):
         dist = "truncated_normal" if truncate else "normal"
         return self.gen(dist, size, [avg, std], dtype or "floatX", ndim)
 
-    def binomial(self, size=None, p=1, n=1, ndim=None, dtype="int64", nstreams=None):
+    def binomial(
+        self,
+        size: TensorLike | None = None,
+        p: TensorLike = 1,
+        n: TensorLike = 1,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+        nstreams: int | None = None,
+    ):
         return super().binomial(size, n, p, ndim, dtype)
 
-    def multinomial(self, size=None, n=1, pvals=None, ndim=None, dtype="int64",
-                    nstreams=None):  # fmt: skip
+    def multinomial(
+        self,
+        size: TensorLike | None = None,
+        n: TensorLike = 1,
+        pvals: TensorLike | None = None,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+        nstreams: int | None = None,
+    ):
         """One row of counts per row of the matrix ``pvals`` (``size`` must be None)."""
         if pvals is None:
             raise TypeError("MRG_RandomStreams.multinomial: pvals is required")
@@ -137,8 +224,16 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
             raise NotImplementedError("MRG_RandomStreams.multinomial with a size")
         return self.gen("multinomial", (), [n, pvals], dtype, ndim)
 
-    def choice(self, size=1, a=None, replace=False, p=None, ndim=None, dtype="int64",
-               nstreams=None):  # fmt: skip
+    def choice(
+        self,
+        size: TensorLike = 1,
+        a: TensorLike | None = None,
+        replace: bool = False,
+        p: TensorLike | None = None,
+        ndim: int | None = None,
+        dtype: DTypeLike = "int64",
+        nstreams: int | None = None,
+    ):
         """``size`` distinct column indices per row of the probability matrix ``p``."""
         if a is not None or replace or p is None:
             raise NotImplementedError(
@@ -152,31 +247,68 @@ class RandomStream(RandomStreams):
     """PyTensor's ``RandomStream``: numpy-style signatures, parameters first and ``size``
     by keyword (``srng.normal(0, 1, size=(3,))``)."""
 
-    def uniform(self, low=0.0, high=1.0, size=None, dtype=None):
+    def uniform(
+        self,
+        low: TensorLike = 0.0,
+        high: TensorLike = 1.0,
+        size: TensorLike | None = None,
+        dtype: DTypeLike | None = None,
+    ):
         return self.gen("uniform", size, [low, high], dtype or "floatX", None)
 
-    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None):
+    def normal(
+        self,
+        loc: float = 0.0,
+        scale: float = 1.0,
+        size: TensorLike | None = None,
+        dtype: DTypeLike | None = None,
+    ):
         return self.gen("normal", size, [loc, scale], dtype or "floatX", None)
 
-    def binomial(self, n, p, size=None, dtype="int64"):
+    def binomial(
+        self,
+        n: TensorLike,
+        p: TensorLike,
+        size: TensorLike | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         return self.gen("binomial", size, [n, p], dtype, None)
 
-    def bernoulli(self, p, size=None, dtype="int64"):
+    def bernoulli(self, p: TensorLike, size: TensorLike | None = None, dtype: DTypeLike = "int64"):
         return self.gen("binomial", size, [1, p], dtype, None)
 
-    def integers(self, low, high=None, size=None, dtype="int64"):
+    def integers(
+        self,
+        low: TensorLike,
+        high: TensorLike | None = None,
+        size: TensorLike | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         """Integers on ``[low, high)`` (``[0, low)`` without ``high``)."""
         low, high = (0, low) if high is None else (low, high)
         return self.gen("random_integers", size, [low, as_tensor_variable(high) - 1], dtype,
                         None)  # fmt: skip
 
-    def multinomial(self, n, p, size=None, dtype="int64"):
+    def multinomial(
+        self,
+        n: TensorLike,
+        p: TensorLike,
+        size: TensorLike | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         return self.gen("multinomial", size, [n, p], dtype, None, extra_axes=1)
 
-    def choice(self, a, size=None, replace=True, p=None, dtype="int64"):
+    def choice(
+        self,
+        a: TensorLike,
+        size: TensorLike | None = None,
+        replace: bool = True,
+        p: TensorLike | None = None,
+        dtype: DTypeLike = "int64",
+    ):
         return RandomStreams.choice(self, () if size is None else size, a, replace, p,
                                     dtype=dtype)  # fmt: skip
 
-    def permutation(self, x, dtype="int64"):
+    def permutation(self, x: TensorLike, dtype: DTypeLike = "int64"):
         """A permutation of ``range(x)`` for an integer ``x``."""
         return RandomStreams.permutation(self, (), x, dtype=dtype)

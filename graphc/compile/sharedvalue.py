@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorVariable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 
 class SharedVariable(TensorVariable):
@@ -14,7 +20,13 @@ class SharedVariable(TensorVariable):
 
     __slots__ = ("_value", "allow_downcast", "default_update")
 
-    def __init__(self, type: TensorType, value, name=None, allow_downcast=None):
+    def __init__(
+        self,
+        type: TensorType,
+        value: Any,
+        name: str | None = None,
+        allow_downcast: bool | None = None,
+    ):
         super().__init__(type, None, None, name)
         self.allow_downcast = allow_downcast
         self._value = type.filter(value, allow_downcast=allow_downcast)
@@ -27,7 +39,7 @@ class SharedVariable(TensorVariable):
         ndarray, so ``return_internal_type`` (Theano's) changes nothing."""
         return self._value if borrow else self._value.copy()
 
-    def set_value(self, value, borrow: bool = False) -> None:
+    def set_value(self, value: Any, borrow: bool = False) -> None:
         """Replace the value (copied unless ``borrow``); checked against the type."""
         new = self.type.filter(value, allow_downcast=self.allow_downcast)
         if new is value and not borrow:
@@ -45,8 +57,15 @@ class SharedVariable(TensorVariable):
         return st
 
 
-def shared(value, name=None, borrow: bool = False, strict: bool = False,
-           allow_downcast=None, shape=None, broadcastable=None) -> SharedVariable:  # fmt: skip
+def shared(
+    value: Any,
+    name: str | None = None,
+    borrow: bool = False,
+    strict: bool = False,
+    allow_downcast: bool | None = None,
+    shape: Sequence[int | None] | None = None,
+    broadcastable=None,
+) -> SharedVariable:
     """A shared variable holding ``value`` (copied unless ``borrow``).
 
     The static shape is unknown on every axis unless ``shape`` or ``broadcastable`` says

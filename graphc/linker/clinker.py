@@ -367,6 +367,10 @@ class _CModuleBuild:
         self.module = module
         for k, idx in zip(c_nodes, index):
             impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx])
+        if any(_calls_blas(order[k]) for k in c_nodes):  # scipy's BLAS is loaded by now
+            from graphc.linker.blas_threads import coordinate
+
+            coordinate()
         return impls
 
     def _python_only(self, why: str) -> None:
@@ -392,6 +396,11 @@ def link_cpy(
     linked.c_source = build.source
     linked.c_module = build.module
     return linked
+
+
+def _calls_blas(node: Apply) -> bool:
+    """Whether the node's C code calls BLAS (products and the im2col convolutions)."""
+    return type(node.op).__module__ in ("graphc.tensor.blas", "graphc.tensor.conv")
 
 
 def _io_arity(node: Apply) -> tuple[int, int]:

@@ -4,10 +4,23 @@ optimizers' pass lists (passes.py)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.opt.report import RewriteReport
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requiring=()):
+    from graphc.graph.fg import FunctionGraph
+
+
+def rewrite_graph(
+    fgraph: FunctionGraph,
+    optimizer: str = "fast_run",
+    including: Sequence[str] = (),
+    excluding: Sequence[str] = (),
+    requiring: Sequence[str] = (),
+):
     """Rewrite ``fgraph`` in place with the named optimizer; returns a RewriteReport."""
     from graphc.opt.passes import rewrite_graph as run
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.opt.engine import register
 from graphc.opt.utils import fit, make_const, owner_is, scalar_const, size_key
 from graphc.scalar import basic as ps
@@ -9,10 +11,15 @@ from graphc.tensor import blas
 from graphc.tensor.basic import alloc, shape_tuple
 from graphc.tensor.elemwise import DimShuffle
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from graphc.graph.fg import FunctionGraph
+
 TAGS = ("specialize", "blas", "fast_run")
 
 
-def _zeros(n, dtype):
+def _zeros(n, dtype: DTypeLike):
     return alloc(make_const(0, dtype), n)
 
 
@@ -22,7 +29,7 @@ def _float_same(*vs) -> bool:
 
 
 @register("specialize", *TAGS, tracks=(blas.Dot,))
-def dot_to_blas(fgraph, node):
+def dot_to_blas(fgraph: FunctionGraph, node):
     # dot(X, Y) -> Dot22(X, Y);  dot(A, x) -> Gemv(zeros, 1, A, x, 0);  dot(x, A) -> Gemv(.., A.T)
     if type(node.op) is not blas.Dot:
         return None
@@ -82,7 +89,7 @@ def _product(v):
 
 
 @register("specialize", *TAGS, tracks=(type(ps.add), type(ps.sub)))
-def gemm_from_add(fgraph, node):
+def gemm_from_add(fgraph: FunctionGraph, node):
     # b*z + a*dot(x, y) -> Gemm(z, a, x, y, b);  z - dot(x, y) -> Gemm(z, -1, x, y, 1)
     if len(node.inputs) != 2:
         return None
@@ -98,8 +105,9 @@ def gemm_from_add(fgraph, node):
         if z.type.broadcastable != out.type.broadcastable or not _float_same(z, core, out):
             continue
         memo: dict = {}
-        if any(size_key(z, d, memo) != size_key(core, d, memo) for d in range(z.type.ndim)):
-            continue  # z might broadcast at run time; Gemm/Gemv need its exact shape
+        same = all(size_key(z, d, memo) == size_key(core, d, memo) for d in range(z.type.ndim))
+        if not same and prod[0] != "gemm":
+            continue  # z might broadcast at run time; Gemv needs its exact shape
         dt = out.type.dtype
         one = make_const(1, dt)
         alpha = one if alpha is None else alpha
@@ -108,7 +116,7 @@ def gemm_from_add(fgraph, node):
             from graphc.tensor.math import neg
 
             alpha = neg(alpha)
-        if prod[0] == "gemm":
-            return [fit(out, blas.Gemm()(z, alpha, prod[1], prod[2], beta))]
+        if prod[0] == "gemm":  # a Gemm that broadcasts when the sizes might differ
+            return [fit(out, blas.Gemm(broadcast=not same)(z, alpha, prod[1], prod[2], beta))]
         return [fit(out, blas.Gemv()(z, alpha, prod[1], prod[2], beta))]
     return None

@@ -7,6 +7,8 @@ only where x is inf or nan).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Constant
@@ -25,6 +27,10 @@ from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i, shape_tuple
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import cast, second
 
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Variable
+    from graphc.graph.fg import FunctionGraph
+
 define_pass("canonicalize")
 
 CHEAP = ("canonicalize", "fast_run", "fast_compile")
@@ -34,7 +40,7 @@ _ADD, _MUL = type(ps.add), type(ps.mul)
 
 
 @register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
-def flatten_add_mul(fgraph, node):
+def flatten_add_mul(fgraph: FunctionGraph, node):
     # add(add(a, b), c) -> add(a, b, c)   (likewise mul; inner node of the same dtype, one client)
     name = scalar_name(node)
     dtype = node.outputs[0].type.dtype
@@ -53,7 +59,7 @@ def flatten_add_mul(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
-def collect_constants(fgraph, node):
+def collect_constants(fgraph: FunctionGraph, node):
     # add(x, 1, 2) -> add(x, 3);  mul(x, 1) -> x;  add(x, 0) -> x;  mul(x, 0) stays
     name = scalar_name(node)
     out = node.outputs[0]
@@ -79,7 +85,7 @@ def collect_constants(fgraph, node):
 
 
 @register("canonicalize", *FULL, tracks=(type(ps.sub),))
-def sub_self(fgraph, node):
+def sub_self(fgraph: FunctionGraph, node: Apply):
     # x - x -> fill(x, 0)   (note: differs from numpy where x is inf or nan)
     a, b = node.inputs
     if a is not b:
@@ -89,7 +95,7 @@ def sub_self(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(type(ps.neg),))
-def double_neg(fgraph, node):
+def double_neg(fgraph: FunctionGraph, node: Apply):
     # -(-x) -> x
     inner = owner_is(node.inputs[0], "neg")
     if inner is None:
@@ -98,7 +104,7 @@ def double_neg(fgraph, node):
 
 
 @register("canonicalize", *FULL, tracks=(type(ps.neg),))
-def neg_into_mul(fgraph, node):
+def neg_into_mul(fgraph: FunctionGraph, node):
     # -(c * x) -> (-c) * x   (c a constant)
     inner = owner_is(node.inputs[0], "mul")
     if inner is None or len(fgraph.clients[node.inputs[0]]) != 1:
@@ -116,7 +122,7 @@ def neg_into_mul(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(DimShuffle,))
-def dimshuffle_of_dimshuffle(fgraph, node):
+def dimshuffle_of_dimshuffle(fgraph: FunctionGraph, node):
     # dimshuffle(dimshuffle(x, p), q) -> dimshuffle(x, p o q)
     inner = node.inputs[0].owner
     if inner is None or not isinstance(inner.op, DimShuffle):
@@ -129,7 +135,7 @@ def dimshuffle_of_dimshuffle(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(DimShuffle,))
-def useless_dimshuffle(fgraph, node):
+def useless_dimshuffle(fgraph: FunctionGraph, node):
     # dimshuffle(x, (0, 1, ..., n-1)) -> x
     if list(node.op.new_order) == list(range(node.op.input_ndim)):
         return [node.inputs[0]]
@@ -137,7 +143,7 @@ def useless_dimshuffle(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(ps.Cast, type(ps.identity)))
-def useless_cast(fgraph, node):
+def useless_cast(fgraph: FunctionGraph, node):
     # cast(x, x.dtype) -> x
     x = node.inputs[0]
     if scalar_name(node) == "identity" or x.type.dtype == node.outputs[0].type.dtype:
@@ -146,7 +152,7 @@ def useless_cast(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(Reshape,))
-def useless_reshape(fgraph, node):
+def useless_reshape(fgraph: FunctionGraph, node):
     # reshape(x, shape(x)) -> x;  reshape(x, [Shape_i{0}(x), ...]) -> x
     x, shp = node.inputs
     if x.type.ndim != node.op.ndim:
@@ -167,7 +173,7 @@ def useless_reshape(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(Shape_i,))
-def shape_i_of_node(fgraph, node):
+def shape_i_of_node(fgraph: FunctionGraph, node):
     # Shape_i{k}(op(a, b)) -> the k-th entry of op.infer_shape over a's and b's shapes
     v = node.inputs[0]
     k = node.op.i
@@ -185,14 +191,14 @@ def shape_i_of_node(fgraph, node):
     return [fit(node.outputs[0], cast(entry, "int64"))]
 
 
-def _ancestors_upto(var, stop) -> set:
+def _ancestors_upto(var: Variable, stop) -> set:
     from graphc.graph.basic import ancestors
 
     return set(ancestors([var], blockers=stop.inputs))
 
 
 @register("canonicalize", *CHEAP, tracks=(Elemwise,))
-def useless_second(fgraph, node):
+def useless_second(fgraph: FunctionGraph, node):
     # fill(x, y) -> y   when y already has x's (static) shape and the output's dtype
     if scalar_name(node) != "second":
         return None

@@ -17,9 +17,14 @@ from then on). The handler rejects, in ``validate``, any graph where
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from graphc.graph.basic import Constant, io_toposort
 from graphc.graph.fg import OUTPUT, Feature, InconsistencyError
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply
+    from graphc.graph.fg import FunctionGraph
 
 
 class DestroyHandler(Feature):
@@ -29,16 +34,16 @@ class DestroyHandler(Feature):
         self.destroyers: set = set()
         self.validate_ns = 0
 
-    def on_attach(self, fgraph) -> None:
+    def on_attach(self, fgraph: FunctionGraph) -> None:
         if any(isinstance(f, DestroyHandler) for f in fgraph.features if f is not self):
             raise ValueError("a FunctionGraph can have only one DestroyHandler")
         self.destroyers = {n for n in fgraph.apply_nodes if n.op.destroy_map}
 
-    def on_import(self, fgraph, node, reason) -> None:
+    def on_import(self, fgraph: FunctionGraph, node: Apply, reason: str) -> None:
         if node.op.destroy_map:
             self.destroyers.add(node)
 
-    def on_prune(self, fgraph, node, reason) -> None:
+    def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str) -> None:
         self.destroyers.discard(node)
 
     # ------------------------------------------------------------------ analysis
@@ -53,7 +58,7 @@ class DestroyHandler(Feature):
         return var
 
     @staticmethod
-    def aliases(fgraph, root) -> list:
+    def aliases(fgraph: FunctionGraph, root) -> list:
         """``root`` and every view of it (transitively) in ``fgraph``."""
         out, seen, stack = [], {root}, [root]
         while stack:
@@ -68,7 +73,7 @@ class DestroyHandler(Feature):
                         stack.append(node.outputs[o])
         return out
 
-    def _analyse(self, fgraph) -> dict:
+    def _analyse(self, fgraph: FunctionGraph) -> dict:
         """{destroyer: [readers that must run before it]}; raises InconsistencyError."""
         protected = set(fgraph.inputs)
         destroyed_roots: dict = {}
@@ -96,7 +101,7 @@ class DestroyHandler(Feature):
                     order.setdefault(node, []).extend(readers)
         return order
 
-    def validate(self, fgraph) -> None:
+    def validate(self, fgraph: FunctionGraph) -> None:
         if not self.destroyers:
             return
         t0 = time.perf_counter_ns()
@@ -111,13 +116,13 @@ class DestroyHandler(Feature):
         finally:
             self.validate_ns += time.perf_counter_ns() - t0
 
-    def orderings(self, fgraph) -> dict:
+    def orderings(self, fgraph: FunctionGraph) -> dict:
         if not self.destroyers:
             return {}
         return self._analyse(fgraph)
 
 
-def get_destroy_handler(fgraph) -> DestroyHandler:
+def get_destroy_handler(fgraph: FunctionGraph) -> DestroyHandler:
     """The fgraph's DestroyHandler, attached on first use."""
     for f in fgraph.features:
         if isinstance(f, DestroyHandler):

@@ -14,10 +14,17 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from graphc.flags import config
 from graphc.graph.fg import InconsistencyError
 from graphc.tensor.elemwise import Elemwise
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from graphc.graph.basic import Apply, Op
+    from graphc.graph.fg import FunctionGraph
 
 
 class RewriteWarning(UserWarning):
@@ -34,7 +41,7 @@ class Rewrite:
     tags: frozenset = frozenset()
     is_global: bool = False
 
-    def matches(self, node) -> bool:
+    def matches(self, node: Apply) -> bool:
         if not self.tracks:
             return True
         op = node.op
@@ -43,7 +50,7 @@ class Rewrite:
                    for t in self.tracks)  # fmt: skip
 
 
-def _is_elemwise(op) -> bool:
+def _is_elemwise(op: Op) -> bool:
     return isinstance(op, Elemwise)
 
 
@@ -69,12 +76,12 @@ def define_pass(name: str, kind: str = "equilibrium", reverse: bool = False) -> 
     return PASSES[name]
 
 
-def register(passes, *tags: str, tracks=(), name: str | None = None, is_global=False):
+def register(passes, *tags: str, tracks=(), name: str | None = None, is_global: bool = False):
     """Decorator: register ``fn`` as a rewrite in ``passes`` (a name or several) with ``tags``
     (the rewrite's own name and the pass names are tags too)."""
     pass_names = (passes,) if isinstance(passes, str) else tuple(passes)
 
-    def deco(fn):
+    def deco(fn: Callable[..., Any]):
         rname = name or fn.__name__
         rw = REWRITES.get(rname)
         if rw is None:
@@ -109,7 +116,7 @@ class Context:
             st = self.stats[rw.name] = [0, 0, 0]
         return st
 
-    def replace(self, fgraph, pairs, rw: Rewrite) -> bool:
+    def replace(self, fgraph: FunctionGraph, pairs, rw: Rewrite) -> bool:
         """Replace and validate; False (graph unchanged) if the change is rejected."""
         pairs = [(o, n) for o, n in pairs if n is not None and o is not n and o in fgraph.variables]
         if not pairs:
@@ -128,7 +135,7 @@ class Context:
         return True
 
 
-def _call(rw: Rewrite, *args):
+def _call(rw: Rewrite, *args: Any):
     try:
         return rw.fn(*args)
     except (InconsistencyError, NotImplementedError):
@@ -139,7 +146,7 @@ def _call(rw: Rewrite, *args):
         return None
 
 
-def _apply_node_rewrite(fgraph, node, rw: Rewrite, ctx: Context) -> bool:
+def _apply_node_rewrite(fgraph: FunctionGraph, node: Apply, rw: Rewrite, ctx: Context) -> bool:
     st = ctx.stat(rw)
     st[0] += 1
     t0 = time.perf_counter_ns()
@@ -152,7 +159,7 @@ def _apply_node_rewrite(fgraph, node, rw: Rewrite, ctx: Context) -> bool:
     return changed
 
 
-def run_pass(fgraph, p: Pass, rewrites: list[Rewrite], ctx: Context) -> None:
+def run_pass(fgraph: FunctionGraph, p: Pass, rewrites: list[Rewrite], ctx: Context) -> None:
     """Run the enabled ``rewrites`` of pass ``p`` over ``fgraph``."""
     local = [r for r in rewrites if not r.is_global]
     glob = [r for r in rewrites if r.is_global]

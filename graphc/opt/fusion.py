@@ -11,14 +11,22 @@ numbered in depth-first order from the output, so the result is deterministic.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.graph.basic import Constant, clone_replace, new_node_origins
 from graphc.opt.engine import define_pass, register
-from graphc.opt.utils import fit, scalar_const
+from graphc.opt.utils import fit, scalar_const, size_key
 from graphc.scalar.basic import Composite, ScalarType
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import CAReduce, ElemwiseSum
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Variable
+    from graphc.graph.fg import FunctionGraph
 
 define_pass("fusion", reverse=True)
+define_pass("reduce_fusion", "once")
 
 MAX_INPUTS = 32
 
@@ -35,7 +43,7 @@ def _has_c(node) -> bool:
         return False
 
 
-def _fusable(node) -> bool:
+def _fusable(node: Apply) -> bool:
     return (
         node is not None
         and isinstance(node.op, Elemwise)
@@ -46,13 +54,13 @@ def _fusable(node) -> bool:
     )
 
 
-def _is_const_input(var) -> bool:
+def _is_const_input(var: Variable) -> bool:
     while var.owner is not None and isinstance(var.owner.op, DimShuffle):
         var = var.owner.inputs[0]
     return isinstance(var, Constant) and scalar_const(var) is not None
 
 
-def _grow(fgraph, node) -> list:
+def _grow(fgraph: FunctionGraph, node) -> list:
     """The fusable region feeding ``node``, grown upwards breadth-first. Its external
     (non-constant) inputs are tracked as nodes join, so growing is linear in its size."""
     bc = node.outputs[0].type.broadcastable
@@ -124,7 +132,7 @@ def _scalar_graph(out_var, members: set):
 
 
 @register("fusion", "fusion", "fast_run", tracks=(Elemwise,))
-def fuse_elemwise(fgraph, node):
+def fuse_elemwise(fgraph: FunctionGraph, node: Apply):
     # e1(e2(x), e3(y, c)) -> Elemwise{Composite{e1(e2(i0), e3(i1, c))}}(x, y)
     if not _fusable(node):
         return None
@@ -141,3 +149,40 @@ def fuse_elemwise(fgraph, node):
     with new_node_origins(origins):
         new = Elemwise(Composite(s_in, [s_out]))(*t_in)
     return [fit(out, new)]
+
+
+def _same_shape_inputs(node) -> bool:
+    """Every input of the Elemwise ``node`` surely has its output's shape at run time."""
+    out = node.outputs[0]
+    memo: dict = {}
+    for i in node.inputs:
+        if i.type.broadcastable != out.type.broadcastable:
+            return False
+        for d in range(out.type.ndim):
+            if i.type.shape[d] is None or i.type.shape[d] != out.type.shape[d]:
+                if size_key(i, d, memo) != size_key(out, d, memo):
+                    return False
+    return True
+
+
+@register("reduce_fusion", "reduce_fusion", "fusion", "fast_run", tracks=(CAReduce,))
+def fuse_sum_of_elemwise(fgraph, node):
+    # Sum{all axes}(Elemwise{f}(x, y)) -> Sum{f}(x, y): one pass, no intermediate array
+    op = node.op
+    x = node.inputs[0]
+    if op.scalar_op.name != "add" or sorted(op.axis) != list(range(x.type.ndim)):
+        return None
+    p = x.owner
+    if not _fusable(p) or len(fgraph.clients[x]) != 1:
+        return None
+    dt = x.type.dtype
+    if dt not in ("float32", "float64") or node.outputs[0].type.dtype != dt:
+        return None
+    if x.type.ndim == 0 or not _same_shape_inputs(p):
+        return None
+    s_in, t_in, s_out = _scalar_graph(x, {p})
+    if not t_in:
+        return None
+    with new_node_origins(tuple(dict.fromkeys((*p.origins, *node.origins)))):
+        new = ElemwiseSum(Composite(s_in, [s_out]))(*t_in)
+    return [fit(node.outputs[0], new)]

@@ -1,5 +1,9 @@
 """In-place rewrites: outputs reuse an input's buffer when the DestroyHandler allows it.
 
+An Elemwise may be made in place of an input whose axes of unknown size might broadcast:
+the C loop and ``perform`` then write into it only when it has the output's shape at run
+time, and return a new array otherwise.
+
 Each candidate is tried with ``replace_all_validate``; the DestroyHandler rejects it when the
 input is a graph input (explicit, shared, updated or not) or a constant, a view of one, a
 graph output, or read by a node that cannot run before the destroyer. So only
@@ -9,10 +13,16 @@ shared variable as it was.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.graph.basic import Constant
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import size_key as _size_key
 from graphc.tensor.elemwise import Elemwise
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Op
+    from graphc.graph.fg import FunctionGraph
 
 define_pass("inplace", "once")
 
@@ -43,12 +53,12 @@ def _same_size_as_output(node, k: int, memo: dict) -> bool:
     return True
 
 
-def _try(fgraph, ctx, node, new_node) -> bool:
+def _try(fgraph: FunctionGraph, ctx, node: Apply, new_node) -> bool:
     return ctx.replace(fgraph, list(zip(node.outputs, new_node.outputs)), ctx.current)
 
 
 @register("inplace", *TAGS, is_global=True)
-def elemwise_inplace(fgraph, ctx):
+def elemwise_inplace(fgraph: FunctionGraph, ctx):
     # Elemwise{op}(a, b) -> Elemwise{op, {0: k}}(a, b) for the first input k it may destroy
     memo: dict = {}
     for node in fgraph.toposort():
@@ -57,9 +67,11 @@ def elemwise_inplace(fgraph, ctx):
         if node.op.inplace_pattern:
             continue
         out = node.outputs[0]
-        for k, var in enumerate(node.inputs):
-            if not _candidate(var, out) or not _same_size_as_output(node, k, memo):
-                continue
+        # inputs surely of the output's size first; then any other candidate (its buffer is
+        # used when the broadcast does not grow it at run time, else the output is new)
+        cands = [k for k, var in enumerate(node.inputs) if _candidate(var, out)]
+        cands.sort(key=lambda k: not _same_size_as_output(node, k, memo))
+        for k in cands:
             try:
                 new = Elemwise(node.op.scalar_op, {0: k}).make_node(*node.inputs)
             except (TypeError, ValueError):
@@ -68,7 +80,7 @@ def elemwise_inplace(fgraph, ctx):
                 break
 
 
-def _inplace_variant(op):
+def _inplace_variant(op: Op):
     """The in-place twin of a blas or inc/set_subtensor Op, or None."""
     if getattr(op, "inplace", True) or "inplace" not in getattr(op, "__props__", ()):
         return None
@@ -81,7 +93,7 @@ def _inplace_variant(op):
 
 
 @register("inplace", *TAGS, is_global=True)
-def destructive_inplace(fgraph, ctx):
+def destructive_inplace(fgraph: FunctionGraph, ctx):
     # Gemm(z, a, x, y, b) -> Gemm{inplace};  Gemv likewise;  IncSubtensor{Inc} -> {InplaceInc}
     for node in fgraph.toposort():
         if node not in fgraph.apply_nodes or isinstance(node.op, Elemwise):

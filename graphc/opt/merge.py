@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Constant
 from graphc.opt.engine import define_pass, register
 from graphc.tensor.basic import Alloc
+
+if TYPE_CHECKING:
+    from graphc.graph.fg import FunctionGraph
 
 define_pass("merge1", "once")
 define_pass("constant_folding")
@@ -17,7 +22,7 @@ MAX_FOLD_ELEMENTS = 10**6
 
 
 @register(("merge1", "merge2", "merge3"), "merge", "fast_run", "fast_compile", is_global=True)
-def merge(fgraph, ctx):
+def merge(fgraph: FunctionGraph, ctx):
     """Equal constants (by signature) become one; then nodes with an equal Op over the same
     inputs become one. Destroyers are never merged."""
     # c1, c2 with equal signatures -> c1
@@ -54,7 +59,7 @@ def merge(fgraph, ctx):
 
 @register(("constant_folding", "canonicalize", "stabilize", "specialize"), "constant_folding",
           "fast_run", "fast_compile")  # fmt: skip
-def constant_fold(fgraph, node):
+def constant_fold(fgraph: FunctionGraph, node):
     # op(c1, c2) -> c3 computed now (bounded size; never destroyers, lazy or view Ops)
     op = node.op
     if op.destroy_map or op.lazy or isinstance(op, Alloc):

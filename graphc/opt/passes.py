@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 from graphc.opt import blas as _blas  # noqa: F401 - registers rewrites
 from graphc.opt import canonicalize as _canonicalize  # noqa: F401
@@ -17,6 +18,11 @@ from graphc.opt.destroy import get_destroy_handler
 from graphc.opt.engine import PASSES, REWRITES, Context, all_tags, run_pass
 from graphc.opt.report import RewriteReport
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from graphc.graph.fg import FunctionGraph
+
 # The pass list: every optimizer runs these in this order, with the rewrites its tags enable.
 PASS_ORDER = [
     "merge1",
@@ -26,6 +32,7 @@ PASS_ORDER = [
     "specialize",
     "merge2",
     "fusion",
+    "reduce_fusion",
     "inplace",
     "merge3",
 ]
@@ -47,7 +54,12 @@ def _warn_once(msg: str, key: str) -> None:
         warnings.warn(msg, UserWarning, stacklevel=4)
 
 
-def enabled_rewrites(optimizer: str, including=(), excluding=(), requiring=()) -> set[str]:
+def enabled_rewrites(
+    optimizer: str,
+    including: Sequence[str] = (),
+    excluding: Sequence[str] = (),
+    requiring: Sequence[str] = (),
+) -> set[str]:
     """Names of the rewrites ``optimizer`` runs with the given tag flags."""
     opt = "None" if optimizer is None else str(optimizer)
     if opt not in OPTIMIZER_TAGS:
@@ -68,7 +80,13 @@ def enabled_rewrites(optimizer: str, including=(), excluding=(), requiring=()) -
     }  # fmt: skip
 
 
-def rewrite_graph(fgraph, optimizer="fast_run", including=(), excluding=(), requiring=()):
+def rewrite_graph(
+    fgraph: FunctionGraph,
+    optimizer: str = "fast_run",
+    including: Sequence[str] = (),
+    excluding: Sequence[str] = (),
+    requiring: Sequence[str] = (),
+):
     """Rewrite ``fgraph`` in place with the named optimizer; returns a RewriteReport."""
     report = RewriteReport()
     enabled = enabled_rewrites(optimizer, including, excluding, requiring)

@@ -4,15 +4,20 @@ arrays that do not fit together is the sum of their lengths, the join never runs
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.opt.canonicalize import CHEAP
 from graphc.opt.engine import register
 from graphc.opt.utils import fit, make_const
 from graphc.tensor.basic import MakeVector, Shape, Shape_i
 from graphc.tensor.subtensor import Subtensor
 
+if TYPE_CHECKING:
+    from graphc.graph.fg import FunctionGraph
+
 
 @register("canonicalize", *CHEAP, tracks=(Shape,))
-def shape_to_entries(fgraph, node):
+def shape_to_entries(fgraph: FunctionGraph, node):
     # Shape(op(a, b)) -> MakeVector(Shape_i{0}(op(a, b)), ...)   (each entry then lifted
     # through op.infer_shape by shape_i_of_node)
     (v,) = node.inputs
@@ -25,7 +30,7 @@ def shape_to_entries(fgraph, node):
 
 
 @register("canonicalize", *CHEAP, tracks=(Subtensor,))
-def subtensor_of_make_vector(fgraph, node):
+def subtensor_of_make_vector(fgraph: FunctionGraph, node):
     # MakeVector(a, b, c)[1] -> b   (a constant integer index)
     x = node.inputs[0]
     idx = node.op.idx_list

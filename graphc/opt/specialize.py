@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import const_like, fit, make_const, owner_is, scalar_const
 from graphc.scalar import basic as ps
 from graphc.tensor.math import CAReduce
+
+if TYPE_CHECKING:
+    from graphc.graph.fg import FunctionGraph
 
 define_pass("specialize")
 
@@ -13,7 +18,7 @@ TAGS = ("specialize", "fast_run")
 
 
 @register("specialize", *TAGS, tracks=(type(ps.pow),))
-def pow_specialize(fgraph, node):
+def pow_specialize(fgraph: FunctionGraph, node):
     # x ** 2 -> sqr(x);  x ** 0.5 -> sqrt(x);  x ** 1 -> x;  x ** -1 -> 1 / x (float x)
     from graphc.tensor import math as m
 
@@ -35,7 +40,7 @@ def pow_specialize(fgraph, node):
 
 
 @register("specialize", *TAGS, tracks=(type(ps.mul),))
-def mul_minus_one(fgraph, node):
+def mul_minus_one(fgraph: FunctionGraph, node):
     # mul(-1, x) -> neg(x)
     if len(node.inputs) != 2:
         return None
@@ -52,7 +57,7 @@ def mul_minus_one(fgraph, node):
 
 
 @register("specialize", *TAGS, tracks=(CAReduce,))
-def sum_of_mul_const(fgraph, node):
+def sum_of_mul_const(fgraph: FunctionGraph, node):
     # sum(c * x, axis) -> c * sum(x, axis)   (c a broadcastable constant)
     if node.op.scalar_op.name != "add" or node.op.acc_dtype is not None:
         return None

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import fit, is_const, owner_is
 from graphc.scalar import basic as ps
 from graphc.tensor.elemwise import DimShuffle
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply
+    from graphc.graph.fg import FunctionGraph
 
 define_pass("stabilize")
 
@@ -19,7 +25,7 @@ def _math():
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.log),))
-def log1p_rewrite(fgraph, node):
+def log1p_rewrite(fgraph: FunctionGraph, node: Apply):
     # log(1 + x) -> log1p(x)
     inner = owner_is(node.inputs[0], "add")
     if inner is None or len(inner.inputs) != 2:
@@ -32,7 +38,7 @@ def log1p_rewrite(fgraph, node):
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.sub),))
-def expm1_rewrite(fgraph, node):
+def expm1_rewrite(fgraph: FunctionGraph, node: Apply):
     # exp(x) - 1 -> expm1(x)
     a, b = node.inputs
     inner = owner_is(a, "exp")
@@ -42,7 +48,7 @@ def expm1_rewrite(fgraph, node):
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.log),))
-def log_sigmoid(fgraph, node):
+def log_sigmoid(fgraph: FunctionGraph, node: Apply):
     # log(sigmoid(x)) -> -softplus(-x);  log(1 - sigmoid(x)) -> -softplus(x)
     m = _math()
     v = node.inputs[0]
@@ -75,7 +81,7 @@ def _is_softmax(v):
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.log),))
-def log_softmax_rewrite(fgraph, node):
+def log_softmax_rewrite(fgraph: FunctionGraph, node: Apply):
     # log(softmax(x)) -> log_softmax(x)
     sm = _is_softmax(node.inputs[0])
     if sm is None:
@@ -96,7 +102,7 @@ def _nnet_ops():
 
 
 @register("stabilize", *TAGS, tracks=_nnet_ops())
-def crossentropy_softmax(fgraph, node):
+def crossentropy_softmax(fgraph: FunctionGraph, node: Apply):
     # crossentropy_1hot(softmax(x), y) -> CrossentropySoftmax1Hot(x, y)[0]
     # softmax(x) with a CrossentropySoftmax1Hot(x, y) in the graph -> its softmax output
     nn = _nnet()
@@ -115,7 +121,7 @@ def crossentropy_softmax(fgraph, node):
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.mul),))
-def crossentropy_softmax_grad(fgraph, node):
+def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
     # (G - sum(G * sm, axis=1, keepdims)) * sm, G = crossentropy_1hot_grad(g, sm, y)
     #   -> CrossentropySoftmax1HotDx(g, sm, y)
     nn = _nnet()

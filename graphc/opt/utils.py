@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Constant
@@ -9,8 +11,13 @@ from graphc.tensor.blas import Dot22, Gemm, Gemv
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.type import TensorType
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
-def scalar_name(node) -> str | None:
+    from graphc.graph.basic import Apply, Variable
+
+
+def scalar_name(node: Apply) -> str | None:
     """The scalar Op name of an Elemwise node (None for other nodes)."""
     if node is not None and isinstance(node.op, Elemwise):
         return node.op.scalar_op.name
@@ -37,7 +44,7 @@ def scalar_const(var):
     return np.asarray(var.data).reshape(())[()]
 
 
-def is_const(var, value) -> bool:
+def is_const(var: Variable, value) -> bool:
     v = scalar_const(var)
     return v is not None and bool(v == value)
 
@@ -56,7 +63,7 @@ def fit(old, new):
     return new
 
 
-def make_const(value, dtype=None, ndim=None):
+def make_const(value, dtype: DTypeLike | None = None, ndim: int | None = None):
     """A TensorConstant of exactly ``value``'s shape (or ``ndim`` size-1 axes)."""
     from graphc.tensor.type import TensorType
     from graphc.tensor.variable import TensorConstant
@@ -95,7 +102,7 @@ def size_key(var, axis: int, memo: dict):
                     key = keys.pop()
             elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":
                 key = size_key(node.inputs[0], int(op.new_order[axis]), memo)
-            elif isinstance(op, Dot22 | Gemm | Gemv):
+            elif isinstance(op, Dot22 | Gemm | Gemv) and not getattr(op, "broadcast", False):
                 a, b = (
                     (node.inputs[0], node.inputs[1])
                     if isinstance(op, Dot22)

@@ -114,8 +114,39 @@ def first_call_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     return out
 
 
+#: A BLAS node whose slow calls (90th percentile) take this many times its fast ones (10th).
+BLAS_SPREAD_RATIO = 3.0
+#: ...counted only from this many recent samples and a median of at least this many ns.
+BLAS_SPREAD_MIN_SAMPLES = 8
+BLAS_SPREAD_MIN_NS = 50_000
+_BLAS_MODULES = ("graphc.tensor.blas.", "graphc.tensor.conv.")
+
+
+def blas_spread_tip(fps: Sequence[FunctionProfile]) -> list[str]:
+    """BLAS nodes whose time varies more than 3x between calls: their threads most likely
+    wait for cores other threads hold (another BLAS pool, another process)."""
+    out = []
+    for f in fps:
+        for n in f.nodes:
+            if not n.op_class.startswith(_BLAS_MODULES):
+                continue
+            ts = sorted(t for t in n.ns_samples if t > 0)
+            if len(ts) < BLAS_SPREAD_MIN_SAMPLES or ts[len(ts) // 2] < BLAS_SPREAD_MIN_NS:
+                continue
+            lo, hi = ts[len(ts) // 10], ts[(len(ts) * 9) // 10]
+            if hi > BLAS_SPREAD_RATIO * lo:
+                out.append(
+                    f"{f.name}: {n.apply_name} took {lo / 1e6:.2f}-{hi / 1e6:.2f} ms "
+                    f"(10th-90th percentile, {hi / lo:.1f}x) over its last {len(ts)} calls; "
+                    "BLAS threads may be competing for the cores (numpy's and scipy's pools, "
+                    "or other processes): try the flag blas_threads=1 (needs threadpoolctl) "
+                    "or OPENBLAS_NUM_THREADS=1"
+                )
+    return out
+
+
 RULES: tuple[Rule, ...] = (
-    float64_tip, py_with_c_tip, fusion_tip, py_share_tip, first_call_tip,
+    float64_tip, py_with_c_tip, fusion_tip, py_share_tip, first_call_tip, blas_spread_tip,
 )  # fmt: skip
 
 

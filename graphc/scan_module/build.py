@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +13,12 @@ import graphc.tensor as T
 from graphc.graph.basic import Constant, Variable, clone_replace, graph_inputs, io_toposort
 from graphc.scan_module.op import Scan, ScanInfo, ScanInner
 from graphc.tensor.type import TensorType
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from graphc.compile.mode import Mode
+    from graphc.tensor.variable import TensorLike
 
 __all__ = ["scan", "until"]
 
@@ -130,13 +136,13 @@ def _parse_return(ret, n_outputs_info: int | None) -> tuple[list, list, Any]:
 
 def scan(
     fn: Callable,
-    sequences=None,
-    outputs_info=None,
-    non_sequences=None,
-    n_steps=None,
+    sequences: Variable | Sequence[Any] | None = None,
+    outputs_info: Any = None,
+    non_sequences: Variable | Sequence[Variable] | None = None,
+    n_steps: TensorLike | None = None,
     truncate_gradient: int = -1,
     go_backwards: bool = False,
-    mode=None,
+    mode: Mode | str | None = None,
     name: str | None = None,
     profile: bool = False,
     allow_gc: bool | None = None,
@@ -164,9 +170,18 @@ def scan(
     return results, updates
 
 
-def build_scan(fn: Callable, sequences=None, outputs_info=None, non_sequences=None,
-               n_steps=None, truncate_gradient: int = -1, go_backwards: bool = False,
-               name: str | None = None, strict: bool = False, last_only=()):  # fmt: skip
+def build_scan(
+    fn: Callable,
+    sequences: Variable | Sequence[Any] | None = None,
+    outputs_info: Any = None,
+    non_sequences: Variable | Sequence[Variable] | None = None,
+    n_steps: TensorLike | None = None,
+    truncate_gradient: int = -1,
+    go_backwards: bool = False,
+    name: str | None = None,
+    strict: bool = False,
+    last_only=(),
+):
     """``(outputs, updates, node outputs)``: ``scan``'s work, also giving the Scan node's
     raw outputs (each state's whole buffer, initial rows included). The ``outputs_info``
     entries numbered in ``last_only`` keep only their final window (no stacked output)."""

@@ -11,13 +11,16 @@ step from the stored values, and takes its vector-Jacobian product with ``grad``
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import graphc.tensor as T
 from graphc.gradient import grad
 from graphc.graph.basic import Variable, clone_replace
 from graphc.scan_module.build import build_scan
 from graphc.scan_module.op import GRADIENT_RULE
+
+if TYPE_CHECKING:
+    from graphc.scan_module.op import Scan
 
 __all__ = ["scan_grad"]
 
@@ -32,7 +35,7 @@ def _zeros_for(g, like: Variable):
     return g if g is not None else T.zeros_like(like)
 
 
-def scan_grad(op, inputs: list, outs: list, output_grads: list) -> list:
+def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     """Gradients of a Scan node's inputs from its outputs and their gradients."""
     info = op.info
     if info.as_while:
@@ -63,7 +66,7 @@ class _Backward:
     forward state the window of pending adjoints, per float non-sequence an accumulator),
     its step, and the gradients read off its result."""
 
-    def __init__(self, op, inputs: list, outs: list, output_grads: list):
+    def __init__(self, op: Scan, inputs: list, outs: list, output_grads: list):
         info = self.info = op.info
         self.n_steps, self.seqs, self.inits, self.nonseqs = op.outer_split(inputs)
         self.in_seqs, in_taps, self.in_nonseqs = op.inner_split()
@@ -88,7 +91,7 @@ class _Backward:
         return ([self._last_n(s) for s in self.seqs] + taps + g_rows
                 + [self._last_n(g) for g in self.g_nits])  # fmt: skip
 
-    def step(self, *args):
+    def step(self, *args: Any):
         """One backward step: recompute the forward step, take its vector-Jacobian product,
         pass the adjoints of the state taps down the windows."""
         sizes = [len(self.seqs), len(self.flat_taps), len(self.g_bufs), len(self.g_nits),
@@ -164,7 +167,7 @@ class _Backward:
         return result
 
 
-def _grad_with_every_state_stored(op, inputs: list, outs: list, output_grads: list) -> list:
+def _grad_with_every_state_stored(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     """The gradient of a loop that keeps only the last values of some states (a shared
     variable or random state updated inside it, or itself a gradient loop): the backward
     pass needs every step's value, so it differentiates the same loop with every state

@@ -194,7 +194,7 @@ class Scan(Op):
             outs.append(TensorType(ot.dtype, (None, *ot.shape))())
         return Apply(self, [n_steps, *tensors], outs)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node, shapes: list[tuple[Any, ...]]):
         """States: ``(L + n_steps, *S)`` (or ``(L, *S)`` kept last only); nit outputs: the
         step count, then sizes only the loop knows."""
         from graphc.tensor.basic import Shape_i
@@ -217,7 +217,7 @@ class Scan(Op):
             out.append((first, *(Shape_i(d)(o) for d in range(1, o.ndim))))
         return out
 
-    def L_op(self, inputs, outputs, output_grads):  # noqa: N802 - Theano's name
+    def L_op(self, inputs: list[Variable], outputs: list[Variable], output_grads: list[Variable]):  # noqa: N802 - Theano's name
         """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers."""
         return GRADIENT_RULE["scan"](self, inputs, outputs, output_grads)
 
@@ -227,7 +227,7 @@ class Scan(Op):
         fn = compile_inner(self.inner.inputs, self.inner.outputs)
         return _Runner(self, fn)
 
-    def perform(self, node, inputs, output_storage) -> None:
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         if self._fallback is None:  # outside a compiled function (e.g. ``Variable.eval``)
             from graphc.compile.function import function
 
@@ -237,7 +237,7 @@ class Scan(Op):
         self._fallback(inputs, output_storage)
 
 
-def _check_type(op, what: str, x: Any, inner: Any, extra_dim: bool) -> None:
+def _check_type(op: Op, what: str, x: Any, inner: Any, extra_dim: bool) -> None:
     ndim = inner.ndim + int(extra_dim)
     if not isinstance(x.type, TensorType) or x.dtype != inner.dtype or x.ndim != ndim:
         raise TypeError(
@@ -334,8 +334,19 @@ class _Runner:
             output_storage[ns + j][0] = out
 
     @staticmethod
-    def python_steps(vm, n, readers, nonseqs, states, lags, last_only, n_nit, as_while, name,
-                     on_step) -> tuple[int, list]:  # fmt: skip
+    def python_steps(
+        vm: Callable[[list[Any]], list[Any]],
+        n: int,
+        readers: list[tuple[Any, int, int]],
+        nonseqs: list[Any],
+        states: list[Any],
+        lags: list[int],
+        last_only: list[bool],
+        n_nit: int,
+        as_while: bool,
+        name: str,
+        on_step: Callable[[int], None] | None,
+    ) -> tuple[int, list]:
         """The loop in Python: the reference for ``graphc.vm._loop.run_steps`` (same
         arguments and result), used when that extension is not built."""
         row_shapes = [buf.shape[1:] for buf in states]

@@ -10,16 +10,21 @@ stacked output would have raised IndexError.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from graphc.graph.fg import OUTPUT
 from graphc.opt.engine import register
-from graphc.scan_module.op import Scan, ScanInner
+from graphc.scan_module.op import Scan, ScanInfo, ScanInner
 from graphc.tensor.subtensor import Subtensor
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Variable
+    from graphc.graph.fg import FunctionGraph
 
 __all__ = ["merged_scan", "scan_merge", "scan_save_mem"]
 
 
-def _only_last_row_read(fgraph, var, lag: int) -> list | None:
+def _only_last_row_read(fgraph: FunctionGraph, var: Variable, lag: int) -> list | None:
     """The nodes computing ``var[-1]`` (directly or as ``var[lag:][-1]``, the user's view of
     a state's buffer), if nothing else reads ``var``; else None."""
     readers = []
@@ -42,7 +47,7 @@ def _only_last_row_read(fgraph, var, lag: int) -> list | None:
 
 
 @register("specialize", "fast_run", "scan", tracks=(Scan,))
-def scan_save_mem(fgraph, node):
+def scan_save_mem(fgraph: FunctionGraph, node):
     info = node.op.info
     if info.as_while:
         return None
@@ -70,7 +75,7 @@ def scan_save_mem(fgraph, node):
     return pairs
 
 
-def _independent(a, b) -> bool:
+def _independent(a: Apply, b: Apply) -> bool:
     """Neither node reads (through any path) an output of the other."""
     from graphc.graph.basic import ancestors
 
@@ -99,7 +104,7 @@ def merged_scan(a, b):
     sa, ta, na = a.op.inner_split()
     sb, tb, nb = Scan(ib, inb).inner_split()
 
-    def split_out(info, inner):
+    def split_out(info: ScanInfo, inner: ScanInner) -> tuple[list[Variable], list[Variable]]:
         ns = info.n_states
         return inner.outputs[:ns], inner.outputs[ns : ns + info.n_nit]
 

@@ -5,6 +5,7 @@ re-exported here)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,10 +28,17 @@ from graphc.tensor.shape import Shape, Shape_i, _constant, _i64, shape, shape_tu
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
+if TYPE_CHECKING:
+    from typing import Any
+
+    from numpy.typing import DTypeLike
+
+    from graphc.tensor.variable import TensorLike
+
 INT_DTYPES = ps.INT_DTYPES
 
 
-def _as_int_scalar(v, what: str, opname: str):
+def _as_int_scalar(v: TensorLike, what: str, opname: str):
     """``v`` as a 0-d int64 tensor Variable (python ints become constants)."""
     if isinstance(v, int | np.integer):
         return _i64(v)
@@ -61,7 +69,7 @@ class MakeVector(DtypeOp):
     def __init__(self, dtype: str = "int64"):
         super().__init__(dtype)
 
-    def make_node(self, *inputs) -> Apply:
+    def make_node(self, *inputs: Variable) -> Apply:
         inputs = [as_tensor_variable(i) for i in inputs]
         for i in inputs:
             if i.ndim != 0:
@@ -73,13 +81,13 @@ class MakeVector(DtypeOp):
         inputs = [cast(i, self.dtype) for i in inputs]
         return Apply(self, inputs, [TensorType(self.dtype, (len(inputs),))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         output_storage[0][0] = np.array(inputs, dtype=self.dtype).reshape(len(inputs))
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(_i64(len(node.inputs)),)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         if self.dtype not in ps.FLOAT_DTYPES:
             return [None] * len(inputs)
         (g,) = gouts
@@ -87,13 +95,13 @@ class MakeVector(DtypeOp):
 
 
 @CONSTANT_RULES.register(MakeVector)
-def _make_vector_constant(node, v, elemwise):
+def _make_vector_constant(node: Apply, v, elemwise):
     if v.ndim != 1 or len(node.inputs) != 1:
         return None
     return _cast_to(get_scalar_constant_value(node.inputs[0], elemwise), v)
 
 
-def _shape_vector(shp, opname: str):
+def _shape_vector(shp: TensorLike, opname: str):
     """A list of int64 scalar Variables from a list/tuple/ndarray or a symbolic vector."""
     if isinstance(shp, Variable):
         if shp.ndim == 0:
@@ -143,7 +151,7 @@ class Reshape(Op):
     def __str__(self) -> str:
         return f"Reshape{{{self.ndim}}}"
 
-    def make_node(self, x, shp) -> Apply:
+    def make_node(self, x: Variable, shp: Variable) -> Apply:
         x = as_tensor_variable(x)
         shp = as_tensor_variable(shp)
         if shp.ndim != 1 or shp.dtype not in INT_DTYPES:
@@ -158,7 +166,7 @@ class Reshape(Op):
         static = self._static_shape(x, shp)
         return Apply(self, [x, shp], [TensorType(x.dtype, static)()])
 
-    def _static_shape(self, x, shp) -> tuple:
+    def _static_shape(self, x: Variable, shp: Variable) -> tuple:
         if isinstance(shp, Constant):
             vals: list = [int(s) for s in np.asarray(shp.data)]
         elif shp.owner is not None and isinstance(shp.owner.op, MakeVector):
@@ -184,7 +192,7 @@ class Reshape(Op):
             raise ValueError(f"{self}: cannot reshape {x.type} (static) to shape {tuple(vals)}")
         return tuple(vals)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, shp = inputs
         if len(shp) != self.ndim:
             raise ValueError(f"{self}: got a shape with {len(shp)} entries: {tuple(shp)}")
@@ -195,7 +203,7 @@ class Reshape(Op):
                              f"{tuple(int(s) for s in shp)}") from e  # fmt: skip
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         x, shp = node.inputs
         if isinstance(shp, Constant) or (
             shp.owner is not None and isinstance(shp.owner.op, MakeVector)
@@ -221,7 +229,7 @@ class Reshape(Op):
             out.append(missing if ev == -1 else tm.switch(tm.eq(e, _i64(-1)), missing, e))
         return [tuple(out)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, _ = inputs
         (g,) = gouts
         if x.dtype not in ps.FLOAT_DTYPES:
@@ -236,7 +244,7 @@ def _prod(items):
     return cast(out, "int64")
 
 
-def reshape(x, newshape, ndim: int | None = None):
+def reshape(x: TensorLike, newshape: TensorLike, ndim: int | None = None):
     """``x`` reshaped to ``newshape`` (ints, int scalars, or an int vector; one -1 allowed)."""
     x = as_tensor_variable(x)
     if isinstance(newshape, Variable) and newshape.ndim == 1 and ndim is not None:
@@ -249,7 +257,7 @@ def reshape(x, newshape, ndim: int | None = None):
     return Reshape(len(entries))(x, _make_shape_vector(entries))
 
 
-def flatten(x, ndim: int = 1):
+def flatten(x: TensorLike, ndim: int = 1):
     """Keep the first ``ndim - 1`` axes and collapse the rest into one."""
     x = as_tensor_variable(x)
     if ndim < 1 or ndim > max(x.ndim, 1):
@@ -275,7 +283,7 @@ class SpecifyShape(Op):
     __props__ = ()
     view_map = {0: [0]}
 
-    def make_node(self, x, *dims) -> Apply:
+    def make_node(self, x: Variable, *dims: Variable) -> Apply:
         x = as_tensor_variable(x)
         if len(dims) != x.ndim:
             raise ValueError(f"SpecifyShape: {len(dims)} sizes given for {x.type}")
@@ -290,7 +298,7 @@ class SpecifyShape(Op):
             static.append(v if v is not None and v >= 0 else s)
         return Apply(self, [x, *dims], [TensorType(x.dtype, static)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, *dims = inputs
         want = tuple(int(d) for d in dims)
         if x.ndim != len(want) or any(w >= 0 and w != s for w, s in zip(want, x.shape)):
@@ -298,7 +306,7 @@ class SpecifyShape(Op):
             raise AssertionError(f"SpecifyShape: expected shape {shown}, got {x.shape}")
         output_storage[0][0] = x
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         out = []
         for d, s, st in zip(node.inputs[1:], shapes[0], node.outputs[0].type.shape):
             v = _static_int(d)
@@ -312,11 +320,11 @@ class SpecifyShape(Op):
                 out.append(tm.switch(tm.lt(d, _i64(0)), s, d))
         return [tuple(out)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return [gouts[0]] + [None] * (len(inputs) - 1)
 
 
-def specify_shape(x, shape):
+def specify_shape(x: TensorLike, shape: TensorLike):
     """``x`` with its shape asserted to be ``shape`` (entries int, int scalar or None)."""
     x = as_tensor_variable(x)
     if isinstance(shape, Variable):
@@ -341,7 +349,7 @@ class Join(Op):
     def __str__(self) -> str:
         return f"Join{{axis={self.axis}}}"
 
-    def make_node(self, *tensors) -> Apply:
+    def make_node(self, *tensors: Variable) -> Apply:
         tensors = [as_tensor_variable(t) for t in tensors]
         if not tensors:
             raise ValueError(f"{self}: needs at least one tensor")
@@ -365,7 +373,7 @@ class Join(Op):
         tensors = [cast(t, dtype) for t in tensors]
         return Apply(self, tensors, [TensorType(dtype, static)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         dtype = node.outputs[0].type.dtype
         try:
             out = np.concatenate(inputs, axis=self.axis, dtype=dtype)
@@ -374,7 +382,7 @@ class Join(Op):
             raise ValueError(f"{self}: cannot join arrays of shapes {shapes}") from e
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         out = []
         for ax in range(node.outputs[0].ndim):
             st = node.outputs[0].type.shape[ax]
@@ -386,7 +394,7 @@ class Join(Op):
                 out.append(shapes[0][ax])
         return [tuple(out)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         (g,) = gouts
         if g.dtype not in ps.FLOAT_DTYPES:
             return [None] * len(inputs)
@@ -409,7 +417,7 @@ def _sum_int(items):
     return cast(out, "int64")
 
 
-def _norm_axis(axis, ndim: int, opname: str) -> int:
+def _norm_axis(axis: int | Sequence[int] | None, ndim: int, opname: str) -> int:
     a = _static_int(axis) if isinstance(axis, Variable) else int(axis)
     if a is None:
         raise TypeError(f"{opname}: axis must be a constant integer, got {axis}")
@@ -418,7 +426,7 @@ def _norm_axis(axis, ndim: int, opname: str) -> int:
     return a % ndim
 
 
-def join(axis, *tensors):
+def join(axis: int | Sequence[int] | None, *tensors: TensorLike):
     """Concatenate ``tensors`` along ``axis`` (Theano's argument order)."""
     if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
         tensors = tuple(tensors[0])
@@ -467,7 +475,7 @@ class Alloc(Op):
 
     __props__ = ()
 
-    def make_node(self, value, *shape) -> Apply:
+    def make_node(self, value: Variable, *shape: Variable) -> Apply:
         value = as_tensor_variable(value)
         dims = [_as_int_scalar(s, "a shape entry", "Alloc") for s in shape]
         if value.ndim > len(dims):
@@ -487,7 +495,7 @@ class Alloc(Op):
             static.append(v)
         return Apply(self, [value, *dims], [TensorType(value.dtype, static)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         v, *dims = inputs
         shp = tuple(int(d) for d in dims)
         out = np.empty(shp, dtype=node.outputs[0].type.dtype)
@@ -497,10 +505,10 @@ class Alloc(Op):
             raise ValueError(f"Alloc: cannot broadcast a value of shape {v.shape} to {shp}") from e
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(node.inputs[1:])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         v = inputs[0]
         (g,) = gouts
         if v.dtype not in ps.FLOAT_DTYPES:
@@ -520,19 +528,19 @@ CONSTANT_RULES.register(SpecifyShape, Alloc)(first_input_constant)
 _alloc = Alloc()
 
 
-def alloc(value, *shape):
+def alloc(value: TensorLike, *shape: TensorLike):
     """A new array of ``shape`` filled with ``value``: ``alloc(0.0, n, 3)``."""
     if len(shape) == 1 and isinstance(shape[0], list | tuple):
         shape = tuple(shape[0])
     return _alloc(value, *shape)
 
 
-def _fill_constant(value, dtype):
+def _fill_constant(value, dtype: DTypeLike):
     dtype = str(np.dtype(config.floatX if dtype in (None, "floatX") else dtype))
     return _constant(np.asarray(value, dtype=dtype))
 
 
-def _shape_arg(shape):
+def _shape_arg(shape: TensorLike):
     if isinstance(shape, Variable):
         return _shape_vector(shape, "alloc")
     if isinstance(shape, int | np.integer):
@@ -540,17 +548,17 @@ def _shape_arg(shape):
     return list(shape)
 
 
-def zeros(shape, dtype=None):
+def zeros(shape: TensorLike, dtype: DTypeLike | None = None):
     """A new array of zeros (``dtype`` defaults to floatX)."""
     return alloc(_fill_constant(0, dtype), *_shape_arg(shape))
 
 
-def ones(shape, dtype=None):
+def ones(shape: TensorLike, dtype: DTypeLike | None = None):
     """A new array of ones (``dtype`` defaults to floatX)."""
     return alloc(_fill_constant(1, dtype), *_shape_arg(shape))
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape: TensorLike, fill_value: TensorLike, dtype: DTypeLike | None = None):
     """A new array of ``shape`` filled with ``fill_value``."""
     if isinstance(fill_value, Variable):
         v = fill_value if dtype is None else cast(fill_value, dtype)
@@ -559,7 +567,7 @@ def full(shape, fill_value, dtype=None):
     return alloc(v, *_shape_arg(shape))
 
 
-def full_like(x, fill_value, dtype=None):
+def full_like(x: TensorLike, fill_value: TensorLike, dtype: DTypeLike | None = None):
     """An array shaped like ``x`` filled with ``fill_value`` (dtype of ``x`` by default)."""
     x = as_tensor_variable(x)
     dtype = dtype or x.dtype
@@ -570,18 +578,18 @@ def full_like(x, fill_value, dtype=None):
     return alloc(v, *shape_tuple(x))
 
 
-def zeros_like(x, dtype=None):
+def zeros_like(x: TensorLike, dtype: DTypeLike | None = None):
     return full_like(x, 0, dtype)
 
 
-def ones_like(x, dtype=None):
+def ones_like(x: TensorLike, dtype: DTypeLike | None = None):
     return full_like(x, 1, dtype)
 
 
 fill = second  # fill(model, value): ``value`` broadcast to ``model``'s shape
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x: TensorLike, shape: TensorLike):
     """``x`` broadcast to ``shape`` (a new array)."""
     return alloc(x, *_shape_arg(shape))
 
@@ -592,7 +600,7 @@ def broadcast_to(x, shape):
 class ARange(DtypeOp):
     """``numpy.arange(start, stop, step)`` with 0-d inputs."""
 
-    def make_node(self, start, stop, step) -> Apply:
+    def make_node(self, start: Variable, stop: Variable, step: Variable) -> Apply:
         ins = [as_tensor_variable(v) for v in (start, stop, step)]
         for what, v in zip(("start", "stop", "step"), ins):
             if v.ndim != 0:
@@ -611,7 +619,7 @@ class ARange(DtypeOp):
             raise ValueError(f"{self}: step must not be zero")
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         st = node.outputs[0].type.shape[0]
         if st is not None:
             return [(_i64(st),)]
@@ -619,7 +627,7 @@ class ARange(DtypeOp):
         n = cast(tm.ceil((stop - start) / step), "int64")
         return [(tm.maximum(n, _i64(0)),)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         (g,) = gouts
         start, stop, step = inputs
         if self.dtype not in ps.FLOAT_DTYPES:
@@ -631,7 +639,9 @@ class ARange(DtypeOp):
                 for x, v in zip(gs, inputs)]  # fmt: skip
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(
+    start: TensorLike, stop: TensorLike | None = None, step: int = 1, dtype: DTypeLike | None = None
+):
     """Symbolic ``numpy.arange``; ``dtype`` defaults to the inputs' upcast (python ints give
     int64, python floats floatX)."""
     if stop is None:
@@ -654,29 +664,29 @@ def arange(start, stop=None, step=1, dtype=None):
 class Eye(DtypeOp):
     """``numpy.eye(n, m, k)`` with int scalar inputs."""
 
-    def make_node(self, n, m, k) -> Apply:
+    def make_node(self, n: Variable, m: Variable, k: Variable) -> Apply:
         n, m, k = (_as_int_scalar(v, what, str(self)) for v, what in zip((n, m, k), "nmk"))
         static = (_static_int(n), _static_int(m))
         return Apply(self, [n, m, k], [TensorType(self.dtype, static)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         n, m, k = (int(v) for v in inputs)
         output_storage[0][0] = np.eye(n, m, k, dtype=self.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(node.inputs[0], node.inputs[1])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return [None, None, None]
 
 
-def eye(n, m=None, k=0, dtype=None):
+def eye(n: TensorLike, m: TensorLike | None = None, k: int = 0, dtype: DTypeLike | None = None):
     """An ``n`` x ``m`` matrix with ones on diagonal ``k`` (``dtype`` defaults to floatX)."""
     dtype = config.floatX if dtype is None else dtype
     return Eye(dtype)(n, n if m is None else m, k)
 
 
-def identity_like(x, dtype=None):
+def identity_like(x: TensorLike, dtype: DTypeLike | None = None):
     x = as_tensor_variable(x)
     if x.ndim != 2:
         raise TypeError(f"identity_like: expected a matrix, got {x.type}")
@@ -684,13 +694,13 @@ def identity_like(x, dtype=None):
     return eye(r, c, 0, dtype or x.dtype)
 
 
-def shape_padleft(x, n: int = 1):
+def shape_padleft(x: TensorLike, n: int = 1):
     """``x`` with ``n`` broadcastable axes added on the left."""
     x = as_tensor_variable(x)
     return DimShuffle(x.ndim, ["x"] * n + list(range(x.ndim)))(x)
 
 
-def shape_padright(x, n: int = 1):
+def shape_padright(x: TensorLike, n: int = 1):
     """``x`` with ``n`` broadcastable axes added on the right."""
     x = as_tensor_variable(x)
     return DimShuffle(x.ndim, list(range(x.ndim)) + ["x"] * n)(x)

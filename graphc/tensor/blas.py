@@ -8,6 +8,8 @@ use ``numpy.dot``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
@@ -17,6 +19,12 @@ from graphc.tensor.math import cast, maximum, mul
 from graphc.tensor.math import sum as tsum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from graphc.tensor.variable import TensorLike
 
 __all__ = [
     "Dot", "Dot22", "Gemm", "Gemv", "MatMul", "dot", "dot22", "gemm", "gemv", "matmul",
@@ -94,7 +102,7 @@ def _scalar(v, dtype: str):
 # ------------------------------------------------------------------ dot
 
 
-def _check_inner(op, a, b, ka: int, kb: int) -> None:
+def _check_inner(op: Op, a: Variable, b: Variable, ka: int, kb: int) -> None:
     sa, sb = a.type.shape[ka], b.type.shape[kb]
     if sa is not None and sb is not None and sa != sb:
         raise ValueError(
@@ -102,11 +110,11 @@ def _check_inner(op, a, b, ka: int, kb: int) -> None:
         )
 
 
-def _out_dtype(a, b) -> str:
+def _out_dtype(a: Variable, b: Variable) -> str:
     return str(np.result_type(np.dtype(a.dtype), np.dtype(b.dtype)))
 
 
-def _is_float(v) -> bool:
+def _is_float(v: Variable) -> bool:
     return v.dtype in _FLOATS
 
 
@@ -118,7 +126,7 @@ class Dot(Op):
     def __str__(self) -> str:
         return "dot"
 
-    def make_node(self, a, b) -> Apply:
+    def make_node(self, a: Variable, b: Variable) -> Apply:
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim > 2 or b.ndim > 2:
             raise NotImplementedError(
@@ -132,20 +140,22 @@ class Dot(Op):
         shape = a.type.shape[:-1] + b.type.shape[1:]
         return Apply(self, [a, b], [TensorType(_out_dtype(a, b), shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         a, b = inputs
         output_storage[0][0] = _product(a, b, node.outputs[0].type.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         sa, sb = shapes
         return [tuple(sa[:-1]) + tuple(sb[1:])]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         sa, sb = input_shapes
         k = sa[-1]
         return 2.0 * float(np.prod(sa[:-1])) * float(np.prod(sb[1:])) * k
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         a, b = inputs
         (g,) = gouts
         if a.ndim == 1 and b.ndim == 1:
@@ -159,14 +169,14 @@ class Dot(Op):
         return [_cast_grad(ga, a), _cast_grad(gb, b)]
 
 
-def _cast_grad(g, x):
+def _cast_grad(g: Variable, x: Variable):
     return cast(g, x.dtype) if _is_float(x) else None
 
 
 _dot = Dot()
 
 
-def dot(a, b):
+def dot(a: TensorLike, b: TensorLike):
     """numpy ``dot``, as Theano's: scalars multiply element-wise, vectors and matrices make
     one ``Dot`` node, and an operand with more than 2 dimensions sums over the last axis of
     ``a`` and the second-to-last of ``b`` (the only one of a vector) through ``tensordot``:
@@ -182,7 +192,9 @@ def dot(a, b):
 # ------------------------------------------------------------------ tensordot
 
 
-def _axes_lists(a, b, axes) -> tuple[list[int], list[int]]:
+def _axes_lists(
+    a: Variable, b: Variable, axes: int | Sequence[int] | None
+) -> tuple[list[int], list[int]]:
     if isinstance(axes, int | np.integer):
         n = int(axes)
         if n < 0 or n > a.ndim or n > b.ndim:
@@ -218,7 +230,7 @@ def _prod(items):
     return out
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a: TensorLike, b: TensorLike, axes: int | Sequence[Sequence[int]] = 2):
     """numpy ``tensordot``: sum over ``axes`` (an int n: a's last n and b's first n axes, or a
     pair of axis lists); one matrix product between two reshapes, so gradients come from
     ``dot``'s."""
@@ -246,13 +258,13 @@ class Dot22(Dot):
     def __str__(self) -> str:
         return "Dot22"
 
-    def make_node(self, a, b) -> Apply:
+    def make_node(self, a: Variable, b: Variable) -> Apply:
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim != 2 or b.ndim != 2:
             raise TypeError(f"{self}: operands must be matrices, got {a.type} and {b.type}")
         return super().make_node(a, b)
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         a, b = inputs
         (g,) = gouts
         return [_cast_grad(dot22(g, b.T), a), _cast_grad(dot22(a.T, g), b)]
@@ -261,11 +273,11 @@ class Dot22(Dot):
 _dot22 = Dot22()
 
 
-def dot22(a, b):
+def dot22(a: TensorLike, b: TensorLike):
     return _dot22(a, b)
 
 
-def outer(a, b):
+def outer(a: TensorLike, b: TensorLike):
     """Outer product of two vectors: ``out[i, j] = a[i] * b[j]``."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim != 1 or b.ndim != 1:
@@ -276,7 +288,7 @@ def outer(a, b):
 # ------------------------------------------------------------------ gemv / gemm
 
 
-def _as_coef(op, v, name: str):
+def _as_coef(op: Op, v: TensorLike, name: str):
     if not isinstance(v, Variable) and np.ndim(v) == 0:
         arr = np.asarray(v)
         arr.setflags(write=False)
@@ -299,10 +311,18 @@ class _ScaledUpdate(Op):
     def __str__(self) -> str:
         return f"{type(self).__name__}{{{'inplace' if self.inplace else 'no_inplace'}}}"
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[0])]
 
-    def _numpy_update(self, z, alpha, a, b, beta, dt: str) -> np.ndarray:
+    def _numpy_update(
+        self,
+        z: np.ndarray,
+        alpha: np.generic,
+        a: np.ndarray,
+        b: np.ndarray,
+        beta: np.generic,
+        dt: str,
+    ) -> np.ndarray:
         """The update with numpy (for dtypes BLAS lacks and empty operands)."""
         prod = alpha * np.dot(a, b)
         res = np.asarray(prod if beta == 0 else beta * z + prod, dtype=dt)
@@ -315,7 +335,9 @@ class _ScaledUpdate(Op):
 class Gemv(_ScaledUpdate):
     """``y <- beta * y + alpha * dot(A, x)``; with ``inplace`` the result overwrites y."""
 
-    def make_node(self, y, alpha, A, x, beta) -> Apply:
+    def make_node(
+        self, y: Variable, alpha: Variable, A: Variable, x: Variable, beta: Variable
+    ) -> Apply:
         y, A, x = (as_tensor_variable(v) for v in (y, A, x))
         alpha, beta = _as_coef(self, alpha, "alpha"), _as_coef(self, beta, "beta")
         if y.ndim != 1 or A.ndim != 2 or x.ndim != 1:
@@ -332,7 +354,7 @@ class Gemv(_ScaledUpdate):
             raise ValueError(f"{self}: y {y.type} and A {A.type} have different lengths")
         return Apply(self, [y, alpha, A, x, beta], [TensorType(y.dtype, (m,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         y, alpha, A, x, beta = inputs
         dt = node.outputs[0].type.dtype
         alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
@@ -352,11 +374,13 @@ class Gemv(_ScaledUpdate):
             res = y
         output_storage[0][0] = res
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         m, n = input_shapes[2]
         return 2.0 * m * n
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         y, alpha, A, x, beta = inputs
         (g,) = gouts
         return [
@@ -369,9 +393,40 @@ class Gemv(_ScaledUpdate):
 
 
 class Gemm(_ScaledUpdate):
-    """``Z <- beta * Z + alpha * dot(X, Y)``; with ``inplace`` the result overwrites Z."""
+    """``Z <- beta * Z + alpha * dot(X, Y)``; with ``inplace`` the result overwrites Z.
 
-    def make_node(self, Z, alpha, X, Y, beta) -> Apply:  # noqa: N803 - BLAS names
+    With ``broadcast`` (never in place) Z and the product broadcast against each other as
+    numpy's ``beta * Z + alpha * dot(X, Y)`` would: what the ``gemm_from_add`` rewrite makes
+    when it cannot prove their sizes equal (``W - lr * dot(a, b)`` for a shared ``W``).  The
+    BLAS path runs whenever Z has the product's shape or broadcasts to it."""
+
+    __props__ = ("inplace", "broadcast")
+
+    def __init__(self, inplace: bool = False, broadcast: bool = False):
+        if inplace and broadcast:
+            raise TypeError("Gemm: a broadcasting Gemm cannot work in place")
+        super().__init__(inplace)
+        self.broadcast = bool(broadcast)
+
+    def __str__(self) -> str:
+        if self.broadcast:
+            return "Gemm{no_inplace,broadcast}"
+        return super().__str__()
+
+    def infer_shape(self, fgraph, node, shapes):
+        if not self.broadcast:
+            return [tuple(shapes[0])]
+        sz, sx, sy = shapes[0], shapes[2], shapes[3]
+        stat_z = node.inputs[0].type.shape
+        stat_p = (node.inputs[2].type.shape[0], node.inputs[3].type.shape[1])
+        return [
+            tuple(_broadcast_dim((sz[d], stat_z[d]), ((sx[0], sy[1])[d], stat_p[d]))
+                  for d in range(2))
+        ]  # fmt: skip
+
+    def make_node(
+        self, Z: Variable, alpha: Variable, X: Variable, Y: Variable, beta: Variable
+    ) -> Apply:  # noqa: N803 - BLAS names
         Z, X, Y = (as_tensor_variable(v) for v in (Z, X, Y))
         alpha, beta = _as_coef(self, alpha, "alpha"), _as_coef(self, beta, "beta")
         if Z.ndim != 2 or X.ndim != 2 or Y.ndim != 2:
@@ -388,10 +443,17 @@ class Gemm(_ScaledUpdate):
             shape.append(zs if zs is not None else other)
         return Apply(self, [Z, alpha, X, Y, beta], [TensorType(Z.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         Z, alpha, X, Y, beta = inputs  # noqa: N806
         dt = node.outputs[0].type.dtype
         alpha, beta = _scalar(alpha, dt), _scalar(beta, dt)
+        if self.broadcast and X.shape[1] == Y.shape[0] and Z.shape != (X.shape[0], Y.shape[1]):
+            prod = alpha * _product(X, Y, dt)
+            res = np.empty(np.broadcast_shapes(Z.shape, prod.shape), dtype=dt)
+            res[...] = 0 if beta == 0 else beta * Z  # beta == 0: Z is not read (BLAS's rule)
+            res += prod
+            output_storage[0][0] = res
+            return
         if X.shape[1] != Y.shape[0] or Z.shape != (X.shape[0], Y.shape[1]):
             raise ValueError(f"{self}: shape mismatch Z {Z.shape}, X {X.shape}, Y {Y.shape}")
         if self.inplace:  # Z is overwritten while X and Y are read: they must not alias it
@@ -411,13 +473,16 @@ class Gemm(_ScaledUpdate):
             res = Z
         output_storage[0][0] = res
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         (m, k), (_, n) = input_shapes[2], input_shapes[3]
         return 2.0 * m * n * k
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         Z, alpha, X, Y, beta = inputs  # noqa: N806
         (g,) = gouts
+        # (broadcast: summed over static size-1 axes only, as Elemwise gradients are)
         return [
             _cast_grad(beta * g, Z),
             _cast_grad(tsum(g * dot(X, Y)), alpha),
@@ -431,12 +496,12 @@ _gemv = Gemv(False)
 _gemm = Gemm(False)
 
 
-def gemv(y, alpha, A, x, beta):  # noqa: N803
+def gemv(y: TensorLike, alpha: TensorLike, A: TensorLike, x: TensorLike, beta: TensorLike):  # noqa: N803
     """``beta * y + alpha * dot(A, x)`` as one Gemv node (not in place)."""
     return _gemv(y, alpha, A, x, beta)
 
 
-def gemm(Z, alpha, X, Y, beta):  # noqa: N803
+def gemm(Z, alpha: TensorLike, X: TensorLike, Y: TensorLike, beta: TensorLike):  # noqa: N803
     """``beta * Z + alpha * dot(X, Y)`` as one Gemm node (not in place)."""
     return _gemm(Z, alpha, X, Y, beta)
 
@@ -461,13 +526,13 @@ def _broadcast_dim(da, db):
     return cands[0][0] if len(cands) == 1 else maximum(cands[0][0], cands[1][0])
 
 
-def _swap_last(x):
+def _swap_last(x: Variable):
     order = list(range(x.ndim))
     order[-1], order[-2] = order[-2], order[-1]
     return DimShuffle(x.ndim, order)(x)
 
 
-def _sum_to(g, x):
+def _sum_to(g: Variable, x: Variable):
     """Sum ``g`` over the leading axes ``x`` lacks and the batch axes ``x`` broadcast over."""
     lead = g.ndim - x.ndim
     if lead:
@@ -489,7 +554,7 @@ class MatMul(Op):
     def __str__(self) -> str:
         return "MatMul"
 
-    def make_node(self, a, b) -> Apply:
+    def make_node(self, a: Variable, b: Variable) -> Apply:
         a, b = as_tensor_variable(a), as_tensor_variable(b)
         if a.ndim == 0 or b.ndim == 0:
             raise TypeError(f"{self}: operands must have at least 1 dimension, got {a.type} "
@@ -504,7 +569,7 @@ class MatMul(Op):
         shape = batch + ((sa[-2],) if a.ndim > 1 else ()) + ((sb[-1],) if b.ndim > 1 else ())
         return Apply(self, [a, b], [TensorType(_out_dtype(a, b), shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         a, b = inputs
         dt = node.outputs[0].type.dtype
         if a.ndim <= 2 and b.ndim <= 2 and (a.ndim == 2 or b.ndim == 2):
@@ -513,7 +578,7 @@ class MatMul(Op):
         out = np.matmul(a.astype(dt, copy=False), b.astype(dt, copy=False))
         output_storage[0][0] = np.asarray(out, dtype=dt)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         a, b = node.inputs
         one = _int_const(1)
         sa, ta = list(shapes[0]), a.type.shape
@@ -529,12 +594,14 @@ class MatMul(Op):
         tail = ([sa[-2]] if a.ndim > 1 else []) + ([sb[-1]] if b.ndim > 1 else [])
         return [tuple(batch) + tuple(tail)]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         a = node.inputs[0]
         k = input_shapes[0][-1]
         return 2.0 * float(np.prod(output_shapes[0])) * k if a.ndim else 0.0
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         a, b = inputs
         (g,) = gouts
         A = a if a.ndim > 1 else DimShuffle(1, ["x", 0])(a)  # noqa: N806
@@ -558,6 +625,6 @@ class MatMul(Op):
 _matmul = MatMul()
 
 
-def matmul(a, b):
+def matmul(a: TensorLike, b: TensorLike):
     """numpy ``matmul`` (the ``@`` operator)."""
     return _matmul(a, b)

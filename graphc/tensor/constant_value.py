@@ -7,6 +7,8 @@ SpecifyShape, ``tensor/subtensor.py`` for Subtensor), so this module needs none 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Constant, Variable
@@ -14,6 +16,10 @@ from graphc.scalar import basic as ps
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.op_rules import RuleTable
 from graphc.tensor.shape import Shape_i
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply
+    from graphc.tensor.variable import TensorLike
 
 
 class NotScalarConstantError(Exception):
@@ -26,7 +32,7 @@ class NotScalarConstantError(Exception):
 CONSTANT_RULES = RuleTable("constant value")
 
 
-def get_scalar_constant_value(v, elemwise: bool = True):
+def get_scalar_constant_value(v: Variable, elemwise: bool = True):
     """The numpy scalar value of ``v`` when it is a constant expression, else raise
     NotScalarConstantError.
 
@@ -53,19 +59,19 @@ def get_scalar_constant_value(v, elemwise: bool = True):
 
 
 @CONSTANT_RULES.register(Shape_i)
-def _shape_i_constant(node, v, elemwise):
+def _shape_i_constant(node: Apply, v: Variable, elemwise: bool):
     s = node.inputs[0].type.shape[node.op.i]
     return None if s is None else np.int64(s)
 
 
 @CONSTANT_RULES.register(DimShuffle)
-def first_input_constant(node, v, elemwise):
+def first_input_constant(node: Apply, v: Variable, elemwise: bool):
     """The rule of Ops whose output has their first input's value."""
     return get_scalar_constant_value(node.inputs[0], elemwise)
 
 
 @CONSTANT_RULES.register(Elemwise)
-def _elemwise_constant(node, v, elemwise):
+def _elemwise_constant(node: Apply, v: Variable, elemwise: bool):
     op = node.op
     name = op.scalar_op.name
     if name == "second":
@@ -91,20 +97,20 @@ def _scalar_of(arr: np.ndarray, v):
     raise NotScalarConstantError(f"{v} is a constant array with distinct values")
 
 
-def _cast_to(value, v):
+def _cast_to(value, v: Variable):
     dt = getattr(v.type, "dtype", None)
     arr = np.asarray(value)
     return (arr.astype(dt) if dt is not None else arr)[()]
 
 
-def _static_int(v) -> int | None:
+def _static_int(v: TensorLike) -> int | None:
     try:
         return int(get_scalar_constant_value(v))
     except NotScalarConstantError:
         return None
 
 
-def get_constant_or_none(v):
+def get_constant_or_none(v: TensorLike):
     try:
         return get_scalar_constant_value(v)
     except NotScalarConstantError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
@@ -9,6 +11,12 @@ from graphc.tensor.blas import dot, tensordot
 from graphc.tensor.math import cast
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from graphc.graph.basic import Variable
+    from graphc.tensor.variable import TensorLike
 
 __all__ = ["BatchedDot", "batched_dot", "dot", "tensordot"]  # dot and tensordot re-exported
 
@@ -20,7 +28,7 @@ class BatchedDot(Op):
 
     __props__ = ()
 
-    def make_node(self, x, y) -> Apply:
+    def make_node(self, x: Variable, y: Variable) -> Apply:
         x, y = as_tensor_variable(x), as_tensor_variable(y)
         if x.ndim != 3 or y.ndim != 3:
             raise TypeError(f"{self}: operands must be 3-d, got {x.type} and {y.type}")
@@ -32,21 +40,23 @@ class BatchedDot(Op):
         shape = (x.type.shape[0] or y.type.shape[0], x.type.shape[1], y.type.shape[2])
         return Apply(self, [x, y], [TensorType(dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, y = inputs
         if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
             raise ValueError(f"{self}: shapes {x.shape} and {y.shape} do not match")
         out = np.matmul(x, y).astype(node.outputs[0].type.dtype, copy=False)
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         (b, n, _), (_, _, m) = shapes
         return [(b, n, m)]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         return 2.0 * float(np.prod(output_shapes[0])) * input_shapes[0][2]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, y = inputs
         (g,) = gouts
         gx = self(g, y.dimshuffle(0, 2, 1))
@@ -57,7 +67,7 @@ class BatchedDot(Op):
         ]
 
 
-def batched_dot(a, b):
+def batched_dot(a: TensorLike, b: TensorLike):
     """Theano's ``batched_dot``: ``dot(a[i], b[i])`` for every ``i`` of the first axis.
 
     1-d operands multiply the other's batch entries; 2-d and 3-d operands are matrices or

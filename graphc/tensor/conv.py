@@ -9,6 +9,7 @@ the product of the output gradient and the filters back over the windows (col2im
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -17,6 +18,13 @@ from graphc.graph.basic import Apply, Op
 from graphc.tensor.basic import _i64, _make_shape_vector, _static_int, shape_tuple, specify_shape
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from graphc.graph.basic import Variable
+    from graphc.tensor.variable import TensorLike
 
 __all__ = ["Conv2d", "Conv2dGradInputs", "Conv2dGradWeights", "conv2d", "conv_output_length"]
 
@@ -27,7 +35,7 @@ C_CHUNK_BYTES = 1 << 23
 _MODES = ("valid", "full", "half")
 
 
-def _pair(value, what: str, minimum: int) -> tuple[int, int]:
+def _pair(value: int | Sequence[int], what: str, minimum: int) -> tuple[int, int]:
     if isinstance(value, int | np.integer):
         value = (value, value)
     try:
@@ -50,7 +58,7 @@ def _border(border_mode) -> str | tuple[int, int]:
     return _pair(border_mode, "border_mode", 0)
 
 
-def _pads(border, k_shape, dilation) -> tuple[int, int]:
+def _pads(border, k_shape: Sequence[int], dilation) -> tuple[int, int]:
     """Zero padding on each side of each spatial axis for ``k_shape`` filters."""
     if isinstance(border, tuple):
         return border
@@ -72,8 +80,13 @@ class _ConvOp(Op):
 
     __props__ = ("border_mode", "subsample", "filter_flip", "filter_dilation")
 
-    def __init__(self, border_mode="valid", subsample=(1, 1), filter_flip=True,
-                 filter_dilation=(1, 1)):  # fmt: skip
+    def __init__(
+        self,
+        border_mode: str = "valid",
+        subsample: Sequence[int] = (1, 1),
+        filter_flip: bool = True,
+        filter_dilation: Sequence[int] = (1, 1),
+    ):
         self.border_mode = _border(border_mode)
         self.subsample = _pair(subsample, "subsample", 1)
         self.filter_flip = bool(filter_flip)
@@ -83,7 +96,7 @@ class _ConvOp(Op):
         return (f"{type(self).__name__}{{{self.border_mode}, {self.subsample}, "
                 f"flip={self.filter_flip}, dil={self.filter_dilation}}}")  # fmt: skip
 
-    def _check4(self, v, what: str):
+    def _check4(self, v: TensorLike, what: str):
         v = as_tensor_variable(v)
         if v.ndim != 4:
             raise TypeError(f"{self}: {what} must be a 4-d tensor, got {v} of type {v.type}")
@@ -91,7 +104,9 @@ class _ConvOp(Op):
             raise TypeError(f"{self}: {what} must be float32 or float64, got {v.type}")
         return v
 
-    def _grad_node(self, operand: tuple, topgrad, hw: tuple, static_shape: Callable) -> Apply:
+    def _grad_node(
+        self, operand: tuple, topgrad: Variable, hw: tuple, static_shape: Callable
+    ) -> Apply:
         """The Apply of a gradient Op ``(operand, output gradient, (h, w))``: ``operand`` and
         ``hw`` are (value, name for errors) pairs; ``static_shape(operand's static shape,
         the output gradient's)`` is the result's."""
@@ -101,11 +116,11 @@ class _ConvOp(Op):
         shape = static_shape(other.type.shape, top.type.shape)
         return Apply(self, [other, top, hw_var], [TensorType(dtype, shape)()])
 
-    def _geometry(self, k_shape):
+    def _geometry(self, k_shape: Sequence[int]):
         pads = _pads(self.border_mode, k_shape, self.filter_dilation)
         return pads, self.subsample, self.filter_dilation
 
-    def _windows(self, x: np.ndarray, k_shape, out_hw) -> np.ndarray:
+    def _windows(self, x: np.ndarray, k_shape: Sequence[int], out_hw: Sequence[int]) -> np.ndarray:
         """A view of shape ``(N, C, OH, OW, KH, KW)``: the zero-padded input's windows."""
         (ph, pw), (sh, sw), (dh, dw) = self._geometry(k_shape)
         if ph or pw:
@@ -118,13 +133,13 @@ class _ConvOp(Op):
         win = sliding_window_view(xp, span, axis=(2, 3))[..., ::dh, ::dw]
         return win[:, :, : (out_hw[0] - 1) * sh + 1 : sh, : (out_hw[1] - 1) * sw + 1 : sw]
 
-    def _out_hw(self, in_hw, k_shape) -> tuple[int, int]:
+    def _out_hw(self, in_hw: Sequence[int], k_shape: Sequence[int]) -> tuple[int, int]:
         pads, strides, dil = self._geometry(k_shape)
         return tuple(  # type: ignore[return-value]
             conv_output_length(in_hw[i], k_shape[i], pads[i], strides[i], dil[i]) for i in (0, 1)
         )
 
-    def _cols(self, x: np.ndarray, k_shape, out_hw) -> np.ndarray:
+    def _cols(self, x: np.ndarray, k_shape: Sequence[int], out_hw: Sequence[int]) -> np.ndarray:
         """The im2col workspace: ``(N * OH * OW, C * KH * KW)``, C-contiguous."""
         win = self._windows(x, k_shape, out_hw).transpose(0, 2, 3, 1, 4, 5)
         return np.ascontiguousarray(win).reshape(win.shape[0] * out_hw[0] * out_hw[1], -1)
@@ -136,7 +151,7 @@ class _ConvOp(Op):
         return np.ascontiguousarray(w).reshape(w.shape[0], -1)
 
     @staticmethod
-    def _scratch(node, n: int, f: int, taps: int, positions: int, c_impl: bool) -> int:
+    def _scratch(node: Apply, n: int, f: int, taps: int, positions: int, c_impl: bool) -> int:
         """numpy: every image's columns at once; C: one chunk's columns, the chunk's
         (F, positions) product and the filters as a matrix."""
         size = _itemsize(node)
@@ -146,14 +161,14 @@ class _ConvOp(Op):
         cols = max(batch, 1) * positions
         return (taps * cols + f * cols + f * taps) * size
 
-    def _shape_error(self, what: str, in_hw, k_shape):
+    def _shape_error(self, what: str, in_hw: Sequence[int], k_shape: Sequence[int]):
         return ValueError(
             f"{self}: {what}: input {tuple(in_hw)} with filters {tuple(k_shape)} gives no output "
             "(the padded input is smaller than the dilated filter)"
         )
 
 
-def _itemsize(node) -> int:
+def _itemsize(node: Apply) -> int:
     return np.dtype(node.outputs[0].type.dtype).itemsize
 
 
@@ -164,7 +179,7 @@ def _unflip(g: np.ndarray, flip: bool) -> np.ndarray:
 class Conv2d(_ConvOp):
     """``conv2d(input, filters)``: (N, C, H, W) x (F, C, KH, KW) -> (N, F, OH, OW)."""
 
-    def make_node(self, img, kern) -> Apply:
+    def make_node(self, img: Variable, kern: Variable) -> Apply:
         img, kern = self._check4(img, "input"), self._check4(kern, "filters")
         c1, c2 = img.type.shape[1], kern.type.shape[1]
         if c1 is not None and c2 is not None and c1 != c2:
@@ -175,7 +190,7 @@ class Conv2d(_ConvOp):
         shape = (img.type.shape[0], kern.type.shape[0], None, None)
         return Apply(self, [img, kern], [TensorType(dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, w = inputs
         if x.shape[1] != w.shape[1]:
             raise ValueError(f"{self}: input has {x.shape[1]} channels, filters {w.shape[1]}")
@@ -189,22 +204,30 @@ class Conv2d(_ConvOp):
         out = prod.reshape(n, out_hw[0], out_hw[1], f).transpose(0, 3, 1, 2)
         output_storage[0][0] = np.ascontiguousarray(out)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         (n, _, h, w), (f, _, kh, kw) = shapes
         k = [kh if _static(kh) is None else _static(kh), kw if _static(kw) is None else _static(kw)]
         return [(n, f, *_symbolic_hw(self, (h, w), k))]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         (_, c, _, _), (_, _, kh, kw) = input_shapes
         return 2.0 * float(np.prod(output_shapes[0])) * c * kh * kw
 
-    def workspace_bytes(self, node, input_shapes, output_shapes, c_impl: bool = False) -> int:
+    def workspace_bytes(
+        self,
+        node: Apply,
+        input_shapes: list[tuple[Any, ...]],
+        output_shapes: list[tuple[Any, ...]],
+        c_impl: bool = False,
+    ) -> int:
         """Bytes of scratch one call allocates besides its output (im2col columns)."""
         (_, c, _, _), (f, _, kh, kw) = input_shapes
         n, _, oh, ow = output_shapes[0]
         return self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, w = inputs
         (g,) = gouts
         params = self._props()
@@ -217,7 +240,7 @@ def _static(v) -> int | None:
     return _static_int(v)
 
 
-def _symbolic_hw(op: _ConvOp, in_hw, k_hw):
+def _symbolic_hw(op: _ConvOp, in_hw: Sequence[int], k_hw: Sequence[int]):
     """Output rows and columns for filter sizes known only at run time."""
     (sh, sw), (dh, dw) = op.subsample, op.filter_dilation
     out = []
@@ -240,7 +263,7 @@ def _spatial(v):
     return _make_shape_vector(shape_tuple(v)[2:])
 
 
-def _check_hw(op, hw, what):
+def _check_hw(op: Op, hw: Sequence[int], what):
     hw = as_tensor_variable(hw)
     if hw.ndim != 1 or hw.dtype not in ("int32", "int64"):
         raise TypeError(f"{op}: {what} must be an integer vector of length 2, got {hw.type}")
@@ -250,7 +273,7 @@ def _check_hw(op, hw, what):
 class Conv2dGradInputs(_ConvOp):
     """Gradient of ``Conv2d`` w.r.t. its input: ``(filters, out_grad, input_hw) -> input_grad``."""
 
-    def make_node(self, kern, topgrad, input_hw) -> Apply:
+    def make_node(self, kern: Variable, topgrad: Variable, input_hw: Variable) -> Apply:
         return self._grad_node(
             (kern, "filters"),
             topgrad,
@@ -258,7 +281,7 @@ class Conv2dGradInputs(_ConvOp):
             lambda k, t: (t[0], k[1], None, None),
         )
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         w, top, hw = inputs
         dtype = node.outputs[0].type.dtype
         h, wd = (int(v) for v in hw)
@@ -286,15 +309,23 @@ class Conv2dGradInputs(_ConvOp):
                 gx[:, :, rows, cols] += dcols[..., i, j]
         output_storage[0][0] = np.ascontiguousarray(gx[:, :, ph : ph + h, pw : pw + wd])
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         hw = node.inputs[2]
         return [(shapes[1][0], shapes[0][1], hw[_i64(0)], hw[_i64(1)])]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         (f, c, kh, kw), top, _ = input_shapes
         return 2.0 * float(np.prod(top)) * c * kh * kw
 
-    def workspace_bytes(self, node, input_shapes, output_shapes, c_impl: bool = False) -> int:
+    def workspace_bytes(
+        self,
+        node: Apply,
+        input_shapes: list[tuple[Any, ...]],
+        output_shapes: list[tuple[Any, ...]],
+        c_impl: bool = False,
+    ) -> int:
         """Bytes of scratch one call allocates besides its output: the column gradient
         (and in numpy the padded input gradient)."""
         (f, c, kh, kw), (n, _, oh, ow), _ = input_shapes
@@ -303,7 +334,7 @@ class Conv2dGradInputs(_ConvOp):
             return cols
         return cols + int(np.prod(output_shapes[0])) * _itemsize(node)
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         w, top, hw = inputs
         (g,) = gouts
         params = self._props()
@@ -313,12 +344,12 @@ class Conv2dGradInputs(_ConvOp):
 class Conv2dGradWeights(_ConvOp):
     """Gradient of ``Conv2d`` w.r.t. its filters: ``(input, out_grad, filter_hw) -> grad``."""
 
-    def make_node(self, img, topgrad, filter_hw) -> Apply:
+    def make_node(self, img: Variable, topgrad: Variable, filter_hw: Variable) -> Apply:
         return self._grad_node(
             (img, "input"), topgrad, (filter_hw, "filter_hw"), lambda i, t: (t[1], i[1], None, None)
         )
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, top, hw = inputs
         dtype = node.outputs[0].type.dtype
         k_shape = tuple(int(v) for v in hw)
@@ -334,23 +365,31 @@ class Conv2dGradWeights(_ConvOp):
         gw = (top_mat.astype(dtype, copy=False).T @ cols).reshape(f, x.shape[1], *k_shape)
         output_storage[0][0] = np.ascontiguousarray(_unflip(gw, self.filter_flip))
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         hw = node.inputs[2]
         return [(shapes[1][1], shapes[0][1], hw[_i64(0)], hw[_i64(1)])]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         _, top, _ = input_shapes
         (_, c, kh, kw) = output_shapes[0]
         return 2.0 * float(np.prod(top)) * c * kh * kw
 
-    def workspace_bytes(self, node, input_shapes, output_shapes, c_impl: bool = False) -> int:
+    def workspace_bytes(
+        self,
+        node: Apply,
+        input_shapes: list[tuple[Any, ...]],
+        output_shapes: list[tuple[Any, ...]],
+        c_impl: bool = False,
+    ) -> int:
         """Bytes of scratch one call allocates besides its output (im2col columns)."""
         _, top, _ = input_shapes
         (f, c, kh, kw) = output_shapes[0]
         n, _, oh, ow = top
         return self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, top, hw = inputs
         (g,) = gouts
         params = self._props()
@@ -358,18 +397,18 @@ class Conv2dGradWeights(_ConvOp):
 
 
 def conv2d(
-    input,
-    filters,
-    input_shape=None,
-    filter_shape=None,
-    border_mode="valid",
-    subsample=(1, 1),
+    input: TensorLike,
+    filters: TensorLike,
+    input_shape: Sequence[int | None] | None = None,
+    filter_shape: Sequence[int | None] | None = None,
+    border_mode: str = "valid",
+    subsample: Sequence[int] = (1, 1),
     filter_flip: bool = True,
-    image_shape=None,
-    filter_dilation=(1, 1),
+    image_shape: Sequence[int | None] | None = None,
+    filter_dilation: Sequence[int] = (1, 1),
     num_groups: int = 1,
     unshared: bool = False,
-    **kwargs,
+    **kwargs: Any,
 ):
     """Theano's ``conv2d``: a batch of NCHW images convolved with (F, C, KH, KW) filters.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +13,11 @@ from graphc.scalar.basic import ScalarOp
 from graphc.tensor.op_rules import RuleTable
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable, constant
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from graphc.graph.basic import Variable
 
 # The gradients of DimShuffle and Elemwise are written with reductions and element-wise
 # math, which build on these two Ops: tensor/elemwise_grad.py registers them here.
@@ -47,7 +53,7 @@ class DimShuffle(Op):
     def is_transpose(self) -> bool:
         return not self.drop and not self.augment
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         if x.ndim != self.input_ndim:
             raise TypeError(f"{self} expects a {self.input_ndim}-d input, got {x.type}")
@@ -59,7 +65,7 @@ class DimShuffle(Op):
         shape = tuple(1 if o == "x" else x.type.shape[o] for o in self.new_order)
         return Apply(self, [x], [TensorType(x.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         res = x.transpose(self.shuffle + self.drop)
         res = res.reshape(tuple(res.shape[: len(self.shuffle)]))
@@ -67,11 +73,11 @@ class DimShuffle(Op):
             res = np.expand_dims(res, ax)
         output_storage[0][0] = res
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         (ish,) = shapes
         return [tuple(1 if o == "x" else ish[o] for o in self.new_order)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return GRAD_RULES[self](self, inputs, gouts)
 
 
@@ -98,7 +104,7 @@ class Elemwise(Op):
             tag = "{" + ", ".join(f"{o}: {i}" for o, i in self.inplace_pattern) + "}"
         return f"Elemwise{{{self.scalar_op},{tag}}}"
 
-    def make_node(self, *inputs) -> Apply:
+    def make_node(self, *inputs: Variable) -> Apply:
         inputs = [as_tensor_variable(i) for i in inputs]
         nin = self.scalar_op.nin
         if nin != -1 and len(inputs) != nin:
@@ -123,7 +129,7 @@ class Elemwise(Op):
                     )
         return Apply(self, padded, outputs)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         op = self.scalar_op
         with np.errstate(all="ignore"):
             if self.inplace_pattern and op.ufunc is not None and op.nout == 1 and op.nin != -1:
@@ -141,24 +147,26 @@ class Elemwise(Op):
             if arr.dtype != var.type.dtype:
                 arr = arr.astype(var.type.dtype)
             dest = dict(self.inplace_pattern).get(k)
-            if dest is not None:
+            if dest is not None and inputs[dest].shape == arr.shape:  # else broadcast grew it
                 np.copyto(inputs[dest], arr, casting="unsafe")
                 arr = inputs[dest]
             elif not arr.flags.owndata and any(np.shares_memory(arr, a) for a in inputs):
                 arr = arr.copy()
             cell[0] = arr
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         out = broadcast_shape_symbolic(shapes, [i.type.shape for i in node.inputs])
         return [out] * len(node.outputs)
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         """One flop per output element per scalar operation (Composite: per inner node)."""
         n = float(np.prod(output_shapes[0])) if output_shapes else 0.0
         per = len(getattr(self.scalar_op, "nodes", ())) or max(1, len(node.inputs) - 1)
         return n * per
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return GRAD_RULES[self](self, inputs, gouts)
 
 
@@ -170,7 +178,7 @@ def elemwise_op(name: str) -> Elemwise:
     return _ELEMWISE[name]
 
 
-def broadcast_static_shapes(op, shapes, inputs=()) -> tuple[int | None, ...]:
+def broadcast_static_shapes(op: Op, shapes, inputs=()) -> tuple[int | None, ...]:
     """The static output shape of broadcasting ``shapes`` (all the same length)."""
     out: list[int | None] = []
     for axis, sizes in enumerate(zip(*shapes)):

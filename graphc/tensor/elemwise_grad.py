@@ -4,6 +4,8 @@ import the reductions and element-wise math built on its Ops."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.scalar import basic as ps
@@ -11,13 +13,20 @@ from graphc.tensor import math as tm
 from graphc.tensor.elemwise import GRAD_RULES, DimShuffle, Elemwise
 from graphc.tensor.variable import constant
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
-def _c(value, like):
+    from graphc.graph.basic import Apply, Op, Variable
+    from graphc.tensor.variable import TensorLike, TensorVariable
+
+
+def _c(value: float, like: Variable):
     return constant(np.asarray(value, dtype=like.dtype))
 
 
-def _rule(name):
-    def register(fn):
+def _rule(name: str):
+    def register(fn: Callable[..., Any]):
         _RULES[name] = fn
         return fn
 
@@ -28,17 +37,17 @@ _RULES: dict = {}
 
 
 @_rule("add")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return [g] * len(x)
 
 
 @_rule("sub")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return [g, -g]
 
 
 @_rule("mul")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     out = []
     for i in range(len(x)):
         others = [x[j] for j in range(len(x)) if j != i]
@@ -47,19 +56,19 @@ def _(x, z, g):
 
 
 @_rule("true_div")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g / b, -g * a / tm.sqr(b)]
 
 
 @_rule("pow")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g * b * a ** (b - 1), g * z * tm.log(a)]
 
 
 @_rule("mod")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g, -g * tm.floor(a / b)]
 
@@ -92,28 +101,28 @@ _RULES["second"] = lambda x, z, g: [None, g]
 
 
 @_rule("arctan2")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     y, xx = x
     d = tm.sqr(xx) + tm.sqr(y)
     return [g * xx / d, -g * y / d]
 
 
 @_rule("maximum")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     pick = tm.ge(a, b)
     return [g * tm.cast(pick, g.dtype), g * tm.cast(tm.invert(pick), g.dtype)]
 
 
 @_rule("minimum")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     pick = tm.le(a, b)
     return [g * tm.cast(pick, g.dtype), g * tm.cast(tm.invert(pick), g.dtype)]
 
 
 @_rule("clip")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, lo, hi = x
     inside = tm.and_(tm.ge(a, lo), tm.le(a, hi))
     return [g * tm.cast(inside, g.dtype), g * tm.cast(tm.lt(a, lo), g.dtype),
@@ -121,7 +130,7 @@ def _(x, z, g):
 
 
 @_rule("switch")
-def _(x, z, g):
+def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     c, a, b = x
     zero = _c(0, g)
     return [None, tm.switch(c, g, zero), tm.switch(c, zero, g)]
@@ -132,7 +141,7 @@ _NO_GRAD = {"eq", "neq", "lt", "gt", "le", "ge", "and", "or", "xor", "invert"}
 
 
 @GRAD_RULES.register(DimShuffle)
-def dimshuffle_grad(op, inputs, gouts):
+def dimshuffle_grad(op: Op, inputs: list[Variable], gouts: list[Variable]):
     """Sum the gradient over the axes ``op`` added, then undo its permutation."""
     (g,) = gouts
     if op.augment:
@@ -142,7 +151,7 @@ def dimshuffle_grad(op, inputs, gouts):
 
 
 @GRAD_RULES.register(Elemwise)
-def elemwise_grad(op, inputs, gouts):
+def elemwise_grad(op: Op, inputs: list[Variable], gouts: list[Variable]):
     """Input gradients of ``op(*inputs)`` given the output gradient (one output)."""
     (g,) = gouts
     z = op(*inputs)
@@ -168,7 +177,7 @@ def elemwise_grad(op, inputs, gouts):
     return out
 
 
-def reduce_to(g, x):
+def reduce_to(g: TensorLike, x: Variable):
     """Sum ``g`` over the axes along which ``x`` was broadcast (static size 1)."""
     axes = tuple(
         i for i, (xs, gs) in enumerate(zip(x.type.shape, g.type.shape)) if xs == 1 and gs != 1
@@ -181,7 +190,7 @@ def reduce_to(g, x):
     return g
 
 
-def elemwise_rop(node, eval_points):
+def elemwise_rop(node: Apply, eval_points: list[Variable | None]):
     """Directional derivative of an Elemwise node's (single) output: the sum over inputs of
     the partial derivative times the input's tangent. Each rule above is linear in its output
     gradient and element-wise before ``reduce_to``, so given a tangent in place of the output

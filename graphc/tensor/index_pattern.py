@@ -16,10 +16,18 @@ the inputs it expects, and the lengths of its slices (static and symbolic).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from graphc.scalar import basic as ps
 from graphc.tensor import math as tm
 from graphc.tensor.shape import _i64
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from graphc.graph.basic import Op
+    from graphc.tensor.variable import TensorLike
 
 INT_DTYPES = ps.INT_DTYPES
 
@@ -60,7 +68,7 @@ def _entry_str(e) -> str:
     return "newaxis" if e is None else str(e)
 
 
-def format_index(idx_list, input_strs) -> str:
+def format_index(idx_list: Sequence[Any], input_strs) -> str:
     """``idx_list`` as Python index text, symbolic parts replaced by ``input_strs``."""
     it = iter(input_strs)
 
@@ -83,7 +91,7 @@ def format_index(idx_list, input_strs) -> str:
     return ", ".join(items)
 
 
-def _n_inputs(idx_list) -> int:
+def _n_inputs(idx_list: Sequence[Any]) -> int:
     n = 0
     for e in idx_list:
         if isinstance(e, SliceIdx):
@@ -93,7 +101,7 @@ def _n_inputs(idx_list) -> int:
     return n
 
 
-def _np_index(idx_list, inputs) -> tuple:
+def _np_index(idx_list: Sequence[Any], inputs) -> tuple:
     """The numpy index tuple for ``idx_list`` given the runtime values of its inputs."""
     it = iter(inputs)
 
@@ -115,7 +123,7 @@ def _np_index(idx_list, inputs) -> tuple:
     return tuple(out)
 
 
-def _check_inputs(op, idx_list, inputs) -> None:
+def _check_inputs(op: Op, idx_list: Sequence[Any], inputs) -> None:
     if len(inputs) != _n_inputs(idx_list):
         raise TypeError(f"{op}: expected {_n_inputs(idx_list)} index inputs, got {len(inputs)}")
     it = iter(inputs)
@@ -138,7 +146,7 @@ def _check_inputs(op, idx_list, inputs) -> None:
                 raise TypeError(f"{op}: array index {v} ({v.type}) must be an integer array")
 
 
-def _consumed(idx_list) -> int:
+def _consumed(idx_list: Sequence[Any]) -> int:
     return sum(e is not None for e in idx_list)
 
 
@@ -164,19 +172,19 @@ def _slice_len(e: SliceIdx, n, parts: list):
         return n
     zero, one = _i64(0), _i64(1)
 
-    def norm(v, lo, hi):
+    def norm(v: TensorLike, lo, hi):
         if isinstance(v, int):
             v = _i64(v) + n if v < 0 else _i64(v)
         else:
             v = tm.switch(tm.lt(v, _i64(0)), v + n, v)
         return tm.minimum(tm.maximum(v, lo), hi)
 
-    def forward(st):
+    def forward(st: Sequence[int] | None):
         s = zero if start is None else norm(start, zero, n)
         t = n if stop is None else norm(stop, zero, n)
         return tm.maximum(tm.int_div(t - s + st - one, st), zero)
 
-    def backward(st):
+    def backward(st: Sequence[int] | None):
         s = n - one if start is None else norm(start, -one, n - one)
         t = -one if stop is None else norm(stop, -one, n - one)
         return tm.maximum(tm.int_div(s - t - st - one, -st), zero)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
@@ -16,13 +18,22 @@ from graphc.tensor.shape import Shape_i
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable, constant
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from numpy.typing import DTypeLike
+
+    from graphc.graph.basic import Variable
+    from graphc.tensor.variable import TensorLike
+
 # ------------------------------------------------------------------ element-wise
 
 
 def _ew(name: str):
     op = _ELEMWISE[name]
 
-    def apply(*args):
+    def apply(*args: Any):
         return op(*args)
 
     apply.__name__ = name
@@ -90,7 +101,7 @@ power = pow
 bitwise_and, bitwise_or, bitwise_xor = and_, or_, xor
 
 
-def cast(x, dtype: str):
+def cast(x: TensorLike, dtype: str):
     """``x`` converted to ``dtype`` (no node when it already has that dtype)."""
     x = as_tensor_variable(x)
     dtype = str(np.dtype(dtype))
@@ -102,7 +113,7 @@ def cast(x, dtype: str):
 # ------------------------------------------------------------------ reductions
 
 
-def normalize_axis(op_name: str, x, axis) -> tuple[int, ...]:
+def normalize_axis(op_name: str, x: Variable, axis: int | Sequence[int] | None) -> tuple[int, ...]:
     """``axis`` (None, int or sequence) as a sorted tuple of non-negative axes."""
     if axis is None:
         return tuple(range(x.ndim))
@@ -128,7 +139,9 @@ class CAReduce(Op):
     _names = {"add": "Sum", "mul": "Prod", "maximum": "Max", "minimum": "Min",
               "and": "All", "or": "Any"}  # fmt: skip
 
-    def __init__(self, scalar_op: ps.ScalarOp, axis: tuple[int, ...], acc_dtype=None):
+    def __init__(
+        self, scalar_op: ps.ScalarOp, axis: tuple[int, ...], acc_dtype: DTypeLike | None = None
+    ):
         self.scalar_op = scalar_op
         self.axis = tuple(axis)
         self.acc_dtype = acc_dtype
@@ -147,7 +160,7 @@ class CAReduce(Op):
             return str(self.np_fn(np.ones(1, dtype=dtype)).dtype)
         return dtype
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         for a in self.axis:
             if not 0 <= a < x.ndim:
@@ -159,20 +172,22 @@ class CAReduce(Op):
         shape = tuple(s for i, s in enumerate(x.type.shape) if i not in self.axis)
         return Apply(self, [x], [TensorType(self.out_dtype(x.dtype), shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         dt = node.outputs[0].type.dtype
         kw = {"dtype": dt} if self.scalar_op.name in ("add", "mul") else {}
         out = self.np_fn(x, axis=self.axis, **kw)
         output_storage[0][0] = np.asarray(out, dtype=dt)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(s for i, s in enumerate(shapes[0]) if i not in self.axis)]
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         return float(np.prod(input_shapes[0]))
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         (x,) = inputs
         (g,) = gouts
         if x.dtype not in ps.FLOAT_DTYPES:
@@ -199,6 +214,44 @@ class CAReduce(Op):
         return switch(eq(n_zeros, 0), prod_nonzero / x, switch(eq(n_zeros, 1), with_one_zero, 0))
 
 
+class ElemwiseSum(Op):
+    """``sum(Elemwise{inner}(*inputs))`` over every axis, in one pass without the
+    intermediate array (what the ``reduce_fusion`` rewrite makes of ``sum(exp(x))``).  The
+    inputs have one shape (the rewrite proves it); float32/float64 only, summed in the
+    element dtype as ``Sum`` does.  Like a fused Composite it has no gradient: rewrites make
+    it after ``grad`` ran."""
+
+    __props__ = ("inner",)
+
+    def __init__(self, inner: ps.ScalarOp):
+        self.inner = inner
+
+    def __str__(self) -> str:
+        return f"Sum{{{self.inner}}}"
+
+    def make_node(self, *inputs) -> Apply:
+        inputs = [as_tensor_variable(i) for i in inputs]
+        if not inputs or len({i.ndim for i in inputs}) != 1:
+            raise TypeError(f"{self}: expects inputs of one ndim, got {inputs}")
+        (dt,) = self.inner.output_dtypes(*(i.dtype for i in inputs))
+        if dt not in ("float32", "float64"):
+            raise TypeError(f"{self}: the element function must give floats, not {dt}")
+        return Apply(self, inputs, [TensorType(dt, ())()])
+
+    def perform(self, node, inputs, output_storage):
+        dt = node.outputs[0].type.dtype
+        with np.errstate(all="ignore"):
+            res = self.inner.evaluate(dt, *inputs)
+        output_storage[0][0] = np.asarray(np.sum(res, dtype=dt), dtype=dt)
+
+    def infer_shape(self, fgraph, node, shapes):
+        return [()]
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        n = float(np.prod(input_shapes[0])) if input_shapes else 0.0
+        return n * (len(getattr(self.inner, "nodes", ())) + 1)
+
+
 def _restore_axes(v, ndim: int, axes: tuple[int, ...]):
     """``v`` with broadcastable axes at positions ``axes`` of the ``ndim``-d result (the
     reduced axes put back, or indexing's new axes)."""
@@ -213,39 +266,51 @@ def _restore_axes(v, ndim: int, axes: tuple[int, ...]):
     return DimShuffle(v.ndim, order)(v)
 
 
-def _keep(out, x, axes, keepdims: bool):
+def _keep(out, x, axes: int | Sequence[int] | None, keepdims: bool):
     return _restore_axes(out, x.ndim, axes) if keepdims else out
 
 
-def _reduce(name: str, scalar_name: str, x, axis, keepdims, acc_dtype=None):
+def _reduce(
+    name: str,
+    scalar_name: str,
+    x: TensorLike,
+    axis: int | Sequence[int] | None,
+    keepdims: bool,
+    acc_dtype: DTypeLike | None = None,
+):
     x = as_tensor_variable(x)
     axes = normalize_axis(name, x, axis)
     out = CAReduce(ps.get_scalar_op(scalar_name), axes, acc_dtype)(x)
     return _keep(out, x, axes, keepdims)
 
 
-def sum(x, axis=None, keepdims=False, dtype=None):
+def sum(
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    dtype: DTypeLike | None = None,
+):
     """Sum over ``axis`` (all axes when None)."""
     return _reduce("sum", "add", x, axis, keepdims, None if dtype is None else str(np.dtype(dtype)))
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     return _reduce("prod", "mul", x, axis, keepdims)
 
 
-def max(x, axis=None, keepdims=False):
+def max(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     return _reduce("max", "maximum", x, axis, keepdims)
 
 
-def min(x, axis=None, keepdims=False):
+def min(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     return _reduce("min", "minimum", x, axis, keepdims)
 
 
-def all(x, axis=None, keepdims=False):
+def all(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     return _reduce("all", "and", x, axis, keepdims)
 
 
-def any(x, axis=None, keepdims=False):
+def any(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     return _reduce("any", "or", x, axis, keepdims)
 
 
@@ -261,12 +326,12 @@ class Argmax(Op):
     def __str__(self) -> str:
         return f"Arg{self.kind}{{axis={list(self.axis)}}}"
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         shape = tuple(s for i, s in enumerate(x.type.shape) if i not in self.axis)
         return Apply(self, [x], [TensorType("int64", shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         keep = [i for i in range(x.ndim) if i not in self.axis]
         if x.ndim and 0 in [x.shape[a] for a in self.axis]:
@@ -277,26 +342,26 @@ class Argmax(Op):
         fn = np.argmax if self.kind == "max" else np.argmin
         output_storage[0][0] = np.asarray(fn(xt, axis=-1), dtype="int64")
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(s for i, s in enumerate(shapes[0]) if i not in self.axis)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return [None]
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     x = as_tensor_variable(x)
     axes = normalize_axis("argmax", x, axis)
     return _keep(Argmax(axes, "max")(x), x, axes, keepdims)
 
 
-def argmin(x, axis=None, keepdims=False):
+def argmin(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     x = as_tensor_variable(x)
     axes = normalize_axis("argmin", x, axis)
     return _keep(Argmax(axes, "min")(x), x, axes, keepdims)
 
 
-def _count(x, axes):
+def _count(x, axes: int | Sequence[int] | None):
     n = None
     for a in axes:
         d = Shape_i(a)(x)
@@ -304,7 +369,7 @@ def _count(x, axes):
     return constant(np.int64(1)) if n is None else n
 
 
-def mean(x, axis=None, keepdims=False):
+def mean(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
     x = as_tensor_variable(x)
     axes = normalize_axis("mean", x, axis)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
@@ -313,7 +378,9 @@ def mean(x, axis=None, keepdims=False):
     return cast(s / cast(_count(x, axes), out_dt), out_dt)
 
 
-def var(x, axis=None, keepdims=False, ddof=0):
+def var(
+    x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0
+):
     x = as_tensor_variable(x)
     axes = normalize_axis("var", x, axis)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
@@ -323,7 +390,9 @@ def var(x, axis=None, keepdims=False, ddof=0):
     return cast(sum(sqr(centered), axis=axes, keepdims=keepdims) / (n - ddof), out_dt)
 
 
-def std(x, axis=None, keepdims=False, ddof=0):
+def std(
+    x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0
+):
     return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Constant, Op, Variable
@@ -10,6 +12,11 @@ from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import sigmoid, softplus
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from graphc.tensor.variable import TensorLike
 
 __all__ = [
     "CrossentropyCategorical1Hot", "CrossentropyCategorical1HotGrad", "CrossentropySoftmax1Hot",
@@ -30,7 +37,7 @@ def _const(value, dtype: str) -> TensorConstant:
     return TensorConstant(TensorType(dtype, ()), arr)
 
 
-def _as_float(x):
+def _as_float(x: TensorLike):
     """``x`` as a tensor, integer and bool tensors cast to a float dtype (as numpy does)."""
     x = as_tensor_variable(x)
     if x.dtype in _FLOATS:
@@ -50,7 +57,7 @@ def _is_zeros(v: Variable) -> bool:
     return False
 
 
-def relu(x, alpha=0):
+def relu(x: TensorLike, alpha: int = 0):
     """Rectified linear unit: ``x`` where positive, else ``alpha * x`` (leaky when alpha != 0)."""
     x = as_tensor_variable(x)
     if not isinstance(alpha, Variable) and alpha == 0:
@@ -63,7 +70,7 @@ def relu(x, alpha=0):
 # ------------------------------------------------------------------ softmax
 
 
-def _axis(op_name: str, x, axis: int) -> int:
+def _axis(op_name: str, x: Variable, axis: int) -> int:
     if x.ndim == 0:
         raise TypeError(f"{op_name}: input must have at least one dimension, got {x.type}")
     if not -x.ndim <= axis < x.ndim:
@@ -92,21 +99,21 @@ class _AlongAxis(Op):
     def __str__(self) -> str:
         return f"{type(self).__name__}{{axis={self.axis}}}"
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         if x.dtype not in _FLOATS:
             raise TypeError(f"{self}: input must be float32 or float64, got {x} of type {x.type}")
         _axis(str(self), x, self.axis)
         return Apply(self, [x], [x.type()])
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[0])]
 
 
 class Softmax(_AlongAxis):
     """``exp(x) / sum(exp(x), axis)``, computed with the maximum subtracted first."""
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         ax = self.axis % x.ndim
         if x.shape[ax] == 0:
@@ -115,7 +122,7 @@ class Softmax(_AlongAxis):
         e = np.exp(x - np.max(x, axis=ax, keepdims=True))
         output_storage[0][0] = np.asarray(e / np.sum(e, axis=ax, keepdims=True), dtype=x.dtype)
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         (x,) = inputs
         (g,) = gouts
         sm = self(x)
@@ -126,19 +133,19 @@ class Softmax(_AlongAxis):
 class LogSoftmax(_AlongAxis):
     """``x - logsumexp(x, axis)``, computed stably."""
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         out = _np_log_softmax(x, self.axis % x.ndim)
         output_storage[0][0] = np.asarray(out, dtype=x.dtype)
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         (x,) = inputs
         (g,) = gouts
         ax = self.axis % x.ndim
         return [g - tm.exp(self(x)) * tm.sum(g, axis=ax, keepdims=True)]
 
 
-def _theano_row(x, axis: int | None) -> tuple:
+def _theano_row(x: TensorLike, axis: int | None) -> tuple:
     """``(x, axis)`` with Theano's default: no axis means the last one, and a vector is
     first made a (1, n) row (Theano's softmax and logsoftmax took rows and padded vectors)."""
     if axis is not None:
@@ -148,14 +155,14 @@ def _theano_row(x, axis: int | None) -> tuple:
     return x, -1
 
 
-def softmax(x, axis: int | None = None):
+def softmax(x: TensorLike, axis: int | None = None):
     """Softmax over ``axis``; without one, over the last axis, and a vector gives a (1, n)
     row as Theano's ``T.nnet.softmax`` did."""
     x, axis = _theano_row(_as_float(x), axis)
     return Softmax(_axis("softmax", x, axis))(x)
 
 
-def log_softmax(x, axis: int | None = None):
+def log_softmax(x: TensorLike, axis: int | None = None):
     """Log of the softmax over ``axis``, without forming the softmax; no axis as in
     ``softmax`` (a vector gives a (1, n) row)."""
     x, axis = _theano_row(_as_float(x), axis)
@@ -168,7 +175,7 @@ logsoftmax = log_softmax  # Theano's name
 # ------------------------------------------------------------------ cross-entropies
 
 
-def _1hot_grad_node(op, g, dist: tuple, y_idx, g_error: str) -> Apply:
+def _1hot_grad_node(op: Op, g: Variable, dist: tuple, y_idx: Variable, g_error: str) -> Apply:
     """The Apply of a 1-hot gradient Op ``(g, dist, y_idx) -> like dist``; ``dist`` is
     (value, name for errors), ``g_error`` the message for a ``g`` that is not a vector
     (``{g}`` the variable, ``{t}`` its type)."""
@@ -179,7 +186,7 @@ def _1hot_grad_node(op, g, dist: tuple, y_idx, g_error: str) -> Apply:
     return Apply(op, [g, x, y], [x.type()])
 
 
-def _check_1hot(op, x, y_idx, what: str):
+def _check_1hot(op: Op, x: Variable, y_idx: Variable, what: str):
     if x.ndim != 2 or x.dtype not in _FLOATS:
         raise TypeError(f"{op}: {what} must be a float matrix, got {x} of type {x.type}")
     if y_idx.ndim != 1 or y_idx.dtype not in _INTS:
@@ -192,7 +199,7 @@ def _check_1hot(op, x, y_idx, what: str):
     return a if a is not None else b
 
 
-def _check_idx(op, y: np.ndarray, n_rows: int, n_classes: int) -> None:
+def _check_idx(op: Op, y: np.ndarray, n_rows: int, n_classes: int) -> None:
     if y.shape[0] != n_rows:
         raise ValueError(f"{op}: {n_rows} rows but {y.shape[0]} class indices")
     if y.size and (y.min() < 0 or y.max() >= n_classes):
@@ -204,22 +211,22 @@ class CrossentropyCategorical1Hot(Op):
 
     __props__ = ()
 
-    def make_node(self, coding_dist, y_idx) -> Apply:
+    def make_node(self, coding_dist: Variable, y_idx: Variable) -> Apply:
         x, y = as_tensor_variable(coding_dist), as_tensor_variable(y_idx)
         n = _check_1hot(self, x, y, "coding_dist")
         return Apply(self, [x, y], [TensorType(x.dtype, (n,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, y = inputs
         _check_idx(self, y, x.shape[0], x.shape[1])
         with np.errstate(divide="ignore"):
             out = -np.log(x[np.arange(x.shape[0]), y])
         output_storage[0][0] = np.asarray(out, dtype=x.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(shapes[0][0],)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, y = inputs
         (g,) = gouts
         return [CrossentropyCategorical1HotGrad()(g, x, y), None]
@@ -230,7 +237,7 @@ class CrossentropyCategorical1HotGrad(Op):
 
     __props__ = ()
 
-    def make_node(self, g, coding_dist, y_idx) -> Apply:
+    def make_node(self, g: Variable, coding_dist: Variable, y_idx: Variable) -> Apply:
         return _1hot_grad_node(
             self,
             g,
@@ -239,7 +246,7 @@ class CrossentropyCategorical1HotGrad(Op):
             "output gradient must be a vector, got {t}",
         )
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         g, x, y = inputs
         _check_idx(self, y, x.shape[0], x.shape[1])
         out = np.zeros_like(x)
@@ -247,10 +254,10 @@ class CrossentropyCategorical1HotGrad(Op):
         out[rows, y] = -g / x[rows, y]
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[1])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         # out[i, y[i]] = -g[i] / x[i, y[i]]: d/dg = -G[i, y[i]] / x[i, y[i]]; d/dx at (i, y[i])
         # = G g / x**2, which is this Op applied to -G g / x.
         g, x, y = inputs
@@ -266,11 +273,11 @@ def _pick(m, y):
     return m[arange(m.shape[0]), y]
 
 
-def crossentropy_categorical_1hot(coding_dist, y_idx):
+def crossentropy_categorical_1hot(coding_dist: TensorLike, y_idx: TensorLike):
     return CrossentropyCategorical1Hot()(coding_dist, y_idx)
 
 
-def categorical_crossentropy(coding_dist, true_dist):
+def categorical_crossentropy(coding_dist: TensorLike, true_dist: TensorLike):
     """Cross-entropy between rows of ``coding_dist`` and ``true_dist``: a distribution (same
     shape, e.g. one-hot) or an integer vector of class indices."""
     x = as_tensor_variable(coding_dist)
@@ -285,7 +292,7 @@ def categorical_crossentropy(coding_dist, true_dist):
     )
 
 
-def binary_crossentropy(output, target):
+def binary_crossentropy(output: TensorLike, target: TensorLike):
     """``-(target * log(output) + (1 - target) * log(1 - output))`` element-wise."""
     o = _as_float(output)
     t = as_tensor_variable(target)
@@ -299,12 +306,12 @@ class CrossentropySoftmax1Hot(Op):
 
     __props__ = ()
 
-    def make_node(self, x, y_idx) -> Apply:
+    def make_node(self, x: Variable, y_idx: Variable) -> Apply:
         x, y = as_tensor_variable(x), as_tensor_variable(y_idx)
         n = _check_1hot(self, x, y, "x")
         return Apply(self, [x, y], [TensorType(x.dtype, (n,))(), x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, y = inputs
         _check_idx(self, y, x.shape[0], x.shape[1])
         if x.shape[1] == 0:
@@ -318,10 +325,10 @@ class CrossentropySoftmax1Hot(Op):
         output_storage[0][0] = np.asarray(-lsm[rows, y], dtype=x.dtype)
         output_storage[1][0] = np.asarray(np.exp(lsm), dtype=x.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(shapes[0][0],), tuple(shapes[0])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, y = inputs
         g_nll, g_sm = gouts
         _, sm = self(x, y)
@@ -341,34 +348,34 @@ class CrossentropySoftmax1HotDx(Op):
 
     __props__ = ()
 
-    def make_node(self, dnll, sm, y_idx) -> Apply:
+    def make_node(self, dnll: Variable, sm: Variable, y_idx: Variable) -> Apply:
         return _1hot_grad_node(
             self, dnll, (sm, "sm"), y_idx, "dnll must be a vector, got {g} of type {t}"
         )
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         g, sm, y = inputs
         _check_idx(self, y, sm.shape[0], sm.shape[1])
         dx = sm * g[:, None]
         dx[np.arange(sm.shape[0]), y] -= g
         output_storage[0][0] = np.asarray(dx, dtype=sm.dtype)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[1])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         # dnll[:, None] * (sm - onehot(y)): linear in dnll and in sm
         g, sm, y = inputs
         (gz,) = gouts
         return [tm.sum(gz * sm, axis=1) - _pick(gz, y), gz * g.dimshuffle(0, "x"), None]
 
 
-def crossentropy_softmax_1hot(x, y_idx):
+def crossentropy_softmax_1hot(x: TensorLike, y_idx: TensorLike):
     """``(nll, softmax(x))`` for logits ``x`` and integer class indices ``y_idx``."""
     return CrossentropySoftmax1Hot()(_as_float(x), y_idx)
 
 
-def crossentropy_softmax_1hot_with_bias(x, b, y_idx):
+def crossentropy_softmax_1hot_with_bias(x: TensorLike, b: TensorLike, y_idx: TensorLike):
     """``crossentropy_softmax_1hot(x + b, y_idx)``."""
     return crossentropy_softmax_1hot(tm.add(_as_float(x), b), y_idx)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.printing import atom, register_pprint
 from graphc.scalar import basic as ps
 from graphc.tensor import subtensor as ts
@@ -9,6 +11,9 @@ from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i
 from graphc.tensor.blas import Dot
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Op, Variable
 
 BINARY = {
     ps.add: "+", ps.sub: "-", ps.mul: "*", ps.true_div: "/", ps.int_div: "//", ps.mod: "%",
@@ -22,7 +27,7 @@ RENAMED = {ps.round_half_to_even: "round"}
 
 
 @register_pprint(Elemwise)
-def _elemwise(op, node, v, args):
+def _elemwise(op: Op, node: Apply, v: Variable, args: list[str]):
     sop = op.scalar_op
     if sop in BINARY and len(args) >= 2:
         return "(" + f" {BINARY[sop]} ".join(args) + ")"
@@ -34,13 +39,13 @@ def _elemwise(op, node, v, args):
 
 
 @register_pprint(CAReduce)
-def _careduce(op, node, v, args):
+def _careduce(op: Op, node: Apply, v: Variable, args: list[str]):
     fn = REDUCE.get(op.scalar_op, op.scalar_op.name)
     return f"{fn}({args[0]}, axis={list(op.axis)})"
 
 
 @register_pprint(DimShuffle)
-def _dimshuffle(op, node, v, args):
+def _dimshuffle(op: Op, node: Apply, v: Variable, args: list[str]):
     inp = node.inputs[0]
     n_lead = len(op.new_order) - inp.ndim
     if n_lead >= 0 and list(op.new_order) == ["x"] * n_lead + list(range(inp.ndim)):
@@ -52,17 +57,17 @@ def _dimshuffle(op, node, v, args):
 
 
 @register_pprint(ts.Subtensor, ts.AdvancedSubtensor)
-def _subtensor(op, node, v, args):
+def _subtensor(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"{atom(args[0])}[{ts.format_index(op.idx_list, args[1:])}]"
 
 
 @register_pprint(ts.AdvancedSubtensor1)
-def _take1(op, node, v, args):
+def _take1(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"{atom(args[0])}[{args[1]}]"
 
 
 @register_pprint(ts.IncSubtensor, ts.AdvancedIncSubtensor, ts.AdvancedIncSubtensor1)
-def _inc_subtensor(op, node, v, args):
+def _inc_subtensor(op: Op, node: Apply, v: Variable, args: list[str]):
     fn = "set_subtensor" if op.set_instead_of_inc else "inc_subtensor"
     if isinstance(op, ts.AdvancedIncSubtensor1):
         idx = args[2]
@@ -72,25 +77,25 @@ def _inc_subtensor(op, node, v, args):
 
 
 @register_pprint(Shape)
-def _shape(op, node, v, args):
+def _shape(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"{atom(args[0])}.shape"
 
 
 @register_pprint(Shape_i)
-def _shape_i(op, node, v, args):
+def _shape_i(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"{atom(args[0])}.shape[{op.i}]"
 
 
 @register_pprint(Reshape)
-def _reshape(op, node, v, args):
+def _reshape(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"reshape({args[0]}, {args[1]})"
 
 
 @register_pprint(MakeVector)
-def _make_vector(op, node, v, args):
+def _make_vector(op: Op, node: Apply, v: Variable, args: list[str]):
     return "[" + ", ".join(args) + "]"
 
 
 @register_pprint(Dot)
-def _dot(op, node, v, args):
+def _dot(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"({args[0]} @ {args[1]})"

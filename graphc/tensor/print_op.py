@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from graphc.graph.basic import Apply, Op
 from graphc.tensor.variable import as_tensor_variable
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from graphc.graph.basic import Variable
 
 
 def _print_fn(op: Print, value) -> None:
@@ -31,7 +37,7 @@ class Print(Op):
     def __str__(self) -> str:
         return f"Print{{{self.message}}}" if self.message else "Print"
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         return Apply(self, [x], [x.type()])
 
@@ -40,8 +46,8 @@ class Print(Op):
         output_storage[0][0] = x
         self.global_fn(self, x)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [shapes[0]]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return list(gouts)

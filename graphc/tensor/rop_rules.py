@@ -9,6 +9,8 @@ here by transposing their gradient (two reverse passes).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphc.graph.rop import register_rop
 from graphc.tensor import math as tm
 from graphc.tensor import subtensor as ts
@@ -31,6 +33,9 @@ from graphc.tensor.nnet import (
 )
 from graphc.tensor.print_op import Print
 
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply, Op, Variable
+
 __all__ = ["add_terms", "linear_in"]
 
 
@@ -42,7 +47,7 @@ def add_terms(*terms):
     return live[0] if len(live) == 1 else tm.add(*live)
 
 
-def _not_inplace(op):
+def _not_inplace(op: Op):
     """``op`` itself, or its copy computing into a new buffer (a tangent must not be
     overwritten in place of the value it stands beside)."""
     if not getattr(op, "inplace", False):
@@ -57,7 +62,7 @@ def linear_in(*positions: int):
     indices, shapes or values only read for their shape): the Op applied to their tangents
     (zeros where a tangent is None), the other inputs unchanged."""
 
-    def rule(node, eval_points):
+    def rule(node: Apply, eval_points: list[Variable | None]):
         if all(eval_points[p] is None for p in positions):
             return [None] * len(node.outputs)
         args = list(node.inputs)
@@ -74,7 +79,7 @@ def bilinear(i: int, j: int):
     """The rule of an Op linear in input ``i`` and in input ``j`` separately (a product):
     ``op(di, j) + op(i, dj)``."""
 
-    def rule(node, eval_points):
+    def rule(node: Apply, eval_points: list[Variable | None]):
         terms = []
         for p in (i, j):
             if eval_points[p] is not None:
@@ -99,17 +104,17 @@ register_rop(Elemwise)(elemwise_rop)
 
 
 @register_rop(Join, MakeVector)
-def _all_linear(node, eval_points):
+def _all_linear(node: Apply, eval_points: list[Variable | None]):
     return linear_in(*range(len(node.inputs)))(node, eval_points)
 
 
 @register_rop(Print)
-def _print(node, eval_points):
+def _print(node: Apply, eval_points: list[Variable | None]):
     return [eval_points[0]]  # the tangent is not printed
 
 
 @register_rop(CumOp)
-def _cum(node, eval_points):
+def _cum(node: Apply, eval_points: list[Variable | None]):
     if node.op.mode == "add":
         return linear_in(0)(node, eval_points)
     return NotImplemented  # cumprod: the transposed gradient
@@ -119,7 +124,7 @@ def _cum(node, eval_points):
 
 
 @register_rop(CAReduce)
-def _careduce(node, eval_points):
+def _careduce(node: Apply, eval_points: list[Variable | None]):
     (v,) = eval_points
     op = node.op
     (x,) = node.inputs
@@ -140,7 +145,7 @@ def _careduce(node, eval_points):
 # ------------------------------------------------------------------ BLAS
 
 
-def _scaled_update_rop(node, eval_points):
+def _scaled_update_rop(node: Apply, eval_points: list[Variable | None]):
     """``beta * z + alpha * dot(a, b)`` (Gemv, Gemm) by the product rule."""
     z, alpha, a, b, beta = node.inputs
     dz, dalpha, da, db, dbeta = eval_points
@@ -166,7 +171,7 @@ def _softmax_tangent(v, sm, axis: int):
 
 
 @register_rop(Softmax)
-def _softmax(node, eval_points):
+def _softmax(node: Apply, eval_points: list[Variable | None]):
     (v,) = eval_points
     if v is None:
         return [None]
@@ -174,7 +179,7 @@ def _softmax(node, eval_points):
 
 
 @register_rop(LogSoftmax)
-def _log_softmax(node, eval_points):
+def _log_softmax(node: Apply, eval_points: list[Variable | None]):
     (v,) = eval_points
     if v is None:
         return [None]
@@ -183,7 +188,7 @@ def _log_softmax(node, eval_points):
 
 
 @register_rop(CrossentropySoftmax1Hot)
-def _xent_softmax(node, eval_points):
+def _xent_softmax(node: Apply, eval_points: list[Variable | None]):
     v = eval_points[0]
     if v is None:
         return [None, None]
@@ -194,7 +199,7 @@ def _xent_softmax(node, eval_points):
 
 
 @register_rop(CrossentropyCategorical1Hot)
-def _xent_1hot(node, eval_points):
+def _xent_1hot(node: Apply, eval_points: list[Variable | None]):
     v = eval_points[0]
     if v is None:
         return [None]
@@ -203,7 +208,7 @@ def _xent_1hot(node, eval_points):
 
 
 @register_rop(CrossentropySoftmax1HotDx)
-def _xent_softmax_dx(node, eval_points):
+def _xent_softmax_dx(node: Apply, eval_points: list[Variable | None]):
     # dnll[:, None] * (sm - onehot(y)): linear in dnll and in sm separately
     d_g, d_sm, _ = eval_points
     g, sm, y = node.inputs
@@ -216,7 +221,7 @@ def _xent_softmax_dx(node, eval_points):
 
 
 @register_rop(CrossentropyCategorical1HotGrad)
-def _xent_1hot_grad(node, eval_points):
+def _xent_1hot_grad(node: Apply, eval_points: list[Variable | None]):
     # -g[i] / x[i, y[i]] at (i, y[i]): linear in g; in x, d(-g / x) = g dx / x**2, which is
     # the Op applied to -g dx / x.
     d_g, d_x, _ = eval_points

@@ -7,14 +7,24 @@ below the construction Ops of ``tensor/basic.py``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
+if TYPE_CHECKING:
+    from typing import Any
 
-def _constant(value, dtype=None) -> TensorConstant:
+    from numpy.typing import DTypeLike
+
+    from graphc.graph.basic import Variable
+    from graphc.tensor.variable import TensorLike
+
+
+def _constant(value, dtype: DTypeLike | None = None) -> TensorConstant:
     """A TensorConstant that keeps the value's ndim (a 0-d value stays 0-d)."""
     arr = np.array(value, dtype=dtype)
     if arr.dtype == np.float16:
@@ -33,17 +43,17 @@ class Shape(Op):
 
     __props__ = ()
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         return Apply(self, [x], [TensorType("int64", (x.ndim,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         output_storage[0][0] = np.asarray(inputs[0].shape, dtype="int64")
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(_i64(len(shapes[0])),)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return [None]
 
 
@@ -58,31 +68,31 @@ class Shape_i(Op):  # noqa: N801 - Theano's name
     def __str__(self) -> str:
         return f"Shape_i{{{self.i}}}"
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
         if not 0 <= self.i < x.ndim:
             raise ValueError(f"{self}: axis out of range for {x.type}")
         return Apply(self, [x], [TensorType("int64", ())()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype="int64")
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [()]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return [None]
 
 
 _shape = Shape()
 
 
-def shape(x):
+def shape(x: TensorLike):
     """Symbolic shape of ``x`` (an int64 vector)."""
     return _shape(as_tensor_variable(x))
 
 
-def shape_tuple(x) -> tuple:
+def shape_tuple(x: TensorLike) -> tuple:
     """A tuple of int64 scalars, one per axis (constants where the static size is known)."""
     x = as_tensor_variable(x)
     return tuple(_i64(s) if s is not None else Shape_i(i)(x) for i, s in enumerate(x.type.shape))

@@ -8,7 +8,7 @@ names for symbolic parts, None for new axes), described and read in
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +39,12 @@ from graphc.tensor.shape import Shape, _constant, _i64
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from graphc.tensor.variable import TensorLike
+
 INT_DTYPES = ps.INT_DTYPES
 
 
@@ -62,7 +68,7 @@ def _read(op, x: np.ndarray, idx) -> np.ndarray:
 # ------------------------------------------------------------------ basic indexing
 
 
-def _basic_static_shape(op, idx_list, x) -> tuple:
+def _basic_static_shape(op: Op, idx_list: Sequence[Any], x: Variable) -> tuple:
     if len(idx_list) > x.ndim:
         raise IndexError(f"{op}: too many indices ({len(idx_list)}) for {x.type}")
     out: list = []
@@ -83,7 +89,7 @@ class Subtensor(Op):
     __props__ = ("idx_list",)
     view_map = {0: [0]}
 
-    def __init__(self, idx_list):
+    def __init__(self, idx_list: Sequence[Any]):
         self.idx_list = tuple(idx_list)
         for e in self.idx_list:
             if e is None or isinstance(e, ArrayIdx):
@@ -92,12 +98,12 @@ class Subtensor(Op):
     def __str__(self) -> str:
         return "Subtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
 
-    def make_node(self, x, *inputs) -> Apply:
+    def make_node(self, x: Variable, *inputs: Variable) -> Apply:
         return _indexed_node(
             self, x, inputs, lambda x, _: _basic_static_shape(self, self.idx_list, x)
         )
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, *rest = inputs
         idx = _np_index(self.idx_list, rest)
         try:
@@ -108,15 +114,15 @@ class Subtensor(Op):
             raise ValueError(f"{self}: {e} (index {idx}, array shape {x.shape})") from e
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [_basic_shape(self.idx_list, shapes[0], node.inputs[1:], node.outputs[0])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return _take_grad(inputs, gouts, IncSubtensor(self.idx_list))
 
 
 @CONSTANT_RULES.register(Subtensor)
-def _subtensor_constant(node, v, elemwise):
+def _subtensor_constant(node: Apply, v: Variable, elemwise: bool):
     """x[i] where x is a shape vector, a MakeVector or a constant vector and i is constant."""
     if v.ndim != 0:
         return None
@@ -140,7 +146,7 @@ def _subtensor_constant(node, v, elemwise):
     raise NotScalarConstantError(f"{node.outputs[0]} is not a constant scalar")
 
 
-def _take_grad(inputs, gouts, inc: Op) -> list:
+def _take_grad(inputs: list[Variable], gouts: list[Variable], inc: Op) -> list:
     """Gradients of ``x[idx]`` (inputs ``x, *idx``): ``g`` added by ``inc`` into zeros like x."""
     x, *rest = inputs
     (g,) = gouts
@@ -149,7 +155,7 @@ def _take_grad(inputs, gouts, inc: Op) -> list:
     return [inc(zeros_like(x), g, *rest)] + [None] * len(rest)
 
 
-def _basic_shape(idx_list, xshape, parts, out):
+def _basic_shape(idx_list: Sequence[Any], xshape, parts, out):
     res: list = []
     it = iter(parts)
     for e, n in zip(idx_list, xshape):
@@ -172,7 +178,9 @@ class _SetOrIncSubtensor(Op):
 
     __props__ = ("idx_list", "inplace", "set_instead_of_inc")
 
-    def __init__(self, idx_list, inplace: bool = False, set_instead_of_inc: bool = False):
+    def __init__(
+        self, idx_list: Sequence[Any], inplace: bool = False, set_instead_of_inc: bool = False
+    ):
         self.idx_list = tuple(idx_list)
         self.inplace = bool(inplace)
         self.set_instead_of_inc = bool(set_instead_of_inc)
@@ -184,17 +192,17 @@ class _SetOrIncSubtensor(Op):
         idx = ", ".join(_entry_str(e) for e in self.idx_list)
         return f"{type(self).__name__}{{{mode};{idx}}}"
 
-    def _region_shape(self, x, inputs) -> tuple:
+    def _region_shape(self, x: Variable, inputs: list[Variable]) -> tuple:
         raise NotImplementedError
 
-    def make_node(self, x, y, *inputs) -> Apply:
+    def make_node(self, x: Variable, y: Variable, *inputs: Variable) -> Apply:
         x, y = as_tensor_variable(x), as_tensor_variable(y)
         inputs = [as_tensor_variable(i) for i in inputs]
         _check_inputs(self, self.idx_list, inputs)
         _check_y(self, x, y, self._region_shape(x, inputs))
         return Apply(self, [x, y, *inputs], [x.type()])
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [shapes[0]]
 
 
@@ -205,10 +213,10 @@ class IncSubtensor(_SetOrIncSubtensor):
     ``x`` is copied first.
     """
 
-    def _region_shape(self, x, inputs) -> tuple:
+    def _region_shape(self, x: Variable, inputs: list[Variable]) -> tuple:
         return _basic_static_shape(self, self.idx_list, x)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, y, *rest = inputs
         out = x if self.inplace else x.copy()
         idx = (*_np_index(self.idx_list, rest), Ellipsis)
@@ -224,12 +232,12 @@ class IncSubtensor(_SetOrIncSubtensor):
             ) from e
         output_storage[0][0] = out
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         zeroed = IncSubtensor(self.idx_list, set_instead_of_inc=True)
         return _inc_grad(self, inputs, gouts, zeroed, Subtensor(self.idx_list))
 
 
-def _inc_grad(op, inputs, gouts, zeroed: Op, take: Op) -> list:
+def _inc_grad(op: Op, inputs: list[Variable], gouts: list[Variable], zeroed: Op, take: Op) -> list:
     """Gradients of ``x`` with ``x[idx]`` set to / incremented by ``y`` (inputs ``x, y, *idx``).
 
     ``zeroed`` is the set Op that zeroes ``g[idx]``; ``take`` the Op that reads ``g[idx]``.
@@ -247,7 +255,7 @@ def _inc_grad(op, inputs, gouts, zeroed: Op, take: Op) -> list:
     return [gx, gy] + [None] * len(rest)
 
 
-def _advanced_inc(op, x, y, idx) -> np.ndarray:
+def _advanced_inc(op: Op, x: np.ndarray, y: np.ndarray, idx: Any) -> np.ndarray:
     """``x`` (or a copy) with ``x[idx]`` set to ``y``, or incremented by it with ``np.add.at``."""
     out = x if op.inplace else x.copy()
     try:
@@ -260,7 +268,7 @@ def _advanced_inc(op, x, y, idx) -> np.ndarray:
     return out
 
 
-def _check_y(op, x, y, sub_shape) -> None:
+def _check_y(op: Op, x: Variable, y: Variable, sub_shape) -> None:
     if y.ndim > len(sub_shape):
         raise TypeError(
             f"{op}: cannot put a {y.ndim}-d value ({y.type}) into a {len(sub_shape)}-d "
@@ -276,7 +284,7 @@ def _check_y(op, x, y, sub_shape) -> None:
             )
 
 
-def _sum_to(g, y):
+def _sum_to(g: Variable, y: Variable):
     """Sum ``g`` over the axes that ``y`` was broadcast along (leading, and static size 1)."""
     lead = g.ndim - y.ndim
     if lead:
@@ -297,7 +305,7 @@ class AdvancedSubtensor1(Op):
 
     __props__ = ()
 
-    def make_node(self, x, ilist) -> Apply:
+    def make_node(self, x: Variable, ilist: Variable) -> Apply:
         x, ilist = as_tensor_variable(x), as_tensor_variable(ilist)
         if ilist.ndim != 1 or ilist.dtype not in INT_DTYPES:
             raise TypeError(f"{self}: the index must be an integer vector, got {ilist.type}")
@@ -306,14 +314,14 @@ class AdvancedSubtensor1(Op):
         static = (ilist.type.shape[0], *x.type.shape[1:])
         return Apply(self, [x, ilist], [TensorType(x.dtype, static)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, ilist = inputs
         output_storage[0][0] = _read(self, x, ilist)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(shapes[1][0], *shapes[0][1:])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return _take_grad(inputs, gouts, AdvancedIncSubtensor1())
 
 
@@ -335,7 +343,7 @@ class AdvancedIncSubtensor1(Op):
             f"{'set' if self.set_instead_of_inc else 'inc'}}}"
         )
 
-    def make_node(self, x, y, ilist) -> Apply:
+    def make_node(self, x: Variable, y: Variable, ilist: Variable) -> Apply:
         x, y, ilist = (as_tensor_variable(v) for v in (x, y, ilist))
         if ilist.ndim != 1 or ilist.dtype not in INT_DTYPES:
             raise TypeError(f"{self}: the index must be an integer vector, got {ilist.type}")
@@ -344,19 +352,19 @@ class AdvancedIncSubtensor1(Op):
         _check_y(self, x, y, (ilist.type.shape[0], *x.type.shape[1:]))
         return Apply(self, [x, y, ilist], [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, y, ilist = inputs
         output_storage[0][0] = _advanced_inc(self, x, y, ilist)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [shapes[0]]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         zeroed = AdvancedIncSubtensor1(set_instead_of_inc=True)
         return _inc_grad(self, inputs, gouts, zeroed, AdvancedSubtensor1())
 
 
-def _adv_parts(op, idx_list, x, inputs):
+def _adv_parts(op: Op, idx_list: Sequence[Any], x: Variable, inputs: Sequence[Variable]):
     """[(kind, value)] per output-producing item: ("adv", shape) or ("basic", size)."""
     if _consumed(idx_list) > x.ndim:
         raise IndexError(f"{op}: too many indices ({_consumed(idx_list)}) for {x.type}")
@@ -383,13 +391,15 @@ def _adv_parts(op, idx_list, x, inputs):
     return parts
 
 
-def _adv_order(parts) -> tuple[list[int], bool]:
+def _adv_order(parts: list[tuple[str, Any]]) -> tuple[list[int], bool]:
     adv = [i for i, p in enumerate(parts) if p[0] == "adv"]
     adjacent = adv == list(range(adv[0], adv[-1] + 1)) if adv else True
     return adv, adjacent
 
 
-def _adv_static_shape(op, idx_list, x, inputs) -> tuple:
+def _adv_static_shape(
+    op: Op, idx_list: Sequence[Any], x: Variable, inputs: Sequence[Variable]
+) -> tuple:
     parts = _adv_parts(op, idx_list, x, inputs)
     adv, adjacent = _adv_order(parts)
     arrays = [p[1] for p in parts if p[0] == "adv" and p[1] is not None]
@@ -431,22 +441,22 @@ class AdvancedSubtensor(Op):
 
     __props__ = ("idx_list",)
 
-    def __init__(self, idx_list):
+    def __init__(self, idx_list: Sequence[Any]):
         self.idx_list = tuple(idx_list)
 
     def __str__(self) -> str:
         return "AdvancedSubtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
 
-    def make_node(self, x, *inputs) -> Apply:
+    def make_node(self, x: Variable, *inputs: Variable) -> Apply:
         return _indexed_node(
             self, x, inputs, lambda x, inputs: _adv_static_shape(self, self.idx_list, x, inputs)
         )
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, *rest = inputs
         output_storage[0][0] = _read(self, x, _np_index(self.idx_list, rest))
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         x, *rest = node.inputs
         parts = _adv_parts(self, self.idx_list, x, rest)
         adv, adjacent = _adv_order(parts)
@@ -466,21 +476,21 @@ class AdvancedSubtensor(Op):
             )
         ]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return _take_grad(inputs, gouts, AdvancedIncSubtensor(self.idx_list))
 
 
 class AdvancedIncSubtensor(_SetOrIncSubtensor):
     """General advanced ``set_subtensor`` / ``inc_subtensor`` (``numpy.add.at`` for inc)."""
 
-    def _region_shape(self, x, inputs) -> tuple:
+    def _region_shape(self, x: Variable, inputs: list[Variable]) -> tuple:
         return _adv_static_shape(self, self.idx_list, x, inputs)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, y, *rest = inputs
         output_storage[0][0] = _advanced_inc(self, x, y, _np_index(self.idx_list, rest))
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         zeroed = AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
         return _inc_grad(self, inputs, gouts, zeroed, AdvancedSubtensor(self.idx_list))
 
@@ -488,7 +498,7 @@ class AdvancedIncSubtensor(_SetOrIncSubtensor):
 # ------------------------------------------------------------------ building indices
 
 
-def _const_int(v) -> int | None:
+def _const_int(v: Variable) -> int | None:
     """A python int for constant integer scalars, else None."""
     if isinstance(v, bool | np.bool_):
         return None
@@ -499,7 +509,7 @@ def _const_int(v) -> int | None:
     return None
 
 
-def _scalar_part(v, what: str, x):
+def _scalar_part(v: TensorLike, what: str, x: Variable):
     """(pattern entry, input or None) for an int / symbolic int scalar."""
     c = _const_int(v)
     if c is not None:
@@ -517,7 +527,7 @@ def _scalar_part(v, what: str, x):
     raise TypeError(f"indexing {x.type}: {what} must be an integer, got {v!r}")
 
 
-def _classify(x, idx) -> list:
+def _classify(x: Variable, idx: TensorLike) -> list:
     """Normalize an index into items: ("new",) ("int", entry, var) ("slice", ...) ("adv", v)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
@@ -557,7 +567,7 @@ def _classify(x, idx) -> list:
     return items
 
 
-def _array_index(k, x):
+def _array_index(k: TensorLike, x: Variable):
     if isinstance(k, Variable):
         v = as_tensor_variable(k)
     elif isinstance(k, list | tuple) and any(isinstance(e, Variable) for e in k):
@@ -583,7 +593,7 @@ def _array_index(k, x):
     return v
 
 
-def getitem(x, idx):
+def getitem(x: TensorLike, idx: TensorLike):
     """``x[idx]`` with numpy semantics (basic indexing gives a view, advanced a copy)."""
     x = as_tensor_variable(x)
     items = _classify(x, idx)
@@ -602,7 +612,7 @@ def getitem(x, idx):
     return _basic(x, items)
 
 
-def _basic(x, items):
+def _basic(x: Variable, items: list[tuple]):
     idx_list: list = []
     inputs: list = []
     new_axes: list[int] = []
@@ -625,7 +635,7 @@ def _basic(x, items):
     return out
 
 
-def _advanced(x, items):
+def _advanced(x: Variable, items: list[tuple]):
     advs = [it for it in items if it[0] == "adv"]
     if (
         len(advs) == 1
@@ -653,7 +663,7 @@ def _advanced(x, items):
     return AdvancedSubtensor(idx_list)(x, *inputs)
 
 
-def take(a, indices, axis: int | None = None):
+def take(a: TensorLike, indices: TensorLike, axis: int | None = None):
     """``numpy.take`` with integer ``indices`` (flattens ``a`` when ``axis`` is None)."""
     a = as_tensor_variable(a)
     if axis is None:
@@ -667,7 +677,7 @@ def take(a, indices, axis: int | None = None):
 # ------------------------------------------------------------------ set / inc
 
 
-def _cast_value(y, x, name: str):
+def _cast_value(y: Variable, x: Variable, name: str):
     if y.dtype == x.dtype:
         return y
     if np.can_cast(y.dtype, x.dtype, "safe"):
@@ -684,7 +694,9 @@ def _cast_value(y, x, name: str):
     )
 
 
-def inc_subtensor(x, y, inplace: bool = False, set_instead_of_inc: bool = False):
+def inc_subtensor(
+    x: TensorLike, y: TensorLike, inplace: bool = False, set_instead_of_inc: bool = False
+):
     """The tensor indexed by ``x`` (an expression ``t[idx]``) with ``t[idx]`` incremented by
     ``y`` (or set to ``y``); ``t`` itself is not modified unless ``inplace``."""
     name = "set_subtensor" if set_instead_of_inc else "inc_subtensor"
@@ -717,7 +729,7 @@ def inc_subtensor(x, y, inplace: bool = False, set_instead_of_inc: bool = False)
     return AdvancedIncSubtensor(op.idx_list, inplace, set_instead_of_inc)(src, y, *node.inputs[1:])
 
 
-def _drop_new_axes(y, expr, augment, name: str):
+def _drop_new_axes(y: Variable, expr: Variable, augment: Sequence[int], name: str):
     offset = expr.ndim - y.ndim
     if offset < 0:
         raise TypeError(f"{name}: value {y.type} has more dimensions than {expr.type}")
@@ -733,7 +745,7 @@ def _drop_new_axes(y, expr, augment, name: str):
     return DimShuffle(y.ndim, [i for i in range(y.ndim) if i not in drop])(y)
 
 
-def set_subtensor(x, y, inplace: bool = False):
+def set_subtensor(x: TensorLike, y: TensorLike, inplace: bool = False):
     """The tensor indexed by ``x`` (an expression ``t[idx]``) with ``t[idx] = y``."""
     return inc_subtensor(x, y, inplace=inplace, set_instead_of_inc=True)
 

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from graphc.flags import config
 from graphc.graph.basic import Type
 from graphc.scalar.basic import DTYPES
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from graphc.graph.basic import Variable
 
 
 class TensorType(Type):
@@ -41,10 +47,12 @@ class TensorType(Type):
     def broadcastable(self) -> tuple[bool, ...]:
         return tuple(s == 1 for s in self.shape)
 
-    def clone(self, dtype: str | None = None, shape=None) -> TensorType:
+    def clone(
+        self, dtype: str | None = None, shape: Sequence[int | None] | None = None
+    ) -> TensorType:
         return TensorType(dtype or self.dtype, self.shape if shape is None else shape)
 
-    def filter(self, value, strict: bool = False, allow_downcast: bool | None = None):
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None):
         """Return ``value`` as an ndarray of this type, or raise TypeError / ValueError."""
         if type(value) is np.ndarray and value.dtype == self.dtype:
             arr = value
@@ -109,7 +117,7 @@ class TensorType(Type):
             return arr.astype(self.dtype)
         raise TypeError(f"cannot safely convert {_describe(value)} to {self.dtype}")
 
-    def value_zeros(self, shape) -> np.ndarray:
+    def value_zeros(self, shape: Sequence[int]) -> np.ndarray:
         return np.zeros(shape, dtype=self.dtype)
 
     def __str__(self) -> str:
@@ -120,7 +128,7 @@ class TensorType(Type):
         shape = ", ".join("?" if s is None else str(s) for s in self.shape)
         return f"Tensor({self.dtype}, shape=({shape}{',' if self.ndim == 1 else ''}))"
 
-    def convert_variable(self, var):
+    def convert_variable(self, var: Variable):
         """``var`` may stand in for a Variable of this type when dtype and ndim match and no
         static size conflicts (a rewrite may know more, or less, about a shape)."""
         t = var.type
@@ -190,8 +198,13 @@ def _all_fit(arr: np.ndarray, dtype: str) -> bool:
 # ------------------------------------------------------------------ constructors
 
 
-def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, name=None,
-           *, broadcastable=None):  # fmt: skip
+def tensor(
+    dtype: str | None = None,
+    shape: Sequence[int | None] | None = None,
+    name: str | None = None,
+    *,
+    broadcastable=None,
+):
     """A new symbolic tensor: ``tensor("float32", shape=(None, 3))``."""
     dtype = dtype or config.floatX
     if broadcastable is not None:
@@ -200,7 +213,7 @@ def tensor(dtype: str | None = None, shape: Sequence[int | None] | None = None, 
 
 
 def _maker(ndim_shape):
-    def make(name=None, dtype=None):
+    def make(name: str | None = None, dtype: DTypeLike | None = None):
         return TensorType(dtype or config.floatX, ndim_shape).make_variable(name)
 
     return make
@@ -253,7 +266,7 @@ dscalar, dvector, dmatrix, drow, dcol, dtensor3, dtensor4, dtensor5 = _D
 
 
 def _plural(make):
-    def many(*names, dtype=None):
+    def many(*names, dtype: DTypeLike | None = None):
         """Several variables at once, as Theano: ``dmatrices("a", "b")`` and
         ``vectors("xyz")`` name them (one letter each), ``scalars(3)`` makes 3 unnamed;
         a single name gives a single variable."""

@@ -7,13 +7,21 @@ module imports none of the Op modules that build on it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from graphc.graph.basic import Constant, Variable
 from graphc.tensor.type import TensorType
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+# What the tensor functions accept where they call ``as_tensor_variable``: a symbolic
+# Variable, a numpy array or scalar, a Python number, or a (nested) list or tuple of these.
+TensorLike: TypeAlias = "Variable | np.ndarray | np.generic | bool | int | float | Sequence[Any]"
 
 _COMPARISONS = frozenset({"lt", "gt", "le", "ge", "eq", "neq"})
 
@@ -38,46 +46,46 @@ class _TensorOps:
     __slots__ = ()
 
     # arithmetic
-    def __add__(self, o):
+    def __add__(self, o: TensorLike):
         return _t().add(self, o)
 
-    def __radd__(self, o):
+    def __radd__(self, o: TensorLike):
         return _t().add(o, self)
 
-    def __sub__(self, o):
+    def __sub__(self, o: TensorLike):
         return _t().sub(self, o)
 
-    def __rsub__(self, o):
+    def __rsub__(self, o: TensorLike):
         return _t().sub(o, self)
 
-    def __mul__(self, o):
+    def __mul__(self, o: TensorLike):
         return _t().mul(self, o)
 
-    def __rmul__(self, o):
+    def __rmul__(self, o: TensorLike):
         return _t().mul(o, self)
 
-    def __truediv__(self, o):
+    def __truediv__(self, o: TensorLike):
         return _t().true_div(self, o)
 
-    def __rtruediv__(self, o):
+    def __rtruediv__(self, o: TensorLike):
         return _t().true_div(o, self)
 
-    def __floordiv__(self, o):
+    def __floordiv__(self, o: TensorLike):
         return _t().int_div(self, o)
 
-    def __rfloordiv__(self, o):
+    def __rfloordiv__(self, o: TensorLike):
         return _t().int_div(o, self)
 
-    def __mod__(self, o):
+    def __mod__(self, o: TensorLike):
         return _t().mod(self, o)
 
-    def __rmod__(self, o):
+    def __rmod__(self, o: TensorLike):
         return _t().mod(o, self)
 
-    def __pow__(self, o):
+    def __pow__(self, o: TensorLike):
         return _t().pow(self, o)
 
-    def __rpow__(self, o):
+    def __rpow__(self, o: TensorLike):
         return _t().pow(o, self)
 
     def __neg__(self):
@@ -90,44 +98,44 @@ class _TensorOps:
         return _t().abs(self)
 
     # comparisons (element-wise, like numpy)
-    def __lt__(self, o):
+    def __lt__(self, o: TensorLike):
         return _t().lt(self, o)
 
-    def __le__(self, o):
+    def __le__(self, o: TensorLike):
         return _t().le(self, o)
 
-    def __gt__(self, o):
+    def __gt__(self, o: TensorLike):
         return _t().gt(self, o)
 
-    def __ge__(self, o):
+    def __ge__(self, o: TensorLike):
         return _t().ge(self, o)
 
     # logic
-    def __and__(self, o):
+    def __and__(self, o: TensorLike):
         return _t().and_(self, o)
 
-    def __rand__(self, o):
+    def __rand__(self, o: TensorLike):
         return _t().and_(o, self)
 
-    def __or__(self, o):
+    def __or__(self, o: TensorLike):
         return _t().or_(self, o)
 
-    def __ror__(self, o):
+    def __ror__(self, o: TensorLike):
         return _t().or_(o, self)
 
-    def __xor__(self, o):
+    def __xor__(self, o: TensorLike):
         return _t().xor(self, o)
 
-    def __rxor__(self, o):
+    def __rxor__(self, o: TensorLike):
         return _t().xor(o, self)
 
     def __invert__(self):
         return _t().invert(self)
 
-    def __matmul__(self, o):
+    def __matmul__(self, o: TensorLike):
         return _t().matmul(self, o)
 
-    def __rmatmul__(self, o):
+    def __rmatmul__(self, o: TensorLike):
         return _t().matmul(o, self)
 
     def __bool__(self):
@@ -176,19 +184,19 @@ class _TensorOps:
     def T(self):
         return self.transpose()
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: int | Sequence[int] | None):
         if not axes:
             axes = tuple(range(self.ndim))[::-1]
         elif len(axes) == 1 and isinstance(axes[0], list | tuple):
             axes = tuple(axes[0])
         return self.dimshuffle(*axes)
 
-    def dimshuffle(self, *pattern):
+    def dimshuffle(self, *pattern: Any):
         if len(pattern) == 1 and isinstance(pattern[0], list | tuple):
             pattern = tuple(pattern[0])
         return _t().DimShuffle(self.ndim, pattern)(self)
 
-    def reshape(self, *shape, ndim=None):
+    def reshape(self, *shape: TensorLike, ndim: int | None = None):
         if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
             shape = shape[0]
         return _t().reshape(self, shape, ndim=ndim)
@@ -196,46 +204,51 @@ class _TensorOps:
     def flatten(self, ndim: int = 1):
         return _t().flatten(self, ndim)
 
-    def astype(self, dtype):
+    def astype(self, dtype: DTypeLike):
         return _t().cast(self, dtype)
 
-    def dot(self, o):
+    def dot(self, o: TensorLike):
         return _t().dot(self, o)
 
-    def sum(self, axis=None, keepdims=False, dtype=None):
+    def sum(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+    ):
         return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
-    def prod(self, axis=None, keepdims=False):
+    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().prod(self, axis=axis, keepdims=keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().mean(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis=None, keepdims=False, ddof=0):
+    def var(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
         return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
 
-    def std(self, axis=None, keepdims=False, ddof=0):
+    def std(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
         return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().max(self, axis=axis, keepdims=keepdims)
 
-    def min(self, axis=None, keepdims=False):
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().min(self, axis=axis, keepdims=keepdims)
 
-    def argmax(self, axis=None, keepdims=False):
+    def argmax(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().argmax(self, axis=axis, keepdims=keepdims)
 
-    def argmin(self, axis=None, keepdims=False):
+    def argmin(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().argmin(self, axis=axis, keepdims=keepdims)
 
-    def all(self, axis=None, keepdims=False):
+    def all(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().all(self, axis=axis, keepdims=keepdims)
 
-    def any(self, axis=None, keepdims=False):
+    def any(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().any(self, axis=axis, keepdims=keepdims)
 
-    def clip(self, lo, hi):
+    def clip(self, lo: TensorLike, hi: TensorLike):
         return _t().clip(self, lo, hi)
 
     def exp(self):
@@ -293,7 +306,9 @@ def _python_scalar_dtype(value) -> str:
     return config.floatX
 
 
-def as_tensor_variable(x, name=None, ndim=None, dtype=None) -> TensorVariable:
+def as_tensor_variable(
+    x: TensorLike, name: str | None = None, ndim: int | None = None, dtype: DTypeLike | None = None
+) -> TensorVariable:
     """Turn ``x`` (a Variable, numpy array, or Python value) into a tensor Variable."""
     if isinstance(x, Variable):
         if not isinstance(x.type, TensorType):
@@ -308,7 +323,9 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None) -> TensorVariable:
     return out
 
 
-def constant(x, name=None, dtype=None) -> TensorConstant:
+def constant(
+    x: TensorLike, name: str | None = None, dtype: DTypeLike | None = None
+) -> TensorConstant:
     """A TensorConstant holding ``x``; static shape 1 where the value's axis has size 1."""
     if (
         isinstance(x, bool | int | float | np.bool_)

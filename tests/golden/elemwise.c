@@ -526,11 +526,14 @@ static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out
     return 1;
 }
 
-static void gc_ew_dc05a1d069f9_c(npy_intp n, char **p) {
+static void gc_ew_5b35509866d6_c(npy_intp n, char **p) {
+    const npy_float32 *q0 = (const npy_float32 *)p[0];
+    const npy_float32 *q1 = (const npy_float32 *)p[1];
+    npy_float32 *q2 = (npy_float32 *)p[2];
 #pragma omp simd
     for (npy_intp i = 0; i < n; i++) {
-        const npy_float32 x0 = ((npy_float32 *)p[0])[i];
-        const npy_float32 x1 = ((npy_float32 *)p[1])[i];
+        const npy_float32 x0 = q0[i];
+        const npy_float32 x1 = q1[i];
         npy_float32 t0 = expf((npy_float32)x0);
         npy_float32 t1 = (((npy_float32)t0) * ((npy_float32)x1));
         npy_float32 t2 = fabsf((npy_float32)x0);
@@ -538,10 +541,10 @@ static void gc_ew_dc05a1d069f9_c(npy_intp n, char **p) {
         npy_float32 t4 = (((npy_float32)t1) + ((npy_float32)t3));
         npy_float32 t5 = tanhf((npy_float32)x1);
         npy_float32 t6 = (((npy_float32)t4) - ((npy_float32)t5));
-        ((npy_float32 *)p[2])[i] = (npy_float32)(t6);
+        q2[i] = (npy_float32)(t6);
     }
 }
-static void gc_ew_dc05a1d069f9_s(npy_intp n, char **p, const npy_intp *s) {
+static void gc_ew_5b35509866d6_s(npy_intp n, char **p, const npy_intp *s) {
     for (npy_intp i = 0; i < n; i++) {
         const npy_float32 x0 = *(const npy_float32 *)(p[0] + i * s[0]);
         const npy_float32 x1 = *(const npy_float32 *)(p[1] + i * s[1]);
@@ -556,15 +559,18 @@ static void gc_ew_dc05a1d069f9_s(npy_intp n, char **p, const npy_intp *s) {
     }
 }
 
-static void gc_ew_6224f9c63185_c(npy_intp n, char **p) {
+static void gc_ew_058905ad5e2f_c(npy_intp n, char **p) {
+    const npy_int64 *q0 = (const npy_int64 *)p[0];
+    const npy_uint64 *q1 = (const npy_uint64 *)p[1];
+    npy_bool *q2 = (npy_bool *)p[2];
 #pragma omp simd
     for (npy_intp i = 0; i < n; i++) {
-        const npy_int64 x0 = ((npy_int64 *)p[0])[i];
-        const npy_uint64 x1 = ((npy_uint64 *)p[1])[i];
-        ((npy_bool *)p[2])[i] = (npy_bool)(((((npy_int64)x0) < 0 || ((npy_uint64)((npy_int64)x0) <= ((npy_uint64)x1)))) != 0);
+        const npy_int64 x0 = q0[i];
+        const npy_uint64 x1 = q1[i];
+        q2[i] = (npy_bool)(((((npy_int64)x0) < 0 || ((npy_uint64)((npy_int64)x0) <= ((npy_uint64)x1)))) != 0);
     }
 }
-static void gc_ew_6224f9c63185_s(npy_intp n, char **p, const npy_intp *s) {
+static void gc_ew_058905ad5e2f_s(npy_intp n, char **p, const npy_intp *s) {
     for (npy_intp i = 0; i < n; i++) {
         const npy_int64 x0 = *(const npy_int64 *)(p[0] + i * s[0]);
         const npy_uint64 x1 = *(const npy_uint64 *)(p[1] + i * s[1]);
@@ -714,7 +720,7 @@ static int thunk_1_run(void *params, PyObject *const *inputs, PyObject **outputs
     { PyArrayObject *a = gc_prepare_output(o0, 2, shape, NPY_FLOAT32);
       if (a == NULL) goto done;
       data[2] = PyArray_BYTES(a); es[2] = 4; gc_strides(a, 2, &st[4]); }
-    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_dc05a1d069f9_c, gc_ew_dc05a1d069f9_s);
+    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_5b35509866d6_c, gc_ew_5b35509866d6_s);
     rc = 0;
 done:
     Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
@@ -760,7 +766,7 @@ static int thunk_2_run(void *params, PyObject *const *inputs, PyObject **outputs
     { PyArrayObject *a = gc_prepare_output(o0, 1, shape, NPY_BOOL);
       if (a == NULL) goto done;
       data[2] = PyArray_BYTES(a); es[2] = 1; gc_strides(a, 1, &st[2]); }
-    gc_ew_loop(3, 2, 1, shape, data, st, es, gc_ew_6224f9c63185_c, gc_ew_6224f9c63185_s);
+    gc_ew_loop(3, 2, 1, shape, data, st, es, gc_ew_058905ad5e2f_c, gc_ew_058905ad5e2f_s);
     rc = 0;
 done:
     Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);

@@ -664,14 +664,16 @@ static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out
     return 1;
 }
 
-static void gc_ew_51525ca4c99a_c(npy_intp n, char **p) {
+static void gc_ew_14dc6f367924_c(npy_intp n, char **p) {
+    const npy_int32 *q0 = (const npy_int32 *)p[0];
+    npy_int64 *q1 = (npy_int64 *)p[1];
 #pragma omp simd
     for (npy_intp i = 0; i < n; i++) {
-        const npy_int32 x0 = ((npy_int32 *)p[0])[i];
-        ((npy_int64 *)p[1])[i] = (npy_int64)(((npy_int64)x0));
+        const npy_int32 x0 = q0[i];
+        q1[i] = (npy_int64)(((npy_int64)x0));
     }
 }
-static void gc_ew_51525ca4c99a_s(npy_intp n, char **p, const npy_intp *s) {
+static void gc_ew_14dc6f367924_s(npy_intp n, char **p, const npy_intp *s) {
     for (npy_intp i = 0; i < n; i++) {
         const npy_int32 x0 = *(const npy_int32 *)(p[0] + i * s[0]);
         *(npy_int64 *)(p[1] + i * s[1]) = (npy_int64)(((npy_int64)x0));
@@ -767,7 +769,7 @@ static int thunk_2_run(void *params, PyObject *const *inputs, PyObject **outputs
     { PyArrayObject *a = gc_prepare_output(o0, 0, shape, NPY_INT64);
       if (a == NULL) goto done;
       data[1] = PyArray_BYTES(a); es[1] = 8; gc_strides(a, 0, &st[1]); }
-    gc_ew_loop(2, 1, 0, shape, data, st, es, gc_ew_51525ca4c99a_c, gc_ew_51525ca4c99a_s);
+    gc_ew_loop(2, 1, 0, shape, data, st, es, gc_ew_14dc6f367924_c, gc_ew_14dc6f367924_s);
     rc = 0;
 done:
     Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);

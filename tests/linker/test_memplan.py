@@ -14,7 +14,9 @@ from graphc.linker.program import NodeSpec, Program
 from graphc.vm import cvm_available, make_vm
 
 KINDS = ["py"] + (["cvm"] if cvm_available() else [])
-NOFUSION = graphc.Mode(linker="c|py").excluding("fusion")
+# without fusion and in-place rewrites every intermediate is a node output the plan places
+# (in place, (x + y) * z - x writes all three results into one array: see the last test)
+NOFUSION = graphc.Mode(linker="c|py").excluding("fusion", "inplace")
 
 
 def _capsule_free_program(n_nodes: int) -> Program:
@@ -158,3 +160,26 @@ def test_profile_reports_the_plan():
     assert "2 intermediates in 2 reused buffers" in plan_lines(fp.memory_plan)[0]
     (back,), _ = loads(dumps([fp], None))
     assert back.memory_plan == fp.memory_plan
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_in_place_chain_needs_no_buffer_and_allocates_only_its_output(kind):
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    mode = graphc.Mode(linker="c|py").excluding("fusion")
+    f = graphc.function([x, y, z], (x + y) * z - x, mode=mode)
+    prog = f.linked.program
+    assert [len(n.destroys) for n in prog.nodes] == [0, 1, 1]  # mul and sub overwrite
+    assert prog.buffers.count(NO_BUFFER) == prog.n_storage  # the chain's array escapes
+    vm = make_vm(prog, kind=kind)
+    a, b, c = (np.random.default_rng(k).random(200_000) for k in range(3))
+    vm([a, b, c])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        (out,) = vm([a, b, c])
+        growth = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(out, (a + b) * c - a)
+    assert out.nbytes <= growth < out.nbytes + 4096

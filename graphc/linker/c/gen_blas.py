@@ -417,7 +417,9 @@ def _gemx(node: Apply, kind: str) -> CThunkCode | None:
         FAIL;
     }}"""
     coefs = _coef("i1", "alpha", ct) + _coef("i4", "beta", ct)
-    if inplace:
+    if getattr(node.op, "broadcast", False):
+        shape_check, compute = _broadcast_gemm(name, p, tn)
+    elif inplace:
         compute = f"""
     if (!PyArray_ISWRITEABLE(i0)) {{
         PyErr_SetString(PyExc_ValueError, "{name}: the destroyed operand is read-only");
@@ -439,8 +441,65 @@ def _gemx(node: Apply, kind: str) -> CThunkCode | None:
     Py_XSETREF(*o0, (PyObject *)out);
 """
     body = checks + shape_check + coefs + compute
-    key = (kind, name, dt, node.inputs[1].dtype, node.inputs[4].dtype)
+    key = (kind, name, dt, node.inputs[1].dtype, node.inputs[4].dtype, str(node.op))
     return _code(node, dt, body, key)
+
+
+def _broadcast_gemm(name: str, p: str, tn: str) -> tuple[str, str]:
+    """Shape check and body of ``Gemm{no_inplace,broadcast}``: Z (i0) and the product
+    broadcast as in numpy.  When Z has the product's shape or broadcasts to it, Z is copied
+    into the output (the slot's previous value when it fits: an update's recycled buffer)
+    and one gemm accumulates into it; when the product must broadcast instead, it is
+    computed apart and added."""
+    check = f"""
+    const npy_intp pd[2] = {{PyArray_DIM(i2, 0), PyArray_DIM(i3, 1)}};
+    int z_to_p = 1, p_to_z = 1;
+    for (int d = 0; d < 2; d++) {{
+        if (PyArray_DIM(i0, d) != pd[d]) {{
+            z_to_p &= PyArray_DIM(i0, d) == 1;
+            p_to_z &= pd[d] == 1;
+        }}
+    }}
+    if (PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0) || !(z_to_p || p_to_z)) {{
+        PyObject *s0 = graphc_shape_tuple(i0), *s2 = graphc_shape_tuple(i2);
+        PyObject *s3 = graphc_shape_tuple(i3);
+        if (s0 && s2 && s3)
+            PyErr_Format(PyExc_ValueError, "{name}: shape mismatch Z %R, X %R, Y %R", s0, s2, s3);
+        Py_XDECREF(s0);
+        Py_XDECREF(s2);
+        Py_XDECREF(s3);
+        FAIL;
+    }}"""
+    compute = f"""
+    PyArrayObject *out;
+    if (z_to_p) {{
+        out = graphc_out_array(o0, 2, pd, {tn});
+        if (out == NULL) FAIL;
+        if ((beta != 0 && PyArray_CopyInto(out, i0) < 0) ||
+            graphc_{p}gemm_into(out, alpha, i2, i3, beta) < 0) {{
+            Py_DECREF(out);
+            FAIL;
+        }}
+    }} else {{
+        PyArrayObject *prod = (PyArrayObject *)PyArray_EMPTY(2, (npy_intp *)pd, {tn}, 0);
+        if (prod == NULL) FAIL;
+        out = graphc_out_array(o0, 2, PyArray_DIMS(i0), {tn});
+        PyObject *sum = NULL;
+        if (out != NULL && graphc_{p}gemm_into(prod, alpha, i2, i3, 0) == 0 &&
+            PyArray_CopyInto(out, i0) == 0) {{
+            graphc_{p}scale(out, beta);
+            sum = PyNumber_InPlaceAdd((PyObject *)out, (PyObject *)prod);
+        }}
+        Py_DECREF(prod);
+        if (sum == NULL) {{
+            Py_XDECREF(out);
+            FAIL;
+        }}
+        Py_DECREF(sum);
+    }}
+    Py_XSETREF(*o0, (PyObject *)out);
+"""
+    return check, compute
 
 
 @register_c(blas.Gemv)

@@ -21,7 +21,7 @@ from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
-from graphc.tensor.math import Argmax, CAReduce
+from graphc.tensor.math import Argmax, CAReduce, ElemwiseSum
 
 _UNARY_MVEC = (
     "acos asin atan cbrt cos cosh erf erfc exp exp10 exp2 expm1 log log10 log1p log2 "
@@ -496,15 +496,18 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     if got is None:
         return None
     lines, outs = got
-    reads_c = [f"const {ctype(d)} x{k} = (({ctype(d)} *)p[{k}])[i];" for k, d in enumerate(in_dt)]
+    # Base pointers are loaded once, before the loop: read inside it (where a store through
+    # an output could, for the compiler, change p[] itself) they become gathers/scatters.
+    bases_c = [f"const {ctype(d)} *q{k} = (const {ctype(d)} *)p[{k}];" for k, d in enumerate(in_dt)]
+    bases_c += [
+        f"{ctype(d)} *q{nin + k} = ({ctype(d)} *)p[{nin + k}];" for k, d in enumerate(out_dt)
+    ]
+    reads_c = [f"const {ctype(d)} x{k} = q{k}[i];" for k, d in enumerate(in_dt)]
     reads_s = [
         f"const {ctype(d)} x{k} = *(const {ctype(d)} *)(p[{k}] + i * s[{k}]);"
         for k, d in enumerate(in_dt)
     ]
-    writes_c = [
-        f"(({ctype(d)} *)p[{nin + k}])[i] = {_store(e, d)};"
-        for k, (e, d) in enumerate(zip(outs, out_dt))
-    ]
+    writes_c = [f"q{nin + k}[i] = {_store(e, d)};" for k, (e, d) in enumerate(zip(outs, out_dt))]
     writes_s = [
         f"*({ctype(d)} *)(p[{nin + k}] + i * s[{nin + k}]) = {_store(e, d)};"
         for k, (e, d) in enumerate(zip(outs, out_dt))
@@ -514,7 +517,8 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     inner_s = "\n        ".join([*reads_s, *lines, *writes_s])
     kern = (
         "static void NAME_c(npy_intp n, char **p) {\n"
-        "#pragma omp simd\n"
+        + "".join(f"    {b}\n" for b in bases_c)
+        + "#pragma omp simd\n"
         "    for (npy_intp i = 0; i < n; i++) {\n"
         f"        {inner_c}\n"
         "    }\n"
@@ -565,21 +569,23 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
             f"        in[{k}] = tmp[{k}];\n"
             "    }"
         )
-    for j in inplace.values():
+    # An in-place input the broadcast grows (an axis of unknown size that is 1 at run time)
+    # cannot hold the output: then the output is a new array, as without the pattern.
+    for j in set(inplace.values()):
+        b.append(f"    int fit{j} = 1;")
         b.append(
-            f'    if (PyArray_FailUnlessWriteable(in[{j}], "an in-place input") < 0) goto done;'
+            f"    for (int d = 0; d < {nd}; d++) fit{j} &= PyArray_DIM(in[{j}], d) == shape[d];"
         )
-        b.append(f"    for (int d = 0; d < {nd}; d++) if (PyArray_DIM(in[{j}], d) != shape[d]) {{")
         b.append(
-            '        PyErr_Format(PyExc_ValueError, "%s: the in-place input does not have the '
-            'output shape", name); goto done;\n    }'
+            f'    if (fit{j} && PyArray_FailUnlessWriteable(in[{j}], "an in-place input") < 0)'
+            " goto done;"
         )
         for k in range(nin):
             if k == j:
                 continue
             b.append(
-                f"    if (!tmp[{k}] && in[{k}] != in[{j}] && gc_overlap(in[{k}], in[{j}]) &&"
-                f" !gc_same_layout(in[{k}], in[{j}])) {{\n"
+                f"    if (fit{j} && !tmp[{k}] && in[{k}] != in[{j}] && gc_overlap(in[{k}], in[{j}])"
+                f" && !gc_same_layout(in[{k}], in[{j}])) {{\n"
                 f"        if (!(tmp[{k}] = (PyArrayObject *)PyArray_NewCopy(in[{k}], NPY_CORDER)))"
                 " goto done;\n"
                 f"        in[{k}] = tmp[{k}];\n"
@@ -593,9 +599,13 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
         if o in inplace:
             j = inplace[o]
             b.append(
-                f"    Py_INCREF((PyObject *)inputs[{j}]);\n"
-                f"    Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
-                f"    {{ PyArrayObject *a = in[{j}];"
+                f"    {{ PyArrayObject *a = in[{j}];\n"
+                f"      if (fit{j}) {{\n"
+                f"        Py_INCREF((PyObject *)inputs[{j}]);\n"
+                f"        Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
+                f"      }} else if (!(a = gc_prepare_output(o{o}, {nd}, shape, {typenum(d)}))) {{\n"
+                "        goto done;\n"
+                "      }"
             )
         else:
             b.append(
@@ -921,3 +931,73 @@ def gen_argmax(node: Apply) -> CThunkCode | None:
     empty = c_string(f"%s: attempt to get the arg{op.kind} of an empty axis")
     body = _reduce_body(node, tuple(op.axis), name, 0, empty, c_string(str(op)), False)
     return CThunkCode(body=body, support=(*SUPPORT, code))
+
+
+@register_c(ElemwiseSum)
+def gen_elemwise_sum(node: Apply) -> CThunkCode | None:
+    """One pass over C-contiguous copies-if-needed of the inputs, four independent partial
+    sums per vector lane (the element function vectorizes through libmvec as in the fused
+    Elemwise loops)."""
+    in_dt = [i.type.dtype for i in node.inputs]
+    dt = node.outputs[0].type.dtype
+    nin, nd = len(in_dt), node.inputs[0].type.ndim
+    if nin > 64 or nd > 32:
+        return None
+    names = [f"x{k}" for k in range(nin)]
+    try:
+        got = elemwise_exprs(node.op.inner, names, in_dt, [dt])
+    except (NotImplementedError, ValueError, TypeError):
+        return None
+    if got is None:
+        return None
+    lines, (expr,) = got
+    t = ctype(dt)
+    # the base pointers are hoisted: loaded inside the simd loop they become gathers
+    bases = [f"const {ctype(d)} *q{k} = (const {ctype(d)} *)p[{k}];" for k, d in enumerate(in_dt)]
+    reads = [f"const {ctype(d)} x{k} = q{k}[i];" for k, d in enumerate(in_dt)]
+    inner = "\n        ".join([*reads, *lines, f"acc += {_store(expr, dt)};"])
+    kern = (
+        f"static {t} NAME_sum(npy_intp n, char **p) {{\n"
+        + "".join(f"    {b}\n" for b in bases)
+        + f"    {t} acc = 0;\n"
+        "#pragma omp simd reduction(+:acc)\n"
+        "    for (npy_intp i = 0; i < n; i++) {\n"
+        f"        {inner}\n"
+        "    }\n"
+        "    return acc;\n"
+        "}\n"
+    )
+    name = "gc_ewsum_" + _hash(kern)
+    kern = kern.replace("NAME", name)
+    b = [
+        f"    const char *name = {c_string(str(node.op))};",
+        f"    PyArrayObject *in[{nin}];",
+        f"    char *data[{nin}];",
+        "    int rc = -1;",
+        f"    for (int k = 0; k < {nin}; k++) in[k] = NULL;",
+    ]
+    for k, d in enumerate(in_dt):
+        b.append(
+            f"    {{ PyArrayObject *a = gc_input(inputs[{k}], {k}, {nd}, {typenum(d)}, name);\n"
+            "      if (a == NULL) goto done;\n"
+            f"      in[{k}] = (PyArrayObject *)PyArray_FromAny((PyObject *)a, NULL, 0, 0,"
+            " NPY_ARRAY_CARRAY_RO, NULL);\n"
+            "      Py_DECREF(a);\n"
+            f"      if (in[{k}] == NULL) goto done; }}"
+        )
+        if k:
+            b.append(
+                f"    if (!PyArray_SAMESHAPE(in[{k}], in[0])) {{ PyErr_Format(PyExc_ValueError,"
+                ' "%s: inputs of different shapes", name); goto done; }'
+            )
+        b.append(f"    data[{k}] = PyArray_BYTES(in[{k}]);")
+    b += [
+        f"    {{ PyArrayObject *out = gc_prepare_output(o0, 0, NULL, {typenum(dt)});",
+        "      if (out == NULL) goto done;",
+        f"      *({t} *)PyArray_DATA(out) = {name}_sum(PyArray_SIZE(in[0]), data); }}",
+        "    rc = 0;",
+        "done:",
+        f"    for (int k = 0; k < {nin}; k++) Py_XDECREF(in[k]);",
+        "    if (rc < 0) FAIL;",
+    ]
+    return CThunkCode(body="\n".join(b), support=(*SUPPORT, kern))

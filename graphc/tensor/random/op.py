@@ -9,6 +9,7 @@ The same state always gives the same sample; the Op never writes its inputs.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from graphc.tensor.basic import MakeVector, _make_shape_vector, _shape_vector
 from graphc.tensor.math import cast
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorVariable, as_tensor_variable
+
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_SIZE = 6  # Philox: 2 key words then 4 counter words
 STATE_TYPE = TensorType("uint64", (STATE_SIZE,))
@@ -52,12 +56,12 @@ def next_state(gen: np.random.Generator, state: np.ndarray) -> np.ndarray:
 Draw = Callable[[np.random.Generator, tuple | None, list], np.ndarray]
 
 
-def _multinomial(gen, size, params):
+def _multinomial(gen: np.random.Generator, size, params: list):
     n, pvals = params
     return gen.multinomial(n, pvals, size=size)
 
 
-def _choice(gen, size, params, replace: bool):
+def _choice(gen: np.random.Generator, size, params: list, replace: bool):
     a, p = params
     a = a.item() if a.ndim == 0 else a
     if p.size == 0:
@@ -65,7 +69,7 @@ def _choice(gen, size, params, replace: bool):
     return np.asarray(gen.choice(a, size=size, replace=replace, p=p))
 
 
-def _rows_without_replacement(gen, size, params):
+def _rows_without_replacement(gen: np.random.Generator, size, params: list):
     """``n`` distinct indices per row of the probability matrix ``p`` (MRG's choice)."""
     n, p = params
     n = int(n)
@@ -77,7 +81,7 @@ def _rows_without_replacement(gen, size, params):
     return np.asarray(rows, dtype=np.int64).reshape(p.shape[0], n)
 
 
-def _truncated_normal(gen, size, params):
+def _truncated_normal(gen: np.random.Generator, size, params: list):
     """Normal samples redrawn until they lie within two standard deviations."""
     avg, std = params
     z = gen.standard_normal(size=np.broadcast_shapes(avg.shape, std.shape, size or ()))
@@ -88,7 +92,7 @@ def _truncated_normal(gen, size, params):
     return avg + std * z
 
 
-def _permutation(gen, size, params):
+def _permutation(gen: np.random.Generator, size, params: list):
     (n,) = params
     n = int(n)
     shape = () if size is None else size
@@ -146,7 +150,7 @@ class RandomVariable(Op):
     def __str__(self) -> str:
         return f"RandomVariable{{{self.dist},{self.dtype}}}"
 
-    def make_node(self, state, size, *params) -> Apply:
+    def make_node(self, state: Variable, size: Variable, *params: Variable) -> Apply:
         state = as_tensor_variable(state)
         if STATE_TYPE.convert_variable(state) is None:
             raise TypeError(f"{self}: the state must be {STATE_TYPE}, got {state.type}")
@@ -157,7 +161,7 @@ class RandomVariable(Op):
         sample = RandomSample(TensorType(self.dtype, (None,) * self.ndim))
         return Apply(self, [state, size, *params], [STATE_TYPE(), sample])
 
-    def perform(self, node, inputs, output_storage) -> None:
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         state, size, *params = inputs
         gen = generator(state)
         shape = tuple(int(s) for s in size) if len(size) else None
@@ -174,7 +178,7 @@ class RandomVariable(Op):
         output_storage[0][0] = next_state(gen, state)
         output_storage[1][0] = sample.astype(self.dtype, copy=False)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         size = node.inputs[1]
         n = size_length(size)
         if not n or n + _DRAWS[self.dist][0] != self.ndim:
@@ -186,7 +190,7 @@ class RandomVariable(Op):
             sample_shape.append(node.inputs[2].astype("int64"))
         return [(STATE_SIZE,), tuple(sample_shape)]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         # samples are treated as constants: no gradient flows to the state, the size or
         # the distribution's parameters
         return [None] * len(inputs)

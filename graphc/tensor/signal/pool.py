@@ -9,6 +9,7 @@ partial window at the bottom/right edge still produces an output; ``pad`` (only 
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,15 @@ from graphc.tensor.basic import zeros_like
 from graphc.tensor.math import maximum
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from numpy.typing import DTypeLike
+
+    from graphc.graph.basic import Variable
+    from graphc.tensor.variable import TensorLike
 
 __all__ = [
     "AveragePoolGrad", "MaxPoolGrad", "MaxPoolGradGrad", "Pool", "pool_2d", "pool_output_length",
@@ -42,7 +52,7 @@ def _max0(v):
     return maximum(v, 0)
 
 
-def _pair(value, what: str, minimum: int) -> tuple[int, int]:
+def _pair(value: TensorLike, what: str, minimum: int) -> tuple[int, int]:
     from graphc.graph.basic import Variable
 
     if isinstance(value, Variable) or (
@@ -65,7 +75,14 @@ def _pair(value, what: str, minimum: int) -> tuple[int, int]:
 class _PoolOp(Op):
     __props__ = ("ws", "ignore_border", "stride", "pad", "mode")
 
-    def __init__(self, ws, ignore_border: bool = False, stride=None, pad=(0, 0), mode="max"):
+    def __init__(
+        self,
+        ws: Sequence[int],
+        ignore_border: bool = False,
+        stride: Sequence[int] | None = None,
+        pad: Sequence[int] = (0, 0),
+        mode: str = "max",
+    ):
         self.ws = _pair(ws, "ws", 1)
         self.stride = self.ws if stride is None else _pair(stride, "stride", 1)
         self.pad = _pair(pad, "pad", 0)
@@ -82,40 +99,40 @@ class _PoolOp(Op):
         return (f"{type(self).__name__}{{ws={self.ws}, stride={self.stride}, pad={self.pad}, "
                 f"ignore_border={self.ignore_border}, mode={self.mode}}}")  # fmt: skip
 
-    def _check(self, x, what="input"):
+    def _check(self, x: TensorLike, what: str = "input"):
         x = as_tensor_variable(x)
         if x.ndim < 2:
             raise TypeError(f"{self}: {what} must have at least 2 dimensions, got {x.type}")
         return x
 
-    def _out_hw(self, hw) -> tuple[int, int]:
+    def _out_hw(self, hw: Sequence[int]) -> tuple[int, int]:
         return tuple(  # type: ignore[return-value]
             pool_output_length(hw[i], self.ws[i], self.stride[i], self.pad[i], self.ignore_border)
             for i in (0, 1)
         )
 
-    def _buffer(self, x: np.ndarray, out_hw, fill) -> np.ndarray:
+    def _buffer(self, x: np.ndarray, out_hw: Sequence[int], fill) -> np.ndarray:
         """``x`` placed at ``pad`` in a buffer covering every window, the rest ``fill``."""
         buf = np.full(x.shape[:-2] + self._extent(x.shape[-2:], out_hw), fill, dtype=x.dtype)
         ph, pw = self.pad
         buf[..., ph : ph + x.shape[-2], pw : pw + x.shape[-1]] = x
         return buf
 
-    def _extent(self, in_hw, out_hw) -> tuple[int, int]:
+    def _extent(self, in_hw: Sequence[int], out_hw: Sequence[int]) -> tuple[int, int]:
         """Rows and columns of a buffer holding the padded input and every window."""
         return tuple(  # type: ignore[return-value]
             max((out_hw[i] - 1) * self.stride[i] + self.ws[i], in_hw[i] + self.pad[i])
             for i in (0, 1)
         )
 
-    def _offsets(self, out_hw):
+    def _offsets(self, out_hw: Sequence[int]):
         """``(i, j, rows, cols)``: for each offset in the window, the slices it reads."""
         (sh, sw), (oh, ow) = self.stride, out_hw
         for i in range(self.ws[0]):
             for j in range(self.ws[1]):
                 yield (slice(i, i + (oh - 1) * sh + 1, sh), slice(j, j + (ow - 1) * sw + 1, sw))
 
-    def _counts(self, in_hw, out_hw) -> np.ndarray:
+    def _counts(self, in_hw: Sequence[int], out_hw: Sequence[int]) -> np.ndarray:
         """Divisor of each output for the average modes: ``(OH, OW)``."""
         axes = []
         for k in (0, 1):
@@ -128,17 +145,17 @@ class _PoolOp(Op):
             axes.append(np.maximum(end - start, 0))
         return np.outer(axes[0], axes[1])
 
-    def _fill(self, dtype):
+    def _fill(self, dtype: DTypeLike):
         if self.mode != "max":
             return 0
         dt = np.dtype(dtype)
         return -np.inf if dt.kind == "f" else np.iinfo(dt).min
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         x_shape = shapes[0]
         return [tuple(x_shape[:-2]) + tuple(self._out_hw(x_shape[-2:]))]
 
-    def _input_grad(self, x: np.ndarray, out_hw, contribution) -> np.ndarray:
+    def _input_grad(self, x: np.ndarray, out_hw: Sequence[int], contribution) -> np.ndarray:
         """Sum of ``contribution(rows, cols)`` over the window offsets, cropped to ``x``."""
         gbuf = np.zeros(x.shape[:-2] + self._extent(x.shape[-2:], out_hw), x.dtype)
         for rows, cols in self._offsets(out_hw):
@@ -150,13 +167,13 @@ class _PoolOp(Op):
 class Pool(_PoolOp):
     """Pool the last two axes of ``x`` with windows ``ws`` every ``stride``."""
 
-    def make_node(self, x) -> Apply:
+    def make_node(self, x: Variable) -> Apply:
         x = self._check(x)
         if self.mode != "max" and x.dtype not in ("float32", "float64"):
             raise TypeError(f"{self}: {self.mode} pooling needs a float input, got {x.type}")
         return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (None, None))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         out_hw = self._out_hw(x.shape[-2:])
         if 0 in out_hw or 0 in x.shape:
@@ -176,10 +193,12 @@ class Pool(_PoolOp):
             acc /= self._counts(x.shape[-2:], out_hw)
         output_storage[0][0] = acc
 
-    def flops(self, node, input_shapes, output_shapes) -> float:
+    def flops(
+        self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
+    ) -> float:
         return float(np.prod(output_shapes[0])) * self.ws[0] * self.ws[1]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         (x,) = inputs
         (g,) = gouts
         params = self._props()
@@ -191,7 +210,7 @@ class Pool(_PoolOp):
 class MaxPoolGrad(_PoolOp):
     """Gradient of max pooling: ``(x, maxout, gz) -> gx``; every maximum gets ``gz``."""
 
-    def make_node(self, x, maxout, gz) -> Apply:
+    def make_node(self, x: Variable, maxout: Variable, gz: Variable) -> Apply:
         x, maxout, gz = self._check(x), self._check(maxout, "maxout"), self._check(gz, "gz")
         if self.mode != "max":
             raise ValueError(f"{self}: MaxPoolGrad is for mode='max'")
@@ -199,7 +218,7 @@ class MaxPoolGrad(_PoolOp):
             raise TypeError(f"{self}: x, maxout and gz must have the same number of dimensions")
         return Apply(self, [x, maxout, gz], [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, maxout, gz = inputs
         out_hw = self._out_hw(x.shape[-2:])
         if maxout.shape != gz.shape or maxout.shape != x.shape[:-2] + tuple(out_hw):
@@ -211,10 +230,10 @@ class MaxPoolGrad(_PoolOp):
             x, out_hw, lambda rows, cols: np.where(buf[..., rows, cols] == maxout, gz, 0)
         )
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[0])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, maxout, _ = inputs
         (g,) = gouts
         # gx is linear in gz and piecewise constant in x and maxout.
@@ -225,14 +244,14 @@ class MaxPoolGradGrad(_PoolOp):
     """Gradient of ``MaxPoolGrad`` w.r.t. ``gz``: ``(x, maxout, ggx) -> ggz``, each window's
     sum of ``ggx`` over the positions holding its maximum."""
 
-    def make_node(self, x, maxout, ggx) -> Apply:
+    def make_node(self, x: Variable, maxout: Variable, ggx: Variable) -> Apply:
         x, maxout, ggx = (self._check(v, w) for v, w in ((x, "x"), (maxout, "maxout"),
                                                           (ggx, "ggx")))  # fmt: skip
         if self.mode != "max":
             raise ValueError(f"{self}: MaxPoolGradGrad is for mode='max'")
         return Apply(self, [x, maxout, ggx], [maxout.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, maxout, ggx = inputs
         out_hw = self._out_hw(x.shape[-2:])
         if maxout.shape != x.shape[:-2] + tuple(out_hw) or ggx.shape != x.shape:
@@ -245,10 +264,10 @@ class MaxPoolGradGrad(_PoolOp):
             out += np.where(buf[..., rows, cols] == maxout, gbuf[..., rows, cols], 0)
         output_storage[0][0] = out
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[1])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, maxout, _ = inputs
         return [zeros_like(x), zeros_like(maxout), MaxPoolGrad(*self._props())(x, maxout, gouts[0])]
 
@@ -256,7 +275,7 @@ class MaxPoolGradGrad(_PoolOp):
 class AveragePoolGrad(_PoolOp):
     """Gradient of sum/average pooling: ``(x, gz) -> gx`` (``x`` gives only the shape)."""
 
-    def make_node(self, x, gz) -> Apply:
+    def make_node(self, x: Variable, gz: Variable) -> Apply:
         x, gz = self._check(x), self._check(gz, "gz")
         if self.mode == "max":
             raise ValueError(f"{self}: AveragePoolGrad is not for mode='max'")
@@ -264,7 +283,7 @@ class AveragePoolGrad(_PoolOp):
             raise TypeError(f"{self}: x and gz must have the same number of dimensions")
         return Apply(self, [x, gz], [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, gz = inputs
         out_hw = self._out_hw(x.shape[-2:])
         if gz.shape != x.shape[:-2] + tuple(out_hw):
@@ -274,10 +293,10 @@ class AveragePoolGrad(_PoolOp):
             gz = gz / self._counts(x.shape[-2:], out_hw)
         output_storage[0][0] = self._input_grad(x, out_hw, lambda rows, cols: gz)
 
-    def infer_shape(self, fgraph, node, shapes):
+    def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(shapes[0])]
 
-    def grad(self, inputs, gouts):
+    def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, _ = inputs
         (g,) = gouts
         return [zeros_like(x), Pool(*self._props())(g)]
@@ -293,8 +312,17 @@ def _alias(new, old, new_name: str, old_name: str):
     return old
 
 
-def pool_2d(input, ws=None, ignore_border=None, stride=None, pad=(0, 0), mode="max",
-            ds=None, st=None, padding=None):  # fmt: skip
+def pool_2d(
+    input: TensorLike,
+    ws: Sequence[int] | None = None,
+    ignore_border: bool | None = None,
+    stride: Sequence[int] | None = None,
+    pad: Sequence[int] = (0, 0),
+    mode: str = "max",
+    ds: Sequence[int] | None = None,
+    st: Sequence[int] | None = None,
+    padding: Sequence[int] | None = None,
+):
     """Theano's ``pool_2d``: pool the last two axes of ``input``.
 
     ``ds``, ``st`` and ``padding`` are the deprecated names of ``ws``, ``stride`` and ``pad``.
@@ -317,7 +345,7 @@ def pool_2d(input, ws=None, ignore_border=None, stride=None, pad=(0, 0), mode="m
 # ------------------------------------------------------------------ R_op rules
 
 
-def _pool_rop(node, eval_points):
+def _pool_rop(node: Apply, eval_points: list[Variable | None]):
     """Max pooling passes each window's maximum's tangent (``MaxPoolGradGrad`` gathers it);
     sum and average pooling are linear."""
     (v,) = eval_points
@@ -329,7 +357,7 @@ def _pool_rop(node, eval_points):
     return [op(v)]
 
 
-def _last_input_linear(node, eval_points):
+def _last_input_linear(node: Apply, eval_points: list[Variable | None]):
     """``MaxPoolGrad``, ``MaxPoolGradGrad``, ``AveragePoolGrad``: linear in their last input
     (a gradient) and piecewise constant in the others (which select the windows' maxima or
     only give the shape)."""
