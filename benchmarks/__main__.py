@@ -24,6 +24,7 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
+from benchmarks.common import interleaved_samples, median_spread, mlp_graph, numpy_mlp_step
 
 
 @dataclass
@@ -38,26 +39,9 @@ class Result:
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
                 setup: Callable[[], None] | None = None) -> tuple[dict, dict]:  # fmt: skip
     """Median and relative spread of per-call time for each candidate, interleaved."""
-    samples: dict[str, list[float]] = {k: [] for k in cands}
-    for fn in cands.values():  # warm up (compile caches, BLAS threads)
-        fn()
-    for _ in range(repeat):
-        for name, fn in cands.items():
-            if setup is not None:
-                setup()
-                fn()  # one untimed call: this candidate's BLAS threads wake up
-            gc.disable()
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            samples[name].append((time.perf_counter() - t0) / number)
-            gc.enable()
-    med = {k: statistics.median(v) for k, v in samples.items()}
-    spread = {}
-    for k, v in samples.items():
-        q = np.percentile(v, [25, 75])
-        spread[k] = float((q[1] - q[0]) / med[k]) if med[k] else 0.0
-    return med, spread
+    samples = interleaved_samples(cands, repeat, number=number, setup=setup, gc_off=True)
+    both = median_spread(samples)
+    return {k: m for k, (m, _) in both.items()}, {k: s for k, (_, s) in both.items()}
 
 
 def _peers() -> dict[str, object]:
@@ -208,7 +192,9 @@ def _pytensor_mode():
     return pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
 
 
-def logreg(peers, quick) -> list[Result]:
+def _logreg_setup(plain: str, profiled: str) -> tuple:
+    """(rng, inputs, targets, initial weights, {plain: step, profiled: profiled step}) of
+    the graphc logistic-regression step on 400 x 784."""
     from graphc.tensor import nnet
 
     rng = np.random.default_rng(1)
@@ -216,9 +202,14 @@ def logreg(peers, quick) -> list[Result]:
     dy = (rng.random(400) > 0.5).astype("float64")
     w0 = rng.standard_normal(784) * 0.01
     models = {
-        "graphc": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
-        "graphc profiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
+        plain: _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
+        profiled: _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
     }
+    return rng, dx, dy, w0, models
+
+
+def logreg(peers, quick) -> list[Result]:
+    rng, dx, dy, w0, models = _logreg_setup("graphc", "graphc profiled")
     if "pytensor" in peers:
         import pytensor
         import pytensor.tensor as pt
@@ -281,27 +272,11 @@ def logreg(peers, quick) -> list[Result]:
     return out
 
 
-def _mlp_graph(lib, tensor, softmax, xent, mode, rng):
-    x, y = tensor.dmatrix("x"), tensor.lvector("y")
-    w1 = lib.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
-    b1 = lib.shared(np.zeros(500), "b1")
-    w2 = lib.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
-    b2 = lib.shared(np.zeros(10), "b2")
-    h = tensor.tanh(tensor.dot(x, w1) + b1)
-    p = softmax(tensor.dot(h, w2) + b2)
-    cost = xent(p, y).mean()
-    params = [w1, b1, w2, b2]
-    grads = lib.grad(cost, params)
-    step = lib.function([x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)],
-                        mode=mode)  # fmt: skip
-    return step, params
-
-
 def mlp(peers, quick) -> list[Result]:
     from graphc.tensor import nnet
 
     rng = np.random.default_rng(2)
-    models = {"graphc": _mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
+    models = {"graphc": mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
                                    "FAST_RUN", rng)}  # fmt: skip
     if "pytensor" in peers:
         import pytensor
@@ -311,7 +286,7 @@ def mlp(peers, quick) -> list[Result]:
         def pt_xent(p, y):
             return -pt.log(p[pt.arange(y.shape[0]), y])
 
-        models["pytensor"] = _mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1), pt_xent,
+        models["pytensor"] = mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1), pt_xent,
                                         _pytensor_mode(), rng)  # fmt: skip
     xv = rng.standard_normal((128, 784))
     yv = rng.integers(0, 10, 128)
@@ -319,24 +294,7 @@ def mlp(peers, quick) -> list[Result]:
     cands = {name: (lambda f=f: f(xv, yv)) for name, (f, _) in models.items()}
     npp = [v.copy() for v in initial]
 
-    def numpy_step():
-        w1, b1, w2, b2 = npp
-        h = np.tanh(xv @ w1 + b1)
-        z = h @ w2 + b2
-        z = z - z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        p = e / e.sum(axis=1, keepdims=True)
-        n = len(yv)
-        cost = -np.log(p[np.arange(n), yv]).mean()
-        gz = p.copy()
-        gz[np.arange(n), yv] -= 1
-        gz /= n
-        gh = (gz @ w2.T) * (1 - h * h)
-        for q, g in zip(npp, (xv.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
-            q -= 0.01 * g
-        return cost
-
-    cands["numpy"] = numpy_step
+    cands["numpy"] = lambda: numpy_mlp_step(npp, xv, yv)
     if "jax" in peers:
         import jax
         import jax.numpy as jnp
@@ -388,31 +346,34 @@ def _one_blas_thread():
     return threadpool_limits(1)
 
 
-_COMPILE_SNIPPET = """
-import time, sys, numpy as np, graphc, graphc.tensor as T
+# The n-node chain y whose compile time is measured, built with the tensor module T.
+_CHAIN = """
 n = int(sys.argv[1])
 x = T.dvector("x")
 y = x
 for i in range(n):
     y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
-t0 = time.perf_counter(); f = graphc.function([x], y); t1 = time.perf_counter()
+"""
+
+_COMPILE_SNIPPET = (
+    "\nimport time, sys, numpy as np, graphc, graphc.tensor as T"
+    + _CHAIN
+    + """t0 = time.perf_counter(); f = graphc.function([x], y); t1 = time.perf_counter()
 g = graphc.function([x], y); t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
+)
 
 
-_COMPILE_PYTENSOR = """
-import time, sys, pytensor, pytensor.tensor as T
-n = int(sys.argv[1])
-x = T.dvector("x")
-y = x
-for i in range(n):
-    y = T.tanh(y) * 1.5 + 0.25 if i % 3 == 0 else (y * 1.01 if i % 3 == 1 else y - 0.5)
-mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
+_COMPILE_PYTENSOR = (
+    "\nimport time, sys, pytensor, pytensor.tensor as T"
+    + _CHAIN
+    + """mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
 t0 = time.perf_counter(); f = pytensor.function([x], y, mode=mode); t1 = time.perf_counter()
 g = pytensor.function([x], y, mode=mode); t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
+)
 
 _COMPILE_JAX = """
 import time, sys, numpy as np, jax, jax.numpy as T
@@ -524,16 +485,7 @@ def profiling_overhead(peers, quick) -> list[Result]:
     """What profiling costs, side by side with the same graph unprofiled: the
     logistic-regression step (BLAS-bound) and a 200-node chain of tiny nodes (the VM's
     per-node cost), with timing and with timing + memory."""
-    from graphc.tensor import nnet
-
-    rng = np.random.default_rng(1)
-    dx = rng.standard_normal((400, 784))
-    dy = (rng.random(400) > 0.5).astype("float64")
-    w0 = rng.standard_normal(784) * 0.01
-    models = {
-        "unprofiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng),
-        "profiled": _logreg_graph(graphc, T, nnet.sigmoid, 784, "FAST_RUN", rng, True),
-    }
+    _, dx, dy, w0, models = _logreg_setup("unprofiled", "profiled")
 
     def reset():  # as in logreg(): fresh weights (both candidates call the same BLAS, so
         for _, w, b in models.values():  # neither waits for the other's threads)
@@ -583,14 +535,14 @@ def peak_memory(peers, quick) -> list[Result]:
     rng = np.random.default_rng(2)
     xv = rng.standard_normal((128, 784))
     yv = rng.integers(0, 10, 128)
-    models = {"graphc": _mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
+    models = {"graphc": mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy,
                                    "FAST_RUN", rng)[0]}  # fmt: skip
     if "pytensor" in peers:
         import pytensor
         import pytensor.tensor as pt
         from pytensor.tensor.special import softmax as pt_softmax
 
-        models["pytensor"] = _mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1),
+        models["pytensor"] = mlp_graph(pytensor, pt, lambda z: pt_softmax(z, axis=-1),
                                         lambda p, y: -pt.log(p[pt.arange(y.shape[0]), y]),
                                         _pytensor_mode(), rng)[0]  # fmt: skip
     # From before the first call: buffers a function keeps between calls (a memory plan,

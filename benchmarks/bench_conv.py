@@ -15,13 +15,6 @@ is 500 000 scipy calls per pass for layer 2 (minutes), so PyTensor runs layer 2 
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -30,6 +23,11 @@ import graphc
 import graphc.tensor as T
 from graphc.tensor.nnet import conv2d
 from graphc.tensor.signal import pool
+
+try:
+    from benchmarks.common import interleaved_samples, medians, peer_parser, peers, report_peers
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, medians, peer_parser, peers, report_peers  # type: ignore[no-redef]
 
 LAYERS = {
     "LeNet layer 1: 500x1x28x28 * 20x1x5x5, pool 2x2": ((500, 1, 28, 28), (20, 1, 5, 5)),
@@ -92,30 +90,6 @@ def check_agree(outs: dict[str, list]) -> None:
                 raise AssertionError(f"{name} disagrees with graphc on {what}")
 
 
-def interleaved(cands: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Median seconds per call of each candidate, runs interleaved (after one warm-up)."""
-    for fn in cands.values():
-        fn()
-    samples: dict[str, list[float]] = {k: [] for k in cands}
-    for _ in range(repeat):
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            fn()
-            samples[name].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in samples.items()}
-
-
-def peers() -> list[str]:
-    found = []
-    for name in ("pytensor", "jax"):
-        try:
-            __import__(name)
-            found.append(name)
-        except ImportError:
-            pass
-    return found
-
-
 def run(repeat: int, which: list[str], pytensor_layer2: bool = False) -> dict:
     """``{layer: {candidate: median seconds}}`` for forward + backward of each layer."""
     builders = {"graphc": graphc_step, "pytensor": pytensor_step, "jax": jax_step}
@@ -130,7 +104,7 @@ def run(repeat: int, which: list[str], pytensor_layer2: bool = False) -> dict:
         fns = {name: builders[name](x_shape, w_shape) for name in names}
         check_agree({name: [np.asarray(v) for v in fn(xv, wv)] for name, fn in fns.items()})
         cands = {name: (lambda fn=fn: fn(xv, wv)) for name, fn in fns.items()}
-        results[label] = interleaved(cands, repeat)
+        results[label] = medians(interleaved_samples(cands, repeat))
     return results
 
 
@@ -146,31 +120,13 @@ def render(results: dict[str, dict[str, float]], title: str) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--peers", nargs="*", default=None, help="default: every installed peer")
-    ap.add_argument("--no-single-thread", action="store_true",
-                    help="do not re-run with OPENBLAS_NUM_THREADS=1")  # fmt: skip
-    ap.add_argument("--json", action="store_true", help="print the results as JSON only")
+    ap = peer_parser(__doc__)
     ap.add_argument("--pytensor-layer2", action="store_true", help="minutes per call")
     args = ap.parse_args(argv)
     which = peers() if args.peers is None else args.peers
     results = run(args.repeat, which, args.pytensor_layer2)
-    if args.json:
-        print(json.dumps(results))
-        return
-    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    print(render(results, f"{DTYPE}, median of {args.repeat} interleaved runs, "
-                          f"OPENBLAS_NUM_THREADS={threads}"))  # fmt: skip
-    if not args.no_single_thread:
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")  # fmt: skip
-        cmd = [sys.executable, __file__, "--repeat", str(args.repeat), "--json",
-               "--peers", *which]  # fmt: skip
-        if args.pytensor_layer2:
-            cmd.append("--pytensor-layer2")
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
-        print(render(json.loads(out.splitlines()[-1]), "with OPENBLAS_NUM_THREADS=1:"))
+    extra = ("--pytensor-layer2",) if args.pytensor_layer2 else ()
+    report_peers(__file__, args, which, results, render, DTYPE, extra)
 
 
 if __name__ == "__main__":

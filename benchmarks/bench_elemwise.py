@@ -10,8 +10,6 @@ Times are medians of interleaved runs. Run: ``python benchmarks/bench_elemwise.p
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
@@ -20,6 +18,11 @@ import graphc.tensor as T
 from graphc.scalar import basic as ps
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.type import TensorType
+
+try:
+    from benchmarks.common import interleaved_samples, medians
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, medians  # type: ignore[no-redef]
 
 
 def composite(dtype: str) -> Elemwise:
@@ -39,16 +42,7 @@ def modes():
 
 def interleaved(fns: dict, repeat: int, inner: int = 1) -> dict[str, float]:
     """Median seconds per call of each of ``fns``, timed in interleaved rounds."""
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for f in fns.values():
-        f()
-    for _ in range(repeat):
-        for k, f in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                f()
-            times[k].append((time.perf_counter() - t0) / inner)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return medians(interleaved_samples(fns, repeat, number=inner))
 
 
 def bench_fused(n: int, repeat: int) -> list[tuple]:

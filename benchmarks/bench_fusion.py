@@ -7,14 +7,17 @@ excluded, numpy, and PyTensor FAST_RUN when it is importable, with ratios to num
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import time
 
 import numpy as np
 
 import graphc
 import graphc.tensor as T
+
+try:
+    from benchmarks.common import interleaved_samples, size_parser
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, size_parser  # type: ignore[no-redef]
 
 
 def _numpy(x, y, z):
@@ -56,12 +59,8 @@ def bench(dtype: str, n: int, repeats: int) -> None:
         got = fn(*args)
         tol = 1e-5 if dtype == "float32" else 1e-12
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
-    times: dict[str, list[float]] = {k: [] for k in cands}
-    for _ in range(repeats):  # interleaved, so drifts hit every candidate alike
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - t0)
+    calls = {k: (lambda fn=fn: fn(*args)) for k, fn in cands.items()}
+    times = interleaved_samples(calls, repeats, warm_up=False)  # the check above warmed up
     base = statistics.median(times["numpy"])
     print(f"{dtype}, n={n}:")
     for name, ts in times.items():
@@ -70,10 +69,7 @@ def bench(dtype: str, n: int, repeats: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=10**6)
-    ap.add_argument("--repeats", type=int, default=30)
-    a = ap.parse_args()
+    a = size_parser(__doc__).parse_args()
     for dtype in ("float64", "float32"):
         bench(dtype, a.n, a.repeats)
 

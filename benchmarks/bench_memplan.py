@@ -13,15 +13,18 @@ made then) and of one numpy step.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import time
 import tracemalloc
 
 import numpy as np
 
 import graphc
 import graphc.tensor as T
+
+try:
+    from benchmarks.common import interleaved_samples, mlp_graph, numpy_mlp_step, size_parser
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, mlp_graph, numpy_mlp_step, size_parser  # type: ignore[no-redef]
 
 
 def _chain(dtype: str, linker: str):
@@ -46,14 +49,7 @@ def _np_multi(x, y):
 
 
 def _run(title: str, cands: dict, args: list, repeats: int) -> None:
-    times: dict[str, list[float]] = {k: [] for k in cands}
-    for fn in cands.values():
-        fn(*args)
-    for _ in range(repeats):  # interleaved, so drifts hit every candidate alike
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - t0)
+    times = interleaved_samples({k: (lambda fn=fn: fn(*args)) for k, fn in cands.items()}, repeats)
     base = statistics.median(times["numpy"])
     print(f"{title}")
     for name, ts in times.items():
@@ -64,39 +60,10 @@ def _run(title: str, cands: dict, args: list, repeats: int) -> None:
         )
 
 
-def _mlp(rng):
+def _mlp(rng) -> tuple:
     from graphc.tensor import nnet
 
-    x, y = T.dmatrix("x"), T.lvector("y")
-    w1 = graphc.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
-    b1 = graphc.shared(np.zeros(500), "b1")
-    w2 = graphc.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
-    b2 = graphc.shared(np.zeros(10), "b2")
-    h = T.tanh(T.dot(x, w1) + b1)
-    p = nnet.softmax(T.dot(h, w2) + b2)
-    cost = nnet.categorical_crossentropy(p, y).mean()
-    params = [w1, b1, w2, b2]
-    grads = graphc.grad(cost, params)
-    updates = [(q, q - 0.01 * g) for q, g in zip(params, grads)]
-    return graphc.function([x, y], cost, updates=updates), params
-
-
-def _numpy_mlp(params, xv, yv):
-    w1, b1, w2, b2 = params
-    h = np.tanh(xv @ w1 + b1)
-    z = h @ w2 + b2
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    p = e / e.sum(axis=1, keepdims=True)
-    n = len(yv)
-    cost = -np.log(p[np.arange(n), yv]).mean()
-    gz = p.copy()
-    gz[np.arange(n), yv] -= 1
-    gz /= n
-    gh = (gz @ w2.T) * (1 - h * h)
-    for q, g in zip(params, (xv.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
-        q -= 0.01 * g
-    return cost
+    return mlp_graph(graphc, T, nnet.softmax, nnet.categorical_crossentropy, None, rng)
 
 
 def _peak(fn) -> int:
@@ -117,17 +84,14 @@ def mlp(repeats: int) -> None:
     # the first two calls of a fresh function: buffers kept between calls are made then
     fresh = _mlp(np.random.default_rng(2))[0]
     peak = _peak(lambda: (fresh(xv, yv), fresh(xv, yv)))
-    cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: _numpy_mlp(npp, xv, yv)}
+    cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: numpy_mlp_step(npp, xv, yv)}
     _run("MLP step 784-500-10, batch 128", cands, [], repeats)
     print(f"  {'graphc FAST_RUN':24s} peak of its first two steps: {peak / 1e6:.2f} MB")
     print(f"  {'numpy':24s} peak of one step: {_peak(cands['numpy']) / 1e6:.2f} MB")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=10**6)
-    ap.add_argument("--repeats", type=int, default=30)
-    a = ap.parse_args()
+    a = size_parser(__doc__).parse_args()
     rng = np.random.default_rng(0)
     for dtype in ("float64", "float32"):
         args = [rng.uniform(-1, 1, a.n).astype(dtype) for _ in range(3)]

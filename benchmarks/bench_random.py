@@ -9,14 +9,16 @@ interleaved repeats of the per-call time and each candidate's ratio to numpy.
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
-import time
 
 import numpy as np
 
 import graphc
 from graphc.tensor.shared_randomstreams import RandomStreams
+
+try:
+    from benchmarks.common import interleaved_samples, medians
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, medians  # type: ignore[no-redef]
 
 SHAPE = (1000, 1000)
 
@@ -83,18 +85,7 @@ def jax_draw(kind: str):
 
 
 def measure(cands: dict, repeats: int, number: int = 5) -> dict[str, float]:
-    samples: dict[str, list[float]] = {k: [] for k in cands}
-    for fn in cands.values():
-        fn()
-    for _ in range(repeats):
-        for name, fn in cands.items():
-            gc.disable()
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            samples[name].append((time.perf_counter() - t0) / number)
-            gc.enable()
-    return {k: statistics.median(v) for k, v in samples.items()}
+    return medians(interleaved_samples(cands, repeats, number=number, gc_off=True))
 
 
 def main(argv=None) -> None:

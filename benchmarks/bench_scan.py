@@ -13,16 +13,20 @@ Times are medians of interleaved runs, with the interquartile spread over the me
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
+
+try:
+    from benchmarks.common import (
+        interleaved_samples,
+        median_spread,
+        peer_parser,
+        peers,
+        report_peers,
+    )
+except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from common import interleaved_samples, median_spread, peer_parser, peers, report_peers  # type: ignore[no-redef]
 
 BATCH, STEPS, UNITS, LAYERS = 32, 64, 128, 2
 EMPTY_STEPS, EMPTY_SIZE = 2000, 8
@@ -49,12 +53,11 @@ def _cell(ops, pre, c_prev):
     return o * ops.tanh(c), c
 
 
-def graphc_lstm() -> Callable:
-    import graphc
-    import graphc.tensor as T
+def _theano_style_lstm(lib, T, sigmoid_fn) -> Callable:
+    """The LSTM loss and gradients in a library with Theano's API (graphc, PyTensor)."""
 
     class Ops:
-        sigmoid = staticmethod(T.nnet.sigmoid)
+        sigmoid = staticmethod(sigmoid_fn)
         tanh = staticmethod(T.tanh)
 
     x = T.tensor3("x")
@@ -65,34 +68,25 @@ def graphc_lstm() -> Callable:
         W, U, b = params[3 * layer : 3 * layer + 3]
         proj = (T.dot(h.reshape((STEPS * BATCH, UNITS)), W) + b).reshape((STEPS, BATCH, 4 * UNITS))
         zeros = T.zeros((BATCH, UNITS))
-        (h, _), _ = graphc.scan(lambda p, hp, cp, U=U: _cell(Ops, p + T.dot(hp, U), cp),
-                                sequences=proj, outputs_info=[zeros, zeros])  # fmt: skip
+        (h, _), _ = lib.scan(lambda p, hp, cp, U=U: _cell(Ops, p + T.dot(hp, U), cp),
+                             sequences=proj, outputs_info=[zeros, zeros])  # fmt: skip
     loss = (h[-1] * ws).sum() + (h**2).mean()
-    f = graphc.function([x, *params, ws], [loss, *graphc.grad(loss, params)])
+    f = lib.function([x, *params, ws], [loss, *lib.grad(loss, params)])
     return lambda xv, pv, wv: f(xv, *pv, wv)
+
+
+def graphc_lstm() -> Callable:
+    import graphc
+    import graphc.tensor as T
+
+    return _theano_style_lstm(graphc, T, T.nnet.sigmoid)
 
 
 def pytensor_lstm() -> Callable:
     import pytensor
     import pytensor.tensor as pt
 
-    class Ops:
-        sigmoid = staticmethod(pt.sigmoid)
-        tanh = staticmethod(pt.tanh)
-
-    x = pt.tensor3("x")
-    ws = pt.matrix("ws")
-    params = [pt.matrix(f"W{k}") if k % 3 != 2 else pt.vector(f"b{k}") for k in range(3 * LAYERS)]
-    h = x
-    for layer in range(LAYERS):
-        W, U, b = params[3 * layer : 3 * layer + 3]
-        proj = (pt.dot(h.reshape((STEPS * BATCH, UNITS)), W) + b).reshape((STEPS, BATCH, 4 * UNITS))
-        zeros = pt.zeros((BATCH, UNITS))
-        (h, _), _ = pytensor.scan(lambda p, hp, cp, U=U: _cell(Ops, p + pt.dot(hp, U), cp),
-                                  sequences=proj, outputs_info=[zeros, zeros])  # fmt: skip
-    loss = (h[-1] * ws).sum() + (h**2).mean()
-    f = pytensor.function([x, *params, ws], [loss, *pytensor.grad(loss, params)])
-    return lambda xv, pv, wv: f(xv, *pv, wv)
+    return _theano_style_lstm(pytensor, pt, pt.sigmoid)
 
 
 def jax_lstm() -> Callable:
@@ -170,35 +164,6 @@ def empty_step_candidates() -> dict[str, Callable]:
     return out
 
 
-def interleaved(cands: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple]:
-    """(median seconds, interquartile range / median) per candidate, runs interleaved."""
-    for fn in cands.values():
-        fn()
-    samples: dict[str, list[float]] = {k: [] for k in cands}
-    for _ in range(repeat):
-        for name, fn in cands.items():
-            t0 = time.perf_counter()
-            fn()
-            samples[name].append(time.perf_counter() - t0)
-    out = {}
-    for k, v in samples.items():
-        med = statistics.median(v)
-        q = np.percentile(v, [25, 75])
-        out[k] = (med, float((q[1] - q[0]) / med))
-    return out
-
-
-def peers() -> list[str]:
-    found = []
-    for name in ("pytensor", "jax"):
-        try:
-            __import__(name)
-            found.append(name)
-        except ImportError:
-            pass
-    return found
-
-
 def run(repeat: int, which: list[str]) -> dict:
     builders = {"graphc": graphc_lstm, "pytensor": pytensor_lstm, "jax": jax_lstm}
     xv, pv, wv = lstm_values()
@@ -208,8 +173,10 @@ def run(repeat: int, which: list[str]) -> dict:
         for k, (a, b) in enumerate(zip(ref, fn(xv, pv, wv))):
             msg = f"{name} disagrees with graphc on output {k}"
             np.testing.assert_allclose(np.asarray(b), a, rtol=1e-7, atol=1e-9, err_msg=msg)
-    lstm = interleaved({n: (lambda fn=fn: fn(xv, pv, wv)) for n, fn in fns.items()}, repeat)
-    empty = interleaved(empty_step_candidates(), repeat)
+    lstm = median_spread(
+        interleaved_samples({n: (lambda fn=fn: fn(xv, pv, wv)) for n, fn in fns.items()}, repeat)
+    )
+    empty = median_spread(interleaved_samples(empty_step_candidates(), repeat))
     return {"lstm": lstm, "empty": {k: (m / EMPTY_STEPS, s) for k, (m, s) in empty.items()}}
 
 
@@ -228,28 +195,9 @@ def render(results: dict, title: str) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--peers", nargs="*", default=None, help="default: every installed peer")
-    ap.add_argument("--no-single-thread", action="store_true",
-                    help="do not re-run with OPENBLAS_NUM_THREADS=1")  # fmt: skip
-    ap.add_argument("--json", action="store_true", help="print the results as JSON only")
-    args = ap.parse_args(argv)
+    args = peer_parser(__doc__).parse_args(argv)
     which = peers() if args.peers is None else args.peers
-    results = run(args.repeat, which)
-    if args.json:
-        print(json.dumps(results))
-        return
-    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    print(render(results, f"float64, median of {args.repeat} interleaved runs, "
-                          f"OPENBLAS_NUM_THREADS={threads}"))  # fmt: skip
-    if not args.no_single_thread:
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")  # fmt: skip
-        cmd = [sys.executable, __file__, "--repeat", str(args.repeat), "--json",
-               "--peers", *which]  # fmt: skip
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
-        print(render(json.loads(out.splitlines()[-1]), "with OPENBLAS_NUM_THREADS=1:"))
+    report_peers(__file__, args, which, run(args.repeat, which), render, "float64")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,14 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from graphc.graph.basic import Apply, Constant, Variable, io_toposort
+from graphc.graph.basic import (
+    Apply,
+    Constant,
+    Variable,
+    io_toposort,
+    lookup_by_class,
+    register_for_classes,
+)
 from graphc.graph.fg import FunctionGraph
 
 if TYPE_CHECKING:
@@ -198,20 +205,11 @@ Op registers its rule (``graphc.tensor`` registers the tensor Ops')."""
 def register_pprint(*op_classes: type) -> Callable[[PprintRule], PprintRule]:
     """Decorator: use the decorated function to print nodes of ``op_classes``."""
 
-    def deco(rule: PprintRule) -> PprintRule:
-        for cls in op_classes:
-            PPRINT_RULES[cls] = rule
-        return rule
-
-    return deco
+    return register_for_classes(PPRINT_RULES, op_classes)
 
 
 def _rule_for(op: Op) -> PprintRule | None:
-    for cls in type(op).__mro__:
-        rule = PPRINT_RULES.get(cls)
-        if rule is not None:
-            return rule
-    return None
+    return lookup_by_class(PPRINT_RULES, op)
 
 
 def pprint(obj) -> str:

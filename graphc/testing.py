@@ -96,7 +96,7 @@ def verify_grad(
         proj = np.asarray(rng.random(out_val.shape) - 0.5, dtype=cost_dt)
         analytic = f_grad(*pts, proj)
         for k, a in zip(float_idx, analytic):
-            num = _numeric_grad(f_cost, pts, k, eps, proj)
+            num = numeric_grad(lambda *args, proj=proj: f_cost(*args, proj)[0], pts, k, eps)
             _compare(k, np.asarray(a, dtype="float64"), num, abs_tol, rel_tol)
 
 
@@ -113,20 +113,21 @@ def _points(points: Sequence) -> list[np.ndarray]:
     return pts
 
 
-def _numeric_grad(f_cost: Callable, pts: list, k: int, eps: float, proj) -> np.ndarray:
-    """Central differences of the cost ``f_cost(*pts, proj)[0]`` with respect to point ``k``."""
-    x = pts[k]
+def numeric_grad(cost: Callable, points: list, k: int, eps: float = 1e-6) -> np.ndarray:
+    """Central differences (float64) of the scalar ``cost(*points)`` with respect to
+    ``points[k]``."""
+    x = points[k]
     num = np.zeros(x.shape, dtype="float64")
     for pos in np.ndindex(*x.shape):
-        args = list(pts)
+        args = list(points)
         xp = x.copy()
         xp[pos] += eps
         args[k] = xp
-        fp = float(f_cost(*args, proj)[0])
+        fp = float(cost(*args))
         xm = x.copy()
         xm[pos] -= eps
         args[k] = xm
-        fm = float(f_cost(*args, proj)[0])
+        fm = float(cost(*args))
         num[pos] = (fp - fm) / (2 * eps)
     return num
 

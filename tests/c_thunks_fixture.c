@@ -12,27 +12,26 @@ static void set_output(PyObject **slot, PyObject *value) {
     Py_XDECREF(old);
 }
 
+/* *out = x + c */
+static int add_long(PyObject *x, long c, PyObject **out) {
+    PyObject *n = PyLong_FromLong(c);
+    if (n == NULL) return -1;
+    PyObject *r = PyNumber_Add(x, n);
+    Py_DECREF(n);
+    if (r == NULL) return -1;
+    set_output(out, r);
+    return 0;
+}
+
 /* out0 = in0 + 1 */
 static int add1(void *params, PyObject *const *inputs, PyObject **outputs) {
     (void)params;
-    PyObject *one = PyLong_FromLong(1);
-    if (one == NULL) return -1;
-    PyObject *r = PyNumber_Add(inputs[0], one);
-    Py_DECREF(one);
-    if (r == NULL) return -1;
-    set_output(&outputs[0], r);
-    return 0;
+    return add_long(inputs[0], 1, &outputs[0]);
 }
 
 /* out0 = in0 + *(long *)params */
 static int add_param(void *params, PyObject *const *inputs, PyObject **outputs) {
-    PyObject *c = PyLong_FromLong(*(long *)params);
-    if (c == NULL) return -1;
-    PyObject *r = PyNumber_Add(inputs[0], c);
-    Py_DECREF(c);
-    if (r == NULL) return -1;
-    set_output(&outputs[0], r);
-    return 0;
+    return add_long(inputs[0], *(long *)params, &outputs[0]);
 }
 
 /* out0 = in0 (the same object): the cheapest possible thunk */

@@ -1,9 +1,22 @@
-"""Evaluating a graph's output and checking its static and inferred shapes (test helpers)."""
+"""Test helpers: evaluating a graph's output, checking its static and inferred shapes, and a
+base for one-input test Ops."""
 
 from __future__ import annotations
 
-from graphc.graph.basic import Constant, graph_inputs
+import graphc.tensor as T
+from graphc.graph.basic import Apply, Constant, Op, graph_inputs
 from graphc.tensor.basic import shape_tuple
+
+
+class SameTypeOp(Op):
+    """A test Op of one tensor input whose one output has the input's type (subclasses give
+    ``perform`` and, as the test needs, ``grad``)."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
 
 
 def run(out, inputs: dict):

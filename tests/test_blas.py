@@ -89,15 +89,20 @@ def _batch_shapes(draw):
     return one(), one()
 
 
+def _matmul_shapes(draw, smallest: int) -> tuple[tuple, tuple]:
+    """The shapes of two matmul operands, each a vector or a batch of matrices (batch
+    dimensions that broadcast), with m, k, n from ``smallest`` to 3."""
+    ba, bb = _batch_shapes(draw)
+    m, k, n = (draw(st.integers(smallest, 3)) for _ in range(3))
+    va, vb = draw(st.booleans()), draw(st.booleans())  # 1-d operands
+    return ((k,) if va else (*ba, m, k)), ((k,) if vb else (*bb, k, n))
+
+
 @SETTINGS
 @given(data=st.data(), dtype=DTYPES, seed=st.integers(0, 2**32 - 1))
 def test_matmul_matches_numpy(data, dtype, seed):
     rng = np.random.default_rng(seed)
-    ba, bb = _batch_shapes(data.draw)
-    m, k, n = (data.draw(st.integers(0, 3)) for _ in range(3))
-    va, vb = data.draw(st.booleans()), data.draw(st.booleans())  # 1-d operands
-    sa = (k,) if va else (*ba, m, k)
-    sb = (k,) if vb else (*bb, k, n)
+    sa, sb = _matmul_shapes(data.draw, 0)
     a = _value(rng, sa, dtype, data.draw(LAYOUTS))
     b = _value(rng, sb, dtype, data.draw(LAYOUTS))
     x, y = _var(a, "a"), _var(b, "b")
@@ -117,11 +122,9 @@ def test_matmul_matches_numpy(data, dtype, seed):
 @given(data=st.data(), dtype=FLOATS, seed=st.integers(0, 2**32 - 1))
 def test_matmul_grad(data, dtype, seed):
     rng = np.random.default_rng(seed)
-    ba, bb = _batch_shapes(data.draw)
-    m, k, n = (data.draw(st.integers(1, 3)) for _ in range(3))
-    va, vb = data.draw(st.booleans()), data.draw(st.booleans())
-    a = rng.standard_normal((k,) if va else (*ba, m, k)).astype(dtype)
-    b = rng.standard_normal((k,) if vb else (*bb, k, n)).astype(dtype)
+    sa, sb = _matmul_shapes(data.draw, 1)
+    a = rng.standard_normal(sa).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
     verify_grad(T.matmul, [a, b], n_tests=1, rng=rng)
 
 

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 from array_layouts import layout
+from c_twins import PY, C, CAndPy, assert_all_c, twins_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +21,6 @@ from graphc.vm import make_vm
 
 pytestmark = pytest.mark.skipif(not c_available(), reason="no C compiler")
 
-C = graphc.Mode(linker="c|py", optimizer=None)
-PY = graphc.Mode(linker="py", optimizer=None)
 DTYPES = ("float32", "float64")
 LAYOUTS = ("C", "F", "strided", "transposed", "reversed")
 TOL = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-10, atol=1e-12)}
@@ -35,15 +34,15 @@ def vec(dt):
     return TensorType(dt, (None,))()
 
 
-class Funcs:
+class Funcs(CAndPy):
     """One compiled C function and its Python twin per dtype (few modules in all)."""
 
     def __init__(self, dt):
         Z, X, Y, A = mat(dt), mat(dt), mat(dt), mat(dt)  # noqa: N806
         y, x, u = vec(dt), vec(dt), vec(dt)
         alpha, beta = TensorType(dt, ())(), TensorType("float64", ())()
-        self.inputs = [Z, alpha, X, Y, beta, y, A, x, u]
-        self.outputs = [
+        inputs = [Z, alpha, X, Y, beta, y, A, x, u]
+        outputs = [
             blas.gemm(Z, alpha, X, Y, beta),
             blas.gemv(y, alpha, A, x, beta),
             blas.dot22(X, Y),
@@ -52,18 +51,14 @@ class Funcs:
             blas.dot(x, u),
             blas.dot(X, Y),
         ]
-        self.c = graphc.function(self.inputs, self.outputs, mode=C)
-        self.py = graphc.function(self.inputs, self.outputs, mode=PY)
+        super().__init__(inputs, outputs)
 
 
-@pytest.fixture(scope="module")
-def funcs():
-    return {dt: Funcs(dt) for dt in DTYPES}
+funcs = twins_fixture(Funcs, DTYPES)
 
 
 def test_nodes_report_c(funcs):
-    for f in funcs.values():
-        assert all(impl.is_c for impl in f.c.linked.impls), f.c.linked.schedule
+    assert_all_c(funcs)
 
 
 def test_other_dtypes_fall_back_to_python():
@@ -75,14 +70,12 @@ def test_other_dtypes_fall_back_to_python():
 
 
 dims = st.integers(0, 6)
+sizes = dict(dt=st.sampled_from(DTYPES), m=dims, k=dims, n=dims)  # a dtype and m x k x n
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    dt=st.sampled_from(DTYPES),
-    m=dims,
-    k=dims,
-    n=dims,
+    **sizes,
     lay=st.lists(st.sampled_from(LAYOUTS), min_size=9, max_size=9),
     alpha=st.sampled_from([1.0, -0.5, 2.0, 0.0]),
     beta=st.sampled_from([0.0, 1.0, 0.25]),
@@ -164,10 +157,7 @@ def inplace_funcs():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    dt=st.sampled_from(DTYPES),
-    m=dims,
-    k=dims,
-    n=dims,
+    **sizes,
     lay=st.lists(st.sampled_from(LAYOUTS), min_size=5, max_size=5),
     beta=st.sampled_from([0.0, 1.0, -2.0]),
 )

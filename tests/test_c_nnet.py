@@ -7,32 +7,30 @@ import sys
 import numpy as np
 import pytest
 from array_layouts import layout
+from c_twins import CAndPy, assert_all_c, twins_fixture
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import graphc
 from graphc.linker import c_available
 from graphc.tensor import nnet
 from graphc.tensor.type import TensorType
 
 pytestmark = pytest.mark.skipif(not c_available(), reason="no C compiler")
 
-C = graphc.Mode(linker="c|py", optimizer=None)
-PY = graphc.Mode(linker="py", optimizer=None)
 DTYPES = ("float32", "float64")
 LAYOUTS = ("C", "F", "strided", "reversed")
 TOL = {"float32": dict(rtol=1e-5, atol=1e-6), "float64": dict(rtol=1e-12, atol=1e-14)}
 
 
-class Funcs:
+class Funcs(CAndPy):
     def __init__(self, dt):
         x2 = TensorType(dt, (None, None))()
         x3 = TensorType(dt, (None, None, None))()
         g = TensorType(dt, (None,))()
         idx = TensorType("int32", (None,))()
         nll, sm = nnet.crossentropy_softmax_1hot(x2, idx)
-        self.inputs = [x2, x3, g, idx]
-        self.outputs = [
+        inputs = [x2, x3, g, idx]
+        outputs = [
             nnet.softmax(x2),
             nnet.log_softmax(x2),
             nnet.softmax(x2, axis=0),
@@ -42,18 +40,14 @@ class Funcs:
             sm,
             nnet.CrossentropySoftmax1HotDx()(g, sm, idx),
         ]
-        self.c = graphc.function(self.inputs, self.outputs, mode=C)
-        self.py = graphc.function(self.inputs, self.outputs, mode=PY)
+        super().__init__(inputs, outputs)
 
 
-@pytest.fixture(scope="module")
-def funcs():
-    return {dt: Funcs(dt) for dt in DTYPES}
+funcs = twins_fixture(Funcs, DTYPES)
 
 
 def test_nodes_report_c(funcs):
-    for f in funcs.values():
-        assert all(impl.is_c for impl in f.c.linked.impls), f.c.linked.schedule
+    assert_all_c(funcs)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

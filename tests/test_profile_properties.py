@@ -8,16 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphc.profile import (
-    CompilePhases,
-    FunctionProfile,
-    NodeRecord,
-    OptimizerProfile,
-    PassRecord,
-    ProfileStats,
-    RewriteRecord,
-    ValueInfo,
-)
+import graphc.profile as gp
 from graphc.profile.legacy import diff_text, summary_text
 from graphc.profile.summarize import apply_table, class_table, op_table
 
@@ -28,7 +19,7 @@ RAW_FLOAT = re.compile(r"\d\.\d{7,}|\bnan\b|\binf\b", re.IGNORECASE)
 
 ns = st.integers(0, 10**10)
 value = st.builds(
-    ValueInfo,
+    gp.ValueInfo,
     st.sampled_from(["float64", "float32", "int64"]),
     st.one_of(st.none(), st.tuples(st.integers(0, 50), st.integers(0, 50))),
     st.one_of(st.none(), st.tuples(st.integers(0, 400), st.integers(0, 8))),
@@ -36,10 +27,10 @@ value = st.builds(
 
 
 @st.composite
-def node_records(draw, position: int, n_slots: int) -> NodeRecord:
+def node_records(draw, position: int, n_slots: int) -> gp.NodeRecord:
     op, cls = draw(st.sampled_from(OPS))
     calls = draw(st.integers(0, 50))
-    return NodeRecord(
+    return gp.NodeRecord(
         position=position,
         apply_name=f"{op}(v{position})",
         op_name=op,
@@ -62,18 +53,18 @@ def node_records(draw, position: int, n_slots: int) -> NodeRecord:
 
 
 @st.composite
-def functions(draw, name: str | None = None) -> FunctionProfile:
+def functions(draw, name: str | None = None) -> gp.FunctionProfile:
     n = draw(st.integers(0, 6))
     nodes = [draw(node_records(i, 3)) for i in range(n)]
     opt = draw(
         st.one_of(
             st.none(),
             st.builds(
-                OptimizerProfile,
-                st.lists(st.builds(PassRecord, st.sampled_from("pq"), ns), max_size=2),
+                gp.OptimizerProfile,
+                st.lists(st.builds(gp.PassRecord, st.sampled_from("pq"), ns), max_size=2),
                 st.lists(
                     st.builds(
-                        RewriteRecord,
+                        gp.RewriteRecord,
                         st.sampled_from("rs"),
                         st.integers(0, 9),
                         st.integers(0, 9),
@@ -84,12 +75,12 @@ def functions(draw, name: str | None = None) -> FunctionProfile:
             ),
         )
     )
-    return FunctionProfile(
+    return gp.FunctionProfile(
         name=name or draw(st.sampled_from(["f", "g"])),
         calls=draw(st.integers(0, 100)),
         call_ns=draw(ns),
         vm_ns=draw(ns),
-        compile=CompilePhases(total_ns=draw(ns), rewrite_ns=draw(ns), linker_ns=draw(ns)),
+        compile=gp.CompilePhases(total_ns=draw(ns), rewrite_ns=draw(ns), linker_ns=draw(ns)),
         allow_gc=draw(st.booleans()),
         memory_recorded=draw(st.booleans()),
         timing_supported=draw(st.booleans()),
@@ -100,7 +91,7 @@ def functions(draw, name: str | None = None) -> FunctionProfile:
     )
 
 
-stats_st = st.builds(ProfileStats, st.lists(functions(), max_size=3))
+stats_st = st.builds(gp.ProfileStats, st.lists(functions(), max_size=3))
 
 
 def _check_text(text: str) -> None:
@@ -140,7 +131,7 @@ def test_percentages(stats, n):
 @settings(max_examples=100, deadline=None)
 @given(functions("f"), functions("f"))
 def test_merge_adds(a, b):
-    merged = ProfileStats([a]) + ProfileStats([b])
+    merged = gp.ProfileStats([a]) + gp.ProfileStats([b])
     same = [(x.position, x.op_name, x.apply_name) for x in a.nodes] == [
         (x.position, x.op_name, x.apply_name) for x in b.nodes
     ]
@@ -153,7 +144,7 @@ def test_merge_adds(a, b):
 @settings(max_examples=100, deadline=None)
 @given(stats_st)
 def test_json_round_trip(stats):
-    assert ProfileStats.from_json(stats.to_json()) == stats
+    assert gp.ProfileStats.from_json(stats.to_json()) == stats
 
 
 @settings(max_examples=60, deadline=None)
@@ -163,12 +154,12 @@ def test_diff_never_crashes(a, b):
 
 
 def test_zero_everything():
-    fp = FunctionProfile("z", nodes=[NodeRecord(0, "a(x)", "a", "pkg.A")])
+    fp = gp.FunctionProfile("z", nodes=[gp.NodeRecord(0, "a(x)", "a", "pkg.A")])
     out = io.StringIO()
-    ProfileStats([fp]).summary(file=out, memory=True, optimizer=True)
+    gp.ProfileStats([fp]).summary(file=out, memory=True, optimizer=True)
     text = out.getvalue()
     _check_text(text)
     assert "  Time in Function.fn.__call__: 0.000000e+00s (0.000%)" in text
     out = io.StringIO()
-    ProfileStats().summary(file=out)
+    gp.ProfileStats().summary(file=out)
     _check_text(out.getvalue())

@@ -62,6 +62,19 @@ def test_view_outputs_allocate_nothing_in_the_vm_peak_and_allocated(vm):
     assert peak == current  # nothing beyond what functions hold between calls
 
 
+def _traced_peak(f, *args) -> int:
+    """The peak bytes tracemalloc sees during ``f(*args)``, above what was traced before."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        out = f(*args)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del out
+    return peak
+
+
 @pytest.mark.parametrize("vm", VMS)
 def test_vm_peak_equals_tracemalloc_with_in_place_nodes(vm):
     x = T.dvector("x")
@@ -71,14 +84,7 @@ def test_vm_peak_equals_tracemalloc_with_in_place_nodes(vm):
         f = graphc.function([x], y, mode=mode, profile=True)
     assert any(n.op.destroy_map for n in f.maker.fgraph.toposort())
     xv = np.ones(20000)
-    tracemalloc.start()  # from before the first call: planned buffers are allocated then
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        out = f(xv)
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    del out
+    peak = _traced_peak(f, xv)  # the first call: planned buffers are allocated then
     vm_peak = f.vm.stats()["peak_bytes"]
     assert vm_peak == 2 * xv.nbytes  # exp(x) and log(x); the rest reuse them
     assert vm_peak <= peak < vm_peak + 64 * 1024  # tracemalloc adds small objects
@@ -95,14 +101,7 @@ def test_memory_numbers_hold_in_steady_state_with_a_memory_plan(vm):
     with graphc.config.change_flags(profile_memory=True):
         f = graphc.function([x], y, mode=mode, profile=True)
     xv = np.ones(20000)
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        out = f(xv)
-        first_peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    del out
+    first_peak = _traced_peak(f, xv)
     st1 = f.vm.stats()
     for _ in range(5):
         f(xv)

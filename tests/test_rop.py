@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from graph_checks import SameTypeOp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rop_cases import CASES
@@ -12,7 +13,7 @@ from rop_cases import CASES
 import graphc
 import graphc.tensor as T
 from graphc.gradient import DisconnectedInputError, Lop, Rop, hessian, jacobian
-from graphc.graph.basic import Apply, Op, ancestors
+from graphc.graph.basic import ancestors
 from graphc.graph.rop import registered_rop_classes
 from graphc.tensor.type import TensorType
 
@@ -151,13 +152,7 @@ def test_rop_of_a_wrt_output_is_its_eval_point_and_disconnected_outputs():
         Rop(T.argmax(x), x, v)
 
 
-class _NoGrad(Op):
-    __props__ = ()
-
-    def make_node(self, x):
-        x = T.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
+class _NoGrad(SameTypeOp):
     def perform(self, node, inputs, out):
         out[0][0] = inputs[0] * 2
 

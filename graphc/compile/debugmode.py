@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphc.compile.mode import Mode, register_mode
+from graphc.compile.monitormode import NodeByNodeVM
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.graph.fg import OUTPUT, Feature
@@ -388,22 +389,18 @@ def _run_perform(node: Apply, args: Any, previous=None) -> list:
 # ------------------------------------------------------------------ the checking VM
 
 
-class DebugVM:
+class DebugVM(NodeByNodeVM):
     """Stands in for the VM of a DEBUG_MODE Function: ``vm(values) -> outputs``."""
 
     kind = "debug"
+    mode_name = "DEBUG_MODE"
 
     def __init__(self, maker, linked, mode: DebugMode):
+        super().__init__(linked)
         self.maker = maker
-        self.linked = linked
         self.mode = mode
-        self.failed_node: int | None = None
         self.calls = 0
-        self._running = False
         self.rng = np.random.default_rng(1234)
-        by_slot = {s: v for v, s in linked.slots.items()}
-        self.out_vars = [by_slot[s] for s in linked.program.outputs]
-        self.in_vars = [by_slot[s] for s in linked.program.inputs]
         self.c_thunks: list = []
         for node, impl, spec in zip(linked.schedule, linked.impls, linked.program.nodes):
             if impl.c_thunk is not None and mode.check_c:
@@ -441,37 +438,13 @@ class DebugVM:
         rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
         self.records = recorder.records
 
-    # -------------------------------------------------------------- VM protocol
-    def set_profiling(self, **kwargs: Any) -> None:
-        if any(kwargs.values()):
-            raise ValueError("DEBUG_MODE functions cannot be profiled; use FAST_RUN")
-
-    def stats(self) -> dict:
-        return {}
-
-    def reset_stats(self) -> None:
-        pass
-
-    def __call__(self, values) -> list:
-        if self._running:
-            raise RuntimeError("function is already running in another thread")
-        self._running = True
-        try:
-            self.failed_node = None
-            self.calls += 1
-            return self._call(list(values))
-        finally:
-            self._running = False
-
     # -------------------------------------------------------------- checks
     def _call(self, values: list) -> list:
+        self.calls += 1
         if len(values) != len(self.in_vars):
             raise TypeError(f"expected {len(self.in_vars)} values, got {len(values)}")
         originals = [_copy(v) for v in values]
-        storage: dict[Variable, Any] = dict(zip(self.in_vars, values))
-        for v in self.linked.slots:
-            if isinstance(v, Constant):
-                storage[v] = v.data
+        storage = self._storage(values)
         for idx, node in enumerate(self.linked.schedule):
             args = [storage[v] for v in node.inputs]
             try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from graphc.compile.mode import Mode
 from graphc.graph.basic import Apply, Constant, Variable
@@ -48,27 +48,23 @@ class NodeThunk:
         self.perform([cell[0] for cell in self.inputs], self.outputs)
 
 
-class MonitorVM:
-    """Runs a function's nodes in schedule order, calling the hooks around each."""
+class NodeByNodeVM:
+    """The VM protocol of the modes that run a function's nodes one at a time in Python
+    (MonitorMode, DEBUG_MODE): not profiled, one call at a time; ``_call`` runs the nodes."""
 
-    kind = "monitor"
+    mode_name: ClassVar[str]
 
-    def __init__(self, linked, pre_func: NodeHook | None, post_func: NodeHook | None):
+    def __init__(self, linked):
         self.linked = linked
-        self.pre_func = pre_func
-        self.post_func = post_func
         self.failed_node: int | None = None
         self._running = False
         by_slot = {s: v for v, s in linked.slots.items()}
         self.in_vars = [by_slot[s] for s in linked.program.inputs]
         self.out_vars = [by_slot[s] for s in linked.program.outputs]
-        self.performs = [
-            impl.perform or _op_perform(node) for node, impl in zip(linked.schedule, linked.impls)
-        ]
 
     def set_profiling(self, **kwargs: Any) -> None:
         if any(kwargs.values()):
-            raise ValueError("MonitorMode functions cannot be profiled; use FAST_RUN")
+            raise ValueError(f"{self.mode_name} functions cannot be profiled; use FAST_RUN")
 
     def stats(self) -> dict:
         return {}
@@ -82,26 +78,52 @@ class MonitorVM:
         self._running = True
         self.failed_node = None
         try:
-            storage: dict[Variable, Any] = dict(zip(self.in_vars, values))
-            for v in self.linked.slots:
-                if isinstance(v, Constant):
-                    storage[v] = v.data
-            for i, (node, perform) in enumerate(zip(self.linked.schedule, self.performs)):
-                thunk = NodeThunk(node, perform, [storage[v] for v in node.inputs])
-                try:
-                    if self.pre_func is not None:
-                        self.pre_func(i, node, thunk)
-                    thunk()
-                    if self.post_func is not None:
-                        self.post_func(i, node, thunk)
-                except Exception:
-                    self.failed_node = i
-                    raise
-                for var, cell in zip(node.outputs, thunk.outputs):
-                    storage[var] = cell[0]
-            return [storage[v] for v in self.out_vars]
+            return self._call(list(values))
         finally:
             self._running = False
+
+    def _call(self, values: list) -> list:
+        raise NotImplementedError
+
+    def _storage(self, values: list) -> dict[Variable, Any]:
+        """The inputs' and the constants' values, by variable."""
+        storage: dict[Variable, Any] = dict(zip(self.in_vars, values))
+        for v in self.linked.slots:
+            if isinstance(v, Constant):
+                storage[v] = v.data
+        return storage
+
+
+class MonitorVM(NodeByNodeVM):
+    """Runs a function's nodes in schedule order, calling the hooks around each."""
+
+    kind = "monitor"
+    mode_name = "MonitorMode"
+
+    def __init__(self, linked, pre_func: NodeHook | None, post_func: NodeHook | None):
+        super().__init__(linked)
+        self.pre_func = pre_func
+        self.post_func = post_func
+        self.performs = [
+            impl.perform or _op_perform(node) for node, impl in zip(linked.schedule, linked.impls)
+        ]
+
+    def _call(self, values: list) -> list:
+        storage = self._storage(values)
+        for i, (node, perform) in enumerate(zip(self.linked.schedule, self.performs)):
+            thunk = NodeThunk(node, perform, [storage[v] for v in node.inputs])
+            try:
+                if self.pre_func is not None:
+                    self.pre_func(i, node, thunk)
+                thunk()
+                if self.post_func is not None:
+                    self.post_func(i, node, thunk)
+            except Exception:
+                self.failed_node = i
+                raise
+            for var, cell in zip(node.outputs, thunk.outputs):
+                storage[var] = cell[0]
+        return [storage[v] for v in self.out_vars]
 
 
 def _op_perform(node: Apply) -> Callable:

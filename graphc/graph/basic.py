@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 
 class PropsValue:
@@ -365,6 +365,35 @@ class Op(PropsValue):
         return f"{type(self).__name__}{{{','.join(str(p) for p in self._props())}}}"
 
     __repr__ = __str__
+
+
+# ---------------------------------------------------------------------------- per-class tables
+# R_op rules, C generators and printing rules are kept per Op class, in tables that the layer
+# owning the behaviour fills.
+
+Entry = TypeVar("Entry")
+
+
+def register_for_classes(
+    table: dict[type, Entry], op_classes: tuple[type, ...]
+) -> Callable[[Entry], Entry]:
+    """A decorator storing the decorated function in ``table`` under each of ``op_classes``."""
+
+    def deco(fn: Entry) -> Entry:
+        for cls in op_classes:
+            table[cls] = fn
+        return fn
+
+    return deco
+
+
+def lookup_by_class(table: dict[type, Entry], op: Op) -> Entry | None:
+    """The entry of ``op``'s class in ``table``, or of its nearest registered base, or None."""
+    for cls in type(op).__mro__:
+        entry = table.get(cls)
+        if entry is not None:
+            return entry
+    return None
 
 
 # ---------------------------------------------------------------------------- graph walks

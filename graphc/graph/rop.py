@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from graphc.graph.basic import Apply, Op, Variable
+from graphc.graph.basic import Apply, Op, Variable, lookup_by_class, register_for_classes
 
 RopRule = Callable[[Apply, Sequence["Variable | None"]], Sequence["Variable | None"]]
 
@@ -26,21 +26,12 @@ _RULES: dict[type, RopRule] = {}
 def register_rop(*op_classes: type) -> Callable[[RopRule], RopRule]:
     """Decorator: ``@register_rop(Dot, MatMul) def rule(node, eval_points) -> list``."""
 
-    def deco(fn: RopRule) -> RopRule:
-        for cls in op_classes:
-            _RULES[cls] = fn
-        return fn
-
-    return deco
+    return register_for_classes(_RULES, op_classes)
 
 
 def rop_rule(op: Op) -> RopRule | None:
     """The rule registered for ``op``'s class or its nearest registered base, or None."""
-    for cls in type(op).__mro__:
-        rule = _RULES.get(cls)
-        if rule is not None:
-            return rule
-    return None
+    return lookup_by_class(_RULES, op)
 
 
 def registered_rop_classes() -> tuple[type, ...]:

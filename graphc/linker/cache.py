@@ -283,6 +283,18 @@ def _so_name(key: str) -> str:
 # --------------------------------------------------------------------------- the cache
 
 
+@dataclass(frozen=True)
+class _BuildJob:
+    """What one module is compiled from, and the key it is cached under."""
+
+    key: str
+    source: str
+    compiler: Compiler
+    cflags: tuple[str, ...]
+    libs: tuple[str, ...]
+    name_hint: str
+
+
 class CompileCache:
     """Compiles C extension sources once per key and loads them (see module docstring)."""
 
@@ -405,6 +417,7 @@ class CompileCache:
         compiler = find_compiler(self.dir / "compilers")
         cflags, libs = self._options(compiler, extra_cflags, libraries)
         key = self._key(source, compiler, cflags, libs)
+        job = _BuildJob(key, source, compiler, cflags, libs, name_hint)
         module = self._by_key.get(key)
         if module is not None:
             self.stats.memo_hits += 1
@@ -414,7 +427,7 @@ class CompileCache:
         if module is None:
             lock = BuildLock(self.dir / "locks" / f"{key}.lock")
             if not lock.acquire(self._lock_wait(), CacheWarning):
-                return self._build_private(key, source, compiler, cflags, libs, name_hint, lock)
+                return self._build_private(job, lock)
             try:
                 module, problem = self._try_entry(entry, key)
                 if module is None:
@@ -426,7 +439,7 @@ class CompileCache:
                             stacklevel=4,
                         )
                         self._discard(entry)
-                    self._build(entry, key, source, compiler, cflags, libs, name_hint)
+                    self._build(entry, job)
                     self.stats.compiled += 1
                     module = self._import(entry, _read_manifest(entry))
                 else:
@@ -438,16 +451,7 @@ class CompileCache:
         with self._memo_lock:
             return self._by_key.setdefault(key, module)
 
-    def _build_private(
-        self,
-        key: str,
-        source: str,
-        compiler: Compiler,
-        cflags: tuple[str, ...],
-        libs: tuple[str, ...],
-        name_hint: str,
-        lock: BuildLock,
-    ) -> types.ModuleType:
+    def _build_private(self, job: _BuildJob, lock: BuildLock) -> types.ModuleType:
         """Build and load a copy of ``key`` for this process alone (under ``tmp/``): another
         process has held the build lock longer than the bounded wait."""
         warnings.warn(
@@ -457,9 +461,9 @@ class CompileCache:
             ),
             stacklevel=5,
         )
-        private = Path(tempfile.mkdtemp(prefix="private-", dir=self.dir / "tmp")) / key
+        private = Path(tempfile.mkdtemp(prefix="private-", dir=self.dir / "tmp")) / job.key
         try:
-            self._build(private, key, source, compiler, cflags, libs, name_hint)
+            self._build(private, job)
             self.stats.compiled += 1
             return self._import(private, _read_manifest(private))
         finally:  # a loaded extension stays mapped once its file is gone
@@ -488,41 +492,32 @@ class CompileCache:
 
     # ------------------------------------------------------------------ building
 
-    def _build(
-        self,
-        entry: Path,
-        key: str,
-        source: str,
-        compiler: Compiler,
-        cflags: tuple[str, ...],
-        libs: tuple[str, ...],
-        name_hint: str,
-    ) -> None:
+    def _build(self, entry: Path, job: _BuildJob) -> None:
         """Compile into a private temp dir, write the manifest, rename it to ``entry``."""
-        name = self.module_name(key)
+        name = self.module_name(job.key)
         tmp = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.dir / "tmp"))
         try:
             src = tmp / f"{name}.c"
-            src.write_text(source, encoding="utf-8")
-            so = tmp / _so_name(key)
+            src.write_text(job.source, encoding="utf-8")
+            so = tmp / _so_name(job.key)
             started = time.perf_counter()
             try:
-                compiler.build(src, so, (*cflags, f"-DGRAPHC_INIT=PyInit_{name}"), libs)
+                job.compiler.build(src, so, (*job.cflags, f"-DGRAPHC_INIT=PyInit_{name}"), job.libs)
             except CompileError as exc:
                 raise self._keep_failed(tmp, name, exc) from None
             manifest = {
                 "format": FORMAT,
-                "key": key,
+                "key": job.key,
                 "module": name,
-                "name_hint": name_hint,
+                "name_hint": job.name_hint,
                 "so": so.name,
                 "so_sha256": _sha256_file(so),
                 "so_size": so.stat().st_size,
                 "source_size": src.stat().st_size,
                 "versions": _versions(),
-                "compiler": compiler.version.splitlines()[0] if compiler.version else "",
-                "cflags": list(cflags),
-                "libraries": list(libs),
+                "compiler": job.compiler.version.splitlines()[0] if job.compiler.version else "",
+                "cflags": list(job.cflags),
+                "libraries": list(job.libs),
                 "created": time.time(),
                 "build_seconds": round(time.perf_counter() - started, 4),
             }
@@ -530,7 +525,7 @@ class CompileCache:
             try:
                 os.rename(tmp, entry)
             except OSError:
-                if entry_problem(entry, key) is not None:  # nobody else published it
+                if entry_problem(entry, job.key) is not None:  # nobody else published it
                     raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphc.profile.diff import _pair_functions, match_nodes
+from graphc.profile.fmt import duration
 from graphc.profile.merge import merge_all
 from graphc.profile.model import FunctionProfile, NodeRecord
 from graphc.profile.stats import ProfileStats
@@ -175,11 +176,7 @@ def judge(
 
 
 def _t(ns: float) -> str:
-    if ns >= 1e6:
-        return f"{ns / 1e6:.3f} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.1f} us"
-    return f"{ns:.0f} ns"
+    return duration(ns, ms_digits=3)
 
 
 def _fn_measure(fp: FunctionProfile | None) -> Measure | None:

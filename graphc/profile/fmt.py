@@ -40,6 +40,15 @@ def short_seconds(ns: float) -> str:
     return f"{ns / 1e9:.2e}s"
 
 
+def duration(ns: float, ms_digits: int = 2) -> str:
+    """Nanoseconds in the largest fitting unit: ``1.23 ms``, ``4.5 us``, ``678 ns``."""
+    if ns >= 1e6:
+        return f"{ns / 1e6:.{ms_digits}f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns:.0f} ns"
+
+
 def below(resolution_ns: int) -> str:
     """Marker for a time under the clock resolution, e.g. ``<1.0e-08s``."""
     return f"<{max(resolution_ns, 1) / 1e9:.1e}s"

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
+from graphc.profile.fmt import duration, short_origin
 from graphc.profile.fmt import nbytes as _fmt_bytes
-from graphc.profile.fmt import short_origin
 from graphc.profile.model import FunctionProfile
 from graphc.profile.steady import has_first_call, steady_state
 
@@ -42,14 +42,6 @@ def heat_color(t: float) -> str:
     return f"#ff{gb:02x}{gb:02x}"
 
 
-def _ms(ns: int) -> str:
-    if ns >= 1_000_000:
-        return f"{ns / 1e6:.2f} ms"
-    if ns >= 1_000:
-        return f"{ns / 1e3:.1f} us"
-    return f"{ns} ns"
-
-
 def _tooltip(n) -> str:
     """The full Apply name and the source lines that built the node."""
     lines = [n.apply_name] + [f"from {short_origin(o)}" for o in n.origins]
@@ -66,7 +58,7 @@ def _function_dot(fp: FunctionProfile, k: int, lines: list[str], all_calls: bool
     hottest = max((n.ns_total for n in fp.nodes), default=0)
     p = f"f{k}_"
     lines.append(f"  subgraph cluster_{k} {{")
-    title = f"{fp.name} ({fp.calls} calls, {_ms(total)} in nodes{first})"
+    title = f"{fp.name} ({fp.calls} calls, {duration(total)} in nodes{first})"
     lines.append(f"    label={_quote(title)};")
     producer: dict[int, str] = {}
     for s in fp.inputs:
@@ -80,7 +72,7 @@ def _function_dot(fp: FunctionProfile, k: int, lines: list[str], all_calls: bool
     for n in fp.nodes:
         nid = f"{p}n{n.position}"
         share = n.ns_total / total if total else 0.0
-        label = [_short(n.apply_name), f"{share:.1%}  {_ms(n.ns_total)}  [{n.impl}]"]
+        label = [_short(n.apply_name), f"{share:.1%}  {duration(n.ns_total)}  [{n.impl}]"]
         if fp.memory_recorded and n.out_bytes_max:
             label.append(f"out {_fmt_bytes(sum(n.out_bytes_max))}")
         color = heat_color(n.ns_total / hottest if hottest else 0.0)

@@ -5,26 +5,17 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 
-from graphc.profile.model import (
-    SAMPLE_CAP,
-    CompilePhases,
-    FunctionProfile,
-    NodeRecord,
-    OptimizerProfile,
-    PassRecord,
-    RewriteRecord,
-    ValueInfo,
-)
+from graphc.profile import model as pm
 
 Signature = tuple[str, tuple[tuple[int, str, str], ...]]
 
 
-def signature(fp: FunctionProfile) -> Signature:
+def signature(fp: pm.FunctionProfile) -> Signature:
     """Identity of a function for merging: its name and its scheduled Apply nodes."""
     return fp.name, tuple((n.position, n.op_name, n.apply_name) for n in fp.nodes)
 
 
-def snapshot(fp: FunctionProfile) -> FunctionProfile:
+def snapshot(fp: pm.FunctionProfile) -> pm.FunctionProfile:
     """A deep copy detached from its owner (no ``refresh``)."""
     refresh, fp.refresh = fp.refresh, None
     try:
@@ -34,7 +25,7 @@ def snapshot(fp: FunctionProfile) -> FunctionProfile:
     return out
 
 
-def _min_nonzero_calls(a: NodeRecord, b: NodeRecord) -> int:
+def _min_nonzero_calls(a: pm.NodeRecord, b: pm.NodeRecord) -> int:
     if a.calls == 0:
         return b.ns_min
     if b.calls == 0:
@@ -42,7 +33,7 @@ def _min_nonzero_calls(a: NodeRecord, b: NodeRecord) -> int:
     return min(a.ns_min, b.ns_min)
 
 
-def _flops(a: NodeRecord, b: NodeRecord) -> float | None:
+def _flops(a: pm.NodeRecord, b: pm.NodeRecord) -> float | None:
     if a.flops_per_call is None or b.flops_per_call is None:
         return a.flops_per_call if b.flops_per_call is None else b.flops_per_call
     calls = a.calls + b.calls
@@ -57,13 +48,13 @@ def _pairwise(a: list[int], b: list[int], fn) -> list[int]:
     return [fn(x, y) for x, y in zip(a, b)]
 
 
-def merge_nodes(a: NodeRecord, b: NodeRecord) -> NodeRecord:
+def merge_nodes(a: pm.NodeRecord, b: pm.NodeRecord) -> pm.NodeRecord:
     """Sum of two records of the same Apply node."""
     out = copy.deepcopy(a)
     out.calls = a.calls + b.calls
     out.ns_total = a.ns_total + b.ns_total
     out.ns_min = _min_nonzero_calls(a, b)
-    out.ns_samples = (a.ns_samples + b.ns_samples)[-SAMPLE_CAP:]
+    out.ns_samples = (a.ns_samples + b.ns_samples)[-pm.SAMPLE_CAP :]
     out.n_below_resolution = a.n_below_resolution + b.n_below_resolution
     out.first_calls = a.first_calls + b.first_calls
     out.first_ns = a.first_ns + b.first_ns
@@ -83,15 +74,15 @@ def _known(shape: tuple[int, ...] | None) -> list[tuple[int, ...]]:
     return [] if shape is None else [shape]
 
 
-def _note_shapes(out: list[ValueInfo], a: list[ValueInfo], b: list[ValueInfo]) -> None:
+def _note_shapes(out: list[pm.ValueInfo], a: list[pm.ValueInfo], b: list[pm.ValueInfo]) -> None:
     """Record in ``out`` every shape ``a`` and ``b`` saw, when they differ."""
     for v, x, y in zip(out, a, b):
         seen = {s for w in (x, y) for s in (w.shapes_seen or _known(w.shape))}
         v.shapes_seen = sorted(tuple(s) for s in seen) if len(seen) > 1 else []
 
 
-def _merge_compile(a: CompilePhases, b: CompilePhases) -> CompilePhases:
-    return CompilePhases(
+def _merge_compile(a: pm.CompilePhases, b: pm.CompilePhases) -> pm.CompilePhases:
+    return pm.CompilePhases(
         total_ns=a.total_ns + b.total_ns,
         rewrite_ns=a.rewrite_ns + b.rewrite_ns,
         validate_ns=a.validate_ns + b.validate_ns,
@@ -105,23 +96,23 @@ def _merge_compile(a: CompilePhases, b: CompilePhases) -> CompilePhases:
 
 
 def merge_optimizer(
-    a: OptimizerProfile | None, b: OptimizerProfile | None
-) -> OptimizerProfile | None:
+    a: pm.OptimizerProfile | None, b: pm.OptimizerProfile | None
+) -> pm.OptimizerProfile | None:
     if a is None or b is None:
         return copy.deepcopy(a if b is None else b)
-    passes: dict[str, PassRecord] = {}
+    passes: dict[str, pm.PassRecord] = {}
     for p in a.passes + b.passes:
-        passes.setdefault(p.name, PassRecord(p.name)).ns += p.ns
-    rewrites: dict[str, RewriteRecord] = {}
+        passes.setdefault(p.name, pm.PassRecord(p.name)).ns += p.ns
+    rewrites: dict[str, pm.RewriteRecord] = {}
     for r in a.rewrites + b.rewrites:
-        acc = rewrites.setdefault(r.name, RewriteRecord(r.name))
+        acc = rewrites.setdefault(r.name, pm.RewriteRecord(r.name))
         acc.tried += r.tried
         acc.applied += r.applied
         acc.ns += r.ns
-    return OptimizerProfile(list(passes.values()), list(rewrites.values()))
+    return pm.OptimizerProfile(list(passes.values()), list(rewrites.values()))
 
 
-def merge_functions(a: FunctionProfile, b: FunctionProfile) -> FunctionProfile:
+def merge_functions(a: pm.FunctionProfile, b: pm.FunctionProfile) -> pm.FunctionProfile:
     """Sum of two profiles of the same function (equal :func:`signature`)."""
     if signature(a) != signature(b):
         raise ValueError(f"cannot merge profiles of different functions: {a.name!r}")
@@ -143,9 +134,9 @@ def merge_functions(a: FunctionProfile, b: FunctionProfile) -> FunctionProfile:
     return out
 
 
-def merge_all(groups: Iterable[Iterable[FunctionProfile]]) -> list[FunctionProfile]:
+def merge_all(groups: Iterable[Iterable[pm.FunctionProfile]]) -> list[pm.FunctionProfile]:
     """Merge function lists: equal signatures add up, others are appended in order."""
-    out: list[FunctionProfile] = []
+    out: list[pm.FunctionProfile] = []
     index: dict[Signature, int] = {}
     for group in groups:
         for fp in group:
@@ -158,9 +149,9 @@ def merge_all(groups: Iterable[Iterable[FunctionProfile]]) -> list[FunctionProfi
     return out
 
 
-def combined_optimizer(fps: Sequence[FunctionProfile]) -> OptimizerProfile | None:
+def combined_optimizer(fps: Sequence[pm.FunctionProfile]) -> pm.OptimizerProfile | None:
     """The optimizer profiles of ``fps`` added together (None when none was recorded)."""
-    out: OptimizerProfile | None = None
+    out: pm.OptimizerProfile | None = None
     for f in fps:
         if f.optimizer_profile is not None:
             out = merge_optimizer(out, f.optimizer_profile)

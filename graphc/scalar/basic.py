@@ -167,6 +167,10 @@ class BinaryScalarOp(ScalarOp):
     nin = 2
 
 
+class CommutativeBinaryScalarOp(BinaryScalarOp):
+    commutative = True
+
+
 class VariadicScalarOp(ScalarOp):
     """``ufunc`` folded over any number of inputs (add and mul: canonicalization flattens
     chains into one node); the output dtype is the inputs' common dtype."""
@@ -241,14 +245,12 @@ class Sgn(UnaryScalarOp):
     ufunc = np.sign
 
 
-class Maximum(BinaryScalarOp):
+class Maximum(CommutativeBinaryScalarOp):
     ufunc = np.maximum
-    commutative = True
 
 
-class Minimum(BinaryScalarOp):
+class Minimum(CommutativeBinaryScalarOp):
     ufunc = np.minimum
-    commutative = True
 
 
 add, mul, sub, true_div, int_div = Add(), Mul(), Sub(), True_div(), Int_div()
@@ -399,14 +401,12 @@ clip = Clip()
 # Comparisons and logic (bool output)
 
 
-class Eq(BinaryScalarOp):
+class Eq(CommutativeBinaryScalarOp):
     ufunc = np.equal
-    commutative = True
 
 
-class Neq(BinaryScalarOp):
+class Neq(CommutativeBinaryScalarOp):
     ufunc = np.not_equal
-    commutative = True
 
 
 class Lt(BinaryScalarOp):
@@ -425,19 +425,16 @@ class Ge(BinaryScalarOp):
     ufunc = np.greater_equal
 
 
-class And(BinaryScalarOp):
+class And(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_and
-    commutative = True
 
 
-class Or(BinaryScalarOp):
+class Or(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_or
-    commutative = True
 
 
-class Xor(BinaryScalarOp):
+class Xor(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_xor
-    commutative = True
 
 
 class Invert(UnaryScalarOp):

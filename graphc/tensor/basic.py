@@ -48,19 +48,26 @@ def _as_int_scalar(v: TensorLike, what: str, opname: str):
     return cast(v, "int64")
 
 
-# ------------------------------------------------------------------ MakeVector
-
-
-class MakeVector(Op):
-    """A vector from 0-d tensors: ``MakeVector{int64}(a, b, c)``."""
+class DtypeOp(Op):
+    """An Op whose one parameter is the dtype of its output, shown as ``Name{dtype='...'}``."""
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype: str = "int64"):
+    def __init__(self, dtype: str):
         self.dtype = str(np.dtype(dtype))
 
     def __str__(self) -> str:
-        return f"MakeVector{{dtype='{self.dtype}'}}"
+        return f"{type(self).__name__}{{dtype='{self.dtype}'}}"
+
+
+# ------------------------------------------------------------------ MakeVector
+
+
+class MakeVector(DtypeOp):
+    """A vector from 0-d tensors: ``MakeVector{int64}(a, b, c)``."""
+
+    def __init__(self, dtype: str = "int64"):
+        super().__init__(dtype)
 
     def make_node(self, *inputs: Variable) -> Apply:
         inputs = [as_tensor_variable(i) for i in inputs]
@@ -590,16 +597,8 @@ def broadcast_to(x: TensorLike, shape: TensorLike):
 # ------------------------------------------------------------------ ARange / Eye
 
 
-class ARange(Op):
+class ARange(DtypeOp):
     """``numpy.arange(start, stop, step)`` with 0-d inputs."""
-
-    __props__ = ("dtype",)
-
-    def __init__(self, dtype: str):
-        self.dtype = str(np.dtype(dtype))
-
-    def __str__(self) -> str:
-        return f"ARange{{dtype='{self.dtype}'}}"
 
     def make_node(self, start: Variable, stop: Variable, step: Variable) -> Apply:
         ins = [as_tensor_variable(v) for v in (start, stop, step)]
@@ -662,16 +661,8 @@ def arange(
     return ARange(dtype)(*ins)
 
 
-class Eye(Op):
+class Eye(DtypeOp):
     """``numpy.eye(n, m, k)`` with int scalar inputs."""
-
-    __props__ = ("dtype",)
-
-    def __init__(self, dtype: str):
-        self.dtype = str(np.dtype(dtype))
-
-    def __str__(self) -> str:
-        return f"Eye{{dtype='{self.dtype}'}}"
 
     def make_node(self, n: Variable, m: Variable, k: Variable) -> Apply:
         n, m, k = (_as_int_scalar(v, what, str(self)) for v, what in zip((n, m, k), "nmk"))

@@ -8,6 +8,7 @@ the product of the output gradient and the filters back over the windows (col2im
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -102,6 +103,18 @@ class _ConvOp(Op):
         if v.dtype not in _FLOATS:
             raise TypeError(f"{self}: {what} must be float32 or float64, got {v.type}")
         return v
+
+    def _grad_node(
+        self, operand: tuple, topgrad: Variable, hw: tuple, static_shape: Callable
+    ) -> Apply:
+        """The Apply of a gradient Op ``(operand, output gradient, (h, w))``: ``operand`` and
+        ``hw`` are (value, name for errors) pairs; ``static_shape(operand's static shape,
+        the output gradient's)`` is the result's."""
+        other, top = self._check4(*operand), self._check4(topgrad, "output gradient")
+        hw_var = _check_hw(self, *hw)
+        dtype = str(np.result_type(other.dtype, top.dtype))
+        shape = static_shape(other.type.shape, top.type.shape)
+        return Apply(self, [other, top, hw_var], [TensorType(dtype, shape)()])
 
     def _geometry(self, k_shape: Sequence[int]):
         pads = _pads(self.border_mode, k_shape, self.filter_dilation)
@@ -261,11 +274,12 @@ class Conv2dGradInputs(_ConvOp):
     """Gradient of ``Conv2d`` w.r.t. its input: ``(filters, out_grad, input_hw) -> input_grad``."""
 
     def make_node(self, kern: Variable, topgrad: Variable, input_hw: Variable) -> Apply:
-        kern, top = self._check4(kern, "filters"), self._check4(topgrad, "output gradient")
-        hw = _check_hw(self, input_hw, "input_hw")
-        dtype = str(np.result_type(kern.dtype, top.dtype))
-        shape = (top.type.shape[0], kern.type.shape[1], None, None)
-        return Apply(self, [kern, top, hw], [TensorType(dtype, shape)()])
+        return self._grad_node(
+            (kern, "filters"),
+            topgrad,
+            (input_hw, "input_hw"),
+            lambda k, t: (t[0], k[1], None, None),
+        )
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         w, top, hw = inputs
@@ -331,11 +345,9 @@ class Conv2dGradWeights(_ConvOp):
     """Gradient of ``Conv2d`` w.r.t. its filters: ``(input, out_grad, filter_hw) -> grad``."""
 
     def make_node(self, img: Variable, topgrad: Variable, filter_hw: Variable) -> Apply:
-        img, top = self._check4(img, "input"), self._check4(topgrad, "output gradient")
-        hw = _check_hw(self, filter_hw, "filter_hw")
-        dtype = str(np.result_type(img.dtype, top.dtype))
-        shape = (top.type.shape[1], img.type.shape[1], None, None)
-        return Apply(self, [img, top, hw], [TensorType(dtype, shape)()])
+        return self._grad_node(
+            (img, "input"), topgrad, (filter_hw, "filter_hw"), lambda i, t: (t[1], i[1], None, None)
+        )
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, top, hw = inputs

@@ -175,6 +175,17 @@ logsoftmax = log_softmax  # Theano's name
 # ------------------------------------------------------------------ cross-entropies
 
 
+def _1hot_grad_node(op: Op, g: Variable, dist: tuple, y_idx: Variable, g_error: str) -> Apply:
+    """The Apply of a 1-hot gradient Op ``(g, dist, y_idx) -> like dist``; ``dist`` is
+    (value, name for errors), ``g_error`` the message for a ``g`` that is not a vector
+    (``{g}`` the variable, ``{t}`` its type)."""
+    g, x, y = (as_tensor_variable(v) for v in (g, dist[0], y_idx))
+    _check_1hot(op, x, y, dist[1])
+    if g.ndim != 1:
+        raise TypeError(f"{op}: " + g_error.format(g=g, t=g.type))
+    return Apply(op, [g, x, y], [x.type()])
+
+
 def _check_1hot(op: Op, x: Variable, y_idx: Variable, what: str):
     if x.ndim != 2 or x.dtype not in _FLOATS:
         raise TypeError(f"{op}: {what} must be a float matrix, got {x} of type {x.type}")
@@ -227,11 +238,13 @@ class CrossentropyCategorical1HotGrad(Op):
     __props__ = ()
 
     def make_node(self, g: Variable, coding_dist: Variable, y_idx: Variable) -> Apply:
-        g, x, y = (as_tensor_variable(v) for v in (g, coding_dist, y_idx))
-        _check_1hot(self, x, y, "coding_dist")
-        if g.ndim != 1:
-            raise TypeError(f"{self}: output gradient must be a vector, got {g.type}")
-        return Apply(self, [g, x, y], [x.type()])
+        return _1hot_grad_node(
+            self,
+            g,
+            (coding_dist, "coding_dist"),
+            y_idx,
+            "output gradient must be a vector, got {t}",
+        )
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         g, x, y = inputs
@@ -336,11 +349,9 @@ class CrossentropySoftmax1HotDx(Op):
     __props__ = ()
 
     def make_node(self, dnll: Variable, sm: Variable, y_idx: Variable) -> Apply:
-        g, sm, y = (as_tensor_variable(v) for v in (dnll, sm, y_idx))
-        _check_1hot(self, sm, y, "sm")
-        if g.ndim != 1:
-            raise TypeError(f"{self}: dnll must be a vector, got {g} of type {g.type}")
-        return Apply(self, [g, sm, y], [sm.type()])
+        return _1hot_grad_node(
+            self, dnll, (sm, "sm"), y_idx, "dnll must be a vector, got {g} of type {t}"
+        )
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         g, sm, y = inputs

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphc.graph.basic import lookup_by_class, register_for_classes
+
 
 class RuleTable:
     """Rules keyed by Op class; a lookup walks the Op's MRO (a subclass inherits)."""
@@ -22,21 +24,11 @@ class RuleTable:
 
     def register(self, *op_classes: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator: the decorated function is the rule for ``op_classes``."""
-
-        def deco(rule: Callable[..., Any]) -> Callable[..., Any]:
-            for cls in op_classes:
-                self._rules[cls] = rule
-            return rule
-
-        return deco
+        return register_for_classes(self._rules, op_classes)
 
     def get(self, op: Any) -> Callable[..., Any] | None:
         """The rule for ``op``'s class (or a base class), or None."""
-        for cls in type(op).__mro__:
-            rule = self._rules.get(cls)
-            if rule is not None:
-                return rule
-        return None
+        return lookup_by_class(self._rules, op)
 
     def __getitem__(self, op: Any) -> Callable[..., Any]:
         rule = self.get(op)

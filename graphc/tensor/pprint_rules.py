@@ -6,19 +6,11 @@ from typing import TYPE_CHECKING
 
 from graphc.printing import atom, register_pprint
 from graphc.scalar import basic as ps
+from graphc.tensor import subtensor as ts
 from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i
 from graphc.tensor.blas import Dot
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce
-from graphc.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    AdvancedIncSubtensor1,
-    AdvancedSubtensor,
-    AdvancedSubtensor1,
-    IncSubtensor,
-    Subtensor,
-    format_index,
-)
 
 if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Op, Variable
@@ -64,23 +56,23 @@ def _dimshuffle(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"{atom(args[0])}.dimshuffle({order})"
 
 
-@register_pprint(Subtensor, AdvancedSubtensor)
+@register_pprint(ts.Subtensor, ts.AdvancedSubtensor)
 def _subtensor(op: Op, node: Apply, v: Variable, args: list[str]):
-    return f"{atom(args[0])}[{format_index(op.idx_list, args[1:])}]"
+    return f"{atom(args[0])}[{ts.format_index(op.idx_list, args[1:])}]"
 
 
-@register_pprint(AdvancedSubtensor1)
+@register_pprint(ts.AdvancedSubtensor1)
 def _take1(op: Op, node: Apply, v: Variable, args: list[str]):
     return f"{atom(args[0])}[{args[1]}]"
 
 
-@register_pprint(IncSubtensor, AdvancedIncSubtensor, AdvancedIncSubtensor1)
+@register_pprint(ts.IncSubtensor, ts.AdvancedIncSubtensor, ts.AdvancedIncSubtensor1)
 def _inc_subtensor(op: Op, node: Apply, v: Variable, args: list[str]):
     fn = "set_subtensor" if op.set_instead_of_inc else "inc_subtensor"
-    if isinstance(op, AdvancedIncSubtensor1):
+    if isinstance(op, ts.AdvancedIncSubtensor1):
         idx = args[2]
     else:
-        idx = format_index(op.idx_list, args[2:])
+        idx = ts.format_index(op.idx_list, args[2:])
     return f"{fn}({atom(args[0])}[{idx}], {args[1]})"
 
 

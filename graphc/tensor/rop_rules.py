@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from graphc.graph.rop import register_rop
 from graphc.tensor import math as tm
+from graphc.tensor import subtensor as ts
 from graphc.tensor.basic import Alloc, Join, MakeVector, Reshape, SpecifyShape, zeros_like
 from graphc.tensor.blas import Dot, Gemm, Gemv, MatMul, dot
 from graphc.tensor.contractions import BatchedDot
@@ -31,14 +32,6 @@ from graphc.tensor.nnet import (
     _pick,
 )
 from graphc.tensor.print_op import Print
-from graphc.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    AdvancedIncSubtensor1,
-    AdvancedSubtensor,
-    AdvancedSubtensor1,
-    IncSubtensor,
-    Subtensor,
-)
 
 if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Op, Variable
@@ -99,11 +92,12 @@ def bilinear(i: int, j: int):
 
 
 _LINEAR_IN_FIRST = (
-    DimShuffle, Reshape, SpecifyShape, Alloc, Subtensor, AdvancedSubtensor1, AdvancedSubtensor,
+    DimShuffle, Reshape, SpecifyShape, Alloc,
+    ts.Subtensor, ts.AdvancedSubtensor1, ts.AdvancedSubtensor,
     RepeatOp, TileOp, RepeatGrad, TileGrad, PermuteAlongAxis,
 )  # fmt: skip
 register_rop(*_LINEAR_IN_FIRST)(linear_in(0))
-register_rop(IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor)(linear_in(0, 1))
+register_rop(ts.IncSubtensor, ts.AdvancedIncSubtensor1, ts.AdvancedIncSubtensor)(linear_in(0, 1))
 register_rop(Dot, MatMul, BatchedDot, Conv2d)(bilinear(0, 1))
 register_rop(Conv2dGradInputs, Conv2dGradWeights)(bilinear(0, 1))
 register_rop(Elemwise)(elemwise_rop)

@@ -7,6 +7,7 @@ names for symbolic parts, None for new axes), described and read in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,6 +48,23 @@ if TYPE_CHECKING:
 INT_DTYPES = ps.INT_DTYPES
 
 
+def _indexed_node(op, x, inputs, static_shape: Callable[[Any, list], tuple]) -> Apply:
+    """The Apply of an indexing Op reading ``x`` at ``op.idx_list`` filled by ``inputs``;
+    ``static_shape(x, inputs)`` gives the output's static shape."""
+    x = as_tensor_variable(x)
+    inputs = [as_tensor_variable(i) for i in inputs]
+    _check_inputs(op, op.idx_list, inputs)
+    return Apply(op, [x, *inputs], [TensorType(x.dtype, static_shape(x, inputs))()])
+
+
+def _read(op, x: np.ndarray, idx) -> np.ndarray:
+    """``x[idx]`` for ``op.perform``; an IndexError names the Op and the array's shape."""
+    try:
+        return x[idx]
+    except IndexError as e:
+        raise IndexError(f"{op}: {e} (array of shape {x.shape})") from e
+
+
 # ------------------------------------------------------------------ basic indexing
 
 
@@ -81,11 +99,9 @@ class Subtensor(Op):
         return "Subtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
 
     def make_node(self, x: Variable, *inputs: Variable) -> Apply:
-        x = as_tensor_variable(x)
-        inputs = [as_tensor_variable(i) for i in inputs]
-        _check_inputs(self, self.idx_list, inputs)
-        static = _basic_static_shape(self, self.idx_list, x)
-        return Apply(self, [x, *inputs], [TensorType(x.dtype, static)()])
+        return _indexed_node(
+            self, x, inputs, lambda x, _: _basic_static_shape(self, self.idx_list, x)
+        )
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, *rest = inputs
@@ -300,11 +316,7 @@ class AdvancedSubtensor1(Op):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, ilist = inputs
-        try:
-            out = x[ilist]
-        except IndexError as e:
-            raise IndexError(f"{self}: {e} (array of shape {x.shape})") from e
-        output_storage[0][0] = out
+        output_storage[0][0] = _read(self, x, ilist)
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [(shapes[1][0], *shapes[0][1:])]
@@ -394,17 +406,25 @@ def _adv_static_shape(
     nd = max((a.ndim for a in arrays), default=0)
     shapes = [(1,) * (nd - a.ndim) + a.type.shape for a in arrays]
     bshape = broadcast_static_shapes(op, shapes, arrays) if shapes else ()
-    dims = iter(x.type.shape)
-    basic: list = []
-    for kind, e, _ in parts:
+    basic = _entry_dims(parts, x.type.shape, lambda e, n, _: _static_slice_len(e, n), 1)
+    return _place(basic, list(bshape), adv, adjacent)
+
+
+def _entry_dims(parts, x_dims, slice_len: Callable, one) -> list:
+    """Per index entry, its contribution to the output shape (static or symbolic): "ADV"
+    for an advanced index, ``slice_len(entry, x's dim, its parts)`` for a slice, ``one``
+    for the others."""
+    dims = iter(x_dims)
+    items: list = []
+    for kind, e, e_parts in parts:
         if kind == "adv":
             next(dims)
-            basic.append("ADV")
+            items.append("ADV")
         elif isinstance(e, SliceIdx):
-            basic.append(_static_slice_len(e, next(dims)))
+            items.append(slice_len(e, next(dims), e_parts))
         else:
-            basic.append(1)
-    return _place(basic, list(bshape), adv, adjacent)
+            items.append(one)
+    return items
 
 
 def _place(items: list, bshape: list, adv: list[int], adjacent: bool) -> tuple:
@@ -428,20 +448,13 @@ class AdvancedSubtensor(Op):
         return "AdvancedSubtensor{" + ", ".join(_entry_str(e) for e in self.idx_list) + "}"
 
     def make_node(self, x: Variable, *inputs: Variable) -> Apply:
-        x = as_tensor_variable(x)
-        inputs = [as_tensor_variable(i) for i in inputs]
-        _check_inputs(self, self.idx_list, inputs)
-        static = _adv_static_shape(self, self.idx_list, x, inputs)
-        return Apply(self, [x, *inputs], [TensorType(x.dtype, static)()])
+        return _indexed_node(
+            self, x, inputs, lambda x, inputs: _adv_static_shape(self, self.idx_list, x, inputs)
+        )
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         x, *rest = inputs
-        idx = _np_index(self.idx_list, rest)
-        try:
-            out = x[idx]
-        except IndexError as e:
-            raise IndexError(f"{self}: {e} (array of shape {x.shape})") from e
-        output_storage[0][0] = out
+        output_storage[0][0] = _read(self, x, _np_index(self.idx_list, rest))
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         x, *rest = node.inputs
@@ -455,17 +468,7 @@ class AdvancedSubtensor(Op):
         sym = [(one,) * (nd - a.ndim) + tuple(ish[pos[id(a)]]) for a in arrays]
         stat = [(1,) * (nd - a.ndim) + a.type.shape for a in arrays]
         bshape = list(broadcast_shape_symbolic(sym, stat)) if sym else []
-        xdims = iter(shapes[0])
-        items: list = []
-        for kind, e, ps_ in parts:
-            if kind == "adv":
-                next(xdims)
-                items.append("ADV")
-            elif isinstance(e, SliceIdx):
-                items.append(_slice_len(e, next(xdims), ps_))
-            else:
-                items.append(one)
-        res = _place(items, bshape, adv, adjacent)
+        res = _place(_entry_dims(parts, shapes[0], _slice_len, one), bshape, adv, adjacent)
         return [
             tuple(
                 _i64(st) if st is not None else r

@@ -165,16 +165,22 @@ static char graphc_scalar_value(PyArrayObject *a, npy_int64 *i, npy_uint64 *u, d
     return kind;
 }
 
-/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
-static int graphc_as_double(PyArrayObject *a, double *out) {
+/* graphc_scalar_value of a one-element array; for any other size, sets ValueError
+   `size_error` and returns -1. */
+static int graphc_single_value(PyArrayObject *a, const char *size_error, npy_int64 *i,
+                               npy_uint64 *u, double *d) {
     if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, "expected a scalar coefficient");
+        PyErr_SetString(PyExc_ValueError, size_error);
         return -1;
     }
-    npy_int64 i = 0;
-    npy_uint64 u = 0;
-    double d = 0;
-    switch (graphc_scalar_value(a, &i, &u, &d)) {
+    return graphc_scalar_value(a, i, u, d);
+}
+
+/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
+static int graphc_as_double(PyArrayObject *a, double *out) {
+    npy_int64 i = 0; npy_uint64 u = 0; double d = 0;
+    switch (graphc_single_value(a, "expected a scalar coefficient", &i, &u, &d)) {
+    case -1: return -1;
     case 'b': case 'i': *out = (double)i; return 0;
     case 'u': *out = (double)u; return 0;
     case 'f': *out = d; return 0;
@@ -187,14 +193,9 @@ static int graphc_as_double(PyArrayObject *a, double *out) {
    saturates to NPY_MAX_INTP: out of bounds as an index, "to the end" as a slice bound,
    as in numpy, never wrapped to a negative position. */
 static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
-    if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, "expected an integer scalar");
-        return -1;
-    }
-    npy_int64 i = 0;
-    npy_uint64 u = 0;
-    double d = 0;
-    switch (graphc_scalar_value(a, &i, &u, &d)) {
+    npy_int64 i = 0; npy_uint64 u = 0; double d = 0;
+    switch (graphc_single_value(a, "expected an integer scalar", &i, &u, &d)) {
+    case -1: return -1;
     case 'i': *out = (npy_intp)i; return 0;
     case 'u': *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u; return 0;
     }

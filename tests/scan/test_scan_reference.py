@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import graphc
 import graphc.tensor as T
+from graphc.testing import numeric_grad
 
 MODES = {
     "py": graphc.Mode(linker="py"),
@@ -135,23 +136,11 @@ def test_values_and_gradients_match_numpy(mode, case):
         return (h * c_h).sum() + (y * c_y).sum()
 
     for k, g in enumerate(got):
-        numeric = _numeric_grad(ref_cost, values, k)
+        numeric = numeric_grad(ref_cost, values, k)
         # central differences carry ~1e-10 relative error of the cost in every element
         scale = max(1.0, float(np.abs(numeric).max(initial=0.0)))
         np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-6 * scale,
                                    err_msg=f"gradient of input {k}")  # fmt: skip
-
-
-def _numeric_grad(fun, values, k, eps=1e-6):
-    v = values[k]
-    g = np.zeros_like(v)
-    for idx in np.ndindex(v.shape):
-        plus = [x.copy() for x in values]
-        minus = [x.copy() for x in values]
-        plus[k][idx] += eps
-        minus[k][idx] -= eps
-        g[idx] = (fun(*plus) - fun(*minus)) / (2 * eps)
-    return g
 
 
 @pytest.mark.parametrize("truncate", [1, 2, 3])

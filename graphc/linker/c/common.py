@@ -62,6 +62,25 @@ def check_operand(var: str, dtype: str, ndim: int, opname: str) -> str:
     }}"""
 
 
+def typed_template(template: str, dtype: str, **names: str) -> str:
+    """A C template for one float dtype: ``REAL`` is its C type, ``TYPENUM`` its type number,
+    and each other name in ``names`` is replaced by its value."""
+    text = template.replace("REAL", ctype(dtype)).replace("TYPENUM", typenum(dtype))
+    for name, value in names.items():
+        text = text.replace(name, value)
+    return text
+
+
+def store_out_epilogue(refs: tuple[str, ...], buffers: tuple[str, ...] = ()) -> str:
+    """The end of a C helper that built ``out`` for ``*slot``: on success ``out`` moves into
+    the slot and ``rc`` becomes 0; at ``done:`` (the error exit too) the references ``refs``
+    and ``out`` are released and the ``buffers`` freed, then ``rc`` is returned."""
+    lines = ["    Py_XSETREF(*slot, (PyObject *)out);", "    out = NULL;", "    rc = 0;", "done:"]
+    lines += [f"    Py_XDECREF({ref});" for ref in (*refs, "out")]
+    lines += [f"    free({buf});" for buf in buffers]
+    return "\n".join([*lines, "    return rc;", "}", ""])
+
+
 # Support code shared by the shape, BLAS, nnet, conv, pool and random generators (identical
 # text, so emitted once per module).
 COMMON = r"""
@@ -165,16 +184,22 @@ static char graphc_scalar_value(PyArrayObject *a, npy_int64 *i, npy_uint64 *u, d
     return kind;
 }
 
-/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
-static int graphc_as_double(PyArrayObject *a, double *out) {
+/* graphc_scalar_value of a one-element array; for any other size, sets ValueError
+   `size_error` and returns -1. */
+static int graphc_single_value(PyArrayObject *a, const char *size_error, npy_int64 *i,
+                               npy_uint64 *u, double *d) {
     if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, "expected a scalar coefficient");
+        PyErr_SetString(PyExc_ValueError, size_error);
         return -1;
     }
-    npy_int64 i = 0;
-    npy_uint64 u = 0;
-    double d = 0;
-    switch (graphc_scalar_value(a, &i, &u, &d)) {
+    return graphc_scalar_value(a, i, u, d);
+}
+
+/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
+static int graphc_as_double(PyArrayObject *a, double *out) {
+    npy_int64 i = 0; npy_uint64 u = 0; double d = 0;
+    switch (graphc_single_value(a, "expected a scalar coefficient", &i, &u, &d)) {
+    case -1: return -1;
     case 'b': case 'i': *out = (double)i; return 0;
     case 'u': *out = (double)u; return 0;
     case 'f': *out = d; return 0;
@@ -187,14 +212,9 @@ static int graphc_as_double(PyArrayObject *a, double *out) {
    saturates to NPY_MAX_INTP: out of bounds as an index, "to the end" as a slice bound,
    as in numpy, never wrapped to a negative position. */
 static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
-    if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, "expected an integer scalar");
-        return -1;
-    }
-    npy_int64 i = 0;
-    npy_uint64 u = 0;
-    double d = 0;
-    switch (graphc_scalar_value(a, &i, &u, &d)) {
+    npy_int64 i = 0; npy_uint64 u = 0; double d = 0;
+    switch (graphc_single_value(a, "expected an integer scalar", &i, &u, &d)) {
+    case -1: return -1;
     case 'i': *out = (npy_intp)i; return 0;
     case 'u': *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u; return 0;
     }

@@ -13,7 +13,13 @@ and float64; inputs of another float dtype are cast to the output's.
 from __future__ import annotations
 
 from graphc.graph.basic import Apply
-from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, typenum
+from graphc.linker.c.common import (
+    COMMON,
+    FLOAT_DTYPES,
+    ctype,
+    store_out_epilogue,
+    typed_template,
+)
 from graphc.linker.c.gen_blas import LOADER
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
@@ -267,28 +273,11 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (kind == 0 && (F == 0 || K == 0)) memset(o, 0, (size_t)(g.n * g.f * p) * sizeof(REAL));
         Py_END_ALLOW_THREADS
     }
-    Py_XSETREF(*slot, (PyObject *)out);
-    out = NULL;
-    rc = 0;
-done:
-    Py_XDECREF(A);
-    Py_XDECREF(B);
-    Py_XDECREF(out);
-    free(cols);
-    free(mid);
-    free(wmat);
-    free(gw);
-    return rc;
-}
-"""
+""" + store_out_epilogue(("A", "B"), ("cols", "mid", "wmat", "gw"))
 
 
 def _typed(dtype: str) -> str:
-    return (
-        _TYPED.replace("REAL", ctype(dtype))
-        .replace("TYPENUM", typenum(dtype))
-        .replace("GEMM", _GEMM[dtype])
-    )
+    return typed_template(_TYPED, dtype, GEMM=_GEMM[dtype])
 
 
 def _border(border_mode: str | tuple[int, int]) -> tuple[int, int, int]:

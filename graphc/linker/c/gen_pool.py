@@ -8,7 +8,7 @@ dtypes run the Ops' Python code.
 from __future__ import annotations
 
 from graphc.graph.basic import Apply
-from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, typenum
+from graphc.linker.c.common import COMMON, FLOAT_DTYPES, ctype, store_out_epilogue, typed_template
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.signal.pool import AveragePoolGrad, MaxPoolGrad, Pool
 
@@ -149,21 +149,11 @@ static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, 
         }
         Py_END_ALLOW_THREADS
     }
-    Py_XSETREF(*slot, (PyObject *)out);
-    out = NULL;
-    rc = 0;
-done:
-    Py_XDECREF(X);
-    Py_XDECREF(M);
-    Py_XDECREF(G);
-    Py_XDECREF(out);
-    return rc;
-}
-"""
+""" + store_out_epilogue(("X", "M", "G"))
 
 
 def _typed(dtype: str) -> str:
-    return _TYPED.replace("REAL", ctype(dtype)).replace("TYPENUM", typenum(dtype))
+    return typed_template(_TYPED, dtype)
 
 
 _KIND: dict[type, int] = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graphc.graph.basic import Apply
+from graphc.graph.basic import Apply, lookup_by_class, register_for_classes
 
 
 @dataclass(frozen=True)
@@ -51,22 +51,14 @@ CGenerator = Callable[[Apply], CThunkCode | None]
 def register_c(*op_classes: type) -> Callable[[CGenerator], CGenerator]:
     """Decorator: ``@register_c(Elemwise) def gen(node) -> CThunkCode | None``."""
 
-    def deco(fn: CGenerator) -> CGenerator:
-        for cls in op_classes:
-            _GENERATORS[cls] = fn
-        return fn
-
-    return deco
+    return register_for_classes(_GENERATORS, op_classes)
 
 
 def c_code_for(node: Apply) -> CThunkCode | None:
     """The C for ``node``, or None when it must run in Python."""
     _load_generators()
-    for cls in type(node.op).__mro__:
-        gen = _GENERATORS.get(cls)
-        if gen is not None:
-            return gen(node)
-    return None
+    gen = lookup_by_class(_GENERATORS, node.op)
+    return None if gen is None else gen(node)
 
 
 _LOADED = False

@@ -1,0 +1,165 @@
+"""What the benchmark scripts share: interleaved timing, the installed peers, the
+peer-comparison command line, and the NumPy reference of the MLP training step.
+
+The scripts run both as ``python benchmarks/<script>.py`` and as modules of the package
+(``python -m benchmarks``), so they import this module under either name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def interleaved_samples(
+    cands: dict[str, Callable[[], object]],
+    repeat: int,
+    *,
+    number: int = 1,
+    setup: Callable[[], None] | None = None,
+    gc_off: bool = False,
+    warm_up: bool = True,
+) -> dict[str, list[float]]:
+    """``repeat`` samples of the seconds per call of each candidate, taken in turns so that
+    drifts (clock, heat, other load) hit every candidate alike. Every candidate is called
+    once first unless ``warm_up`` is False. A sample times ``number`` calls, with the
+    garbage collector off if ``gc_off``; with a ``setup``, it runs before each sample,
+    followed by one untimed call (the candidate's BLAS threads wake up)."""
+    if warm_up:
+        for fn in cands.values():
+            fn()
+    samples: dict[str, list[float]] = {k: [] for k in cands}
+    for _ in range(repeat):
+        for name, fn in cands.items():
+            if setup is not None:
+                setup()
+                fn()
+            if gc_off:
+                gc.disable()
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / number)
+            if gc_off:
+                gc.enable()
+    return samples
+
+
+def peers() -> list[str]:
+    """The peer libraries that are installed, of PyTensor and JAX."""
+    found = []
+    for name in ("pytensor", "jax"):
+        try:
+            __import__(name)
+            found.append(name)
+        except ImportError:
+            pass
+    return found
+
+
+def peer_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line of a script that times graphc beside its peers."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--peers", nargs="*", default=None, help="default: every installed peer")
+    ap.add_argument("--no-single-thread", action="store_true",
+                    help="do not re-run with OPENBLAS_NUM_THREADS=1")  # fmt: skip
+    ap.add_argument("--json", action="store_true", help="print the results as JSON only")
+    return ap
+
+
+def size_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line of a script timing element-wise work: ``--n`` elements,
+    ``--repeats`` samples."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("--n", type=int, default=10**6)
+    ap.add_argument("--repeats", type=int, default=30)
+    return ap
+
+
+def report_peers(
+    script: str,
+    args: argparse.Namespace,
+    which: list[str],
+    results: dict,
+    render: Callable[[dict, str], str],
+    dtype: str,
+    extra_args: tuple[str, ...] = (),
+) -> None:
+    """Print ``results`` (only as JSON with ``--json``); then, unless ``--no-single-thread``,
+    run ``script`` again in a child process with one BLAS thread and print its results."""
+    if args.json:
+        print(json.dumps(results))
+        return
+    threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print(render(results, f"{dtype}, median of {args.repeat} interleaved runs, "
+                          f"OPENBLAS_NUM_THREADS={threads}"))  # fmt: skip
+    if not args.no_single_thread:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   XLA_FLAGS="--xla_cpu_multi_thread_eigen=false")  # fmt: skip
+        cmd = [sys.executable, script, "--repeat", str(args.repeat), "--json",
+               "--peers", *which, *extra_args]  # fmt: skip
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+        print(render(json.loads(out.splitlines()[-1]), "with OPENBLAS_NUM_THREADS=1:"))
+
+
+def numpy_mlp_step(params: list[np.ndarray], xv: np.ndarray, yv: np.ndarray) -> float:
+    """One SGD step (rate 0.01) of the 784-500-10 tanh MLP with softmax cross-entropy,
+    updating ``params`` (w1, b1, w2, b2) in place; returns the cost before the step."""
+    w1, b1, w2, b2 = params
+    h = np.tanh(xv @ w1 + b1)
+    z = h @ w2 + b2
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    p = e / e.sum(axis=1, keepdims=True)
+    n = len(yv)
+    cost = -np.log(p[np.arange(n), yv]).mean()
+    gz = p.copy()
+    gz[np.arange(n), yv] -= 1
+    gz /= n
+    gh = (gz @ w2.T) * (1 - h * h)
+    for q, g in zip(params, (xv.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
+        q -= 0.01 * g
+    return cost
+
+
+def median_spread(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
+    """Per candidate: (median, interquartile range / median) of its samples."""
+    out = {}
+    for k, v in samples.items():
+        med = statistics.median(v)
+        q = np.percentile(v, [25, 75])
+        out[k] = (med, float((q[1] - q[0]) / med) if med else 0.0)
+    return out
+
+
+def medians(samples: dict[str, list[float]]) -> dict[str, float]:
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def mlp_graph(lib, tensor, softmax, xent, mode, rng) -> tuple:
+    """(SGD step function, [w1, b1, w2, b2]) of the 784-500-10 tanh MLP with ``softmax`` and
+    the cross-entropy ``xent``, built by ``lib`` (graphc or PyTensor) with ``tensor`` its
+    tensor module."""
+    x, y = tensor.dmatrix("x"), tensor.lvector("y")
+    w1 = lib.shared(rng.standard_normal((784, 500)) * 0.01, "w1")
+    b1 = lib.shared(np.zeros(500), "b1")
+    w2 = lib.shared(rng.standard_normal((500, 10)) * 0.01, "w2")
+    b2 = lib.shared(np.zeros(10), "b2")
+    h = tensor.tanh(tensor.dot(x, w1) + b1)
+    p = softmax(tensor.dot(h, w2) + b2)
+    cost = xent(p, y).mean()
+    params = [w1, b1, w2, b2]
+    grads = lib.grad(cost, params)
+    step = lib.function([x, y], cost, updates=[(q, q - 0.01 * g) for q, g in zip(params, grads)],
+                        mode=mode)  # fmt: skip
+    return step, params
