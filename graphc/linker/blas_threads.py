@@ -5,7 +5,7 @@ Each library keeps a pool of threads that spin for a while after every call, so 
 mixing numpy and graphc products runs up to twice as many busy threads as there are cores
 and every product waits for threads the other pool holds (a 7.9 ms step took 30-50 ms).
 
-With threadpoolctl installed (``pip install threadpoolctl``, part of the ``bench`` extra),
+Through threadpoolctl (a dependency of graphc; the code still runs where it is missing),
 the first function graphc links with a BLAS node applies the ``blas_threads`` flag once:
 
 - ``auto`` (default): when two or more BLAS pools together have more threads than the
