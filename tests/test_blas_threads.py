@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import threadpoolctl
 
 import graphc
 import graphc.tensor as T
@@ -67,7 +68,6 @@ def test_without_threadpoolctl_nothing_changes_and_a_warning_says_why(monkeypatc
 
 
 def test_linking_a_blas_node_applies_the_flag_once():
-    threadpoolctl = pytest.importorskip("threadpoolctl")
     import scipy.linalg  # noqa: F401 - scipy's OpenBLAS is one of the pools
 
     before = {p["filepath"]: p["num_threads"] for p in bt.pools()}
