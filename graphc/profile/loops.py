@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphc.profile.fmt import middle_ellipsis, nbytes, table
+from graphc.profile.fmt import duration, middle_ellipsis, nbytes, table
 from graphc.profile.model import FunctionProfile, NodeRecord
 
 
@@ -40,14 +40,6 @@ class LoopSummary:
     rows: list[LoopRow]
     body: FunctionProfile
     stacked_bytes: int = 0  # the loop node's outputs (every step's values), largest call
-
-
-def scaled(ns: float) -> str:
-    """Nanoseconds in the unit that reads best: ``812ns``, ``4.1us``, ``2.35ms``, ``1.20s``."""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:.3g}{unit}"
-    return f"{ns:.0f}ns"
 
 
 def inner_ns(fp: FunctionProfile) -> int:
@@ -131,16 +123,16 @@ def render_loops(
         per_step = lp.ns / max(lp.steps, 1)
         lines.append(
             f"{middle_ellipsis(lp.name, max(width - 60, 30))} (node {lp.position} of "
-            f"{lp.function}): {scaled(lp.ns / calls)}/call, {steps:.0f} steps/call, "
-            f"{scaled(per_step)}/step"
+            f"{lp.function}): {duration(lp.ns / calls)}/call, {steps:.0f} steps/call, "
+            f"{duration(per_step)}/step"
         )
         headers = ["<% loop>", "<incl./call>", "<excl./call>", "<per step>", "<child>"]
         body = []
         shown = lp.rows[:n_rows] + [r for r in lp.rows[n_rows:] if r.per_step == 0]
         for r in shown:
             share = 100.0 * r.inclusive_ns / max(lp.ns / calls, 1)
-            body.append([f"{share:5.1f}%", scaled(r.inclusive_ns),
-                         scaled(r.exclusive_ns), f"{r.per_step:g}" if r.per_step else "",
+            body.append([f"{share:5.1f}%", duration(r.inclusive_ns),
+                         duration(r.exclusive_ns), f"{r.per_step:g}" if r.per_step else "",
                          r.label])  # fmt: skip
         lines += ["  " + line for line in table(headers, body, width=width - 2)]
         lines.append("  " + memory_line(lp))
