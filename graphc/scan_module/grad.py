@@ -11,16 +11,13 @@ step from the stored values, and takes its vector-Jacobian product with ``grad``
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import graphc.tensor as T
 from graphc.gradient import grad
 from graphc.graph.basic import Variable, clone_replace
 from graphc.scan_module.build import build_scan
-from graphc.scan_module.op import GRADIENT_RULE
-
-if TYPE_CHECKING:
-    from graphc.scan_module.op import Scan
+from graphc.scan_module.op import GRADIENT_RULE, Scan
 
 __all__ = ["scan_grad"]
 
@@ -172,8 +169,6 @@ def _grad_with_every_state_stored(op: Scan, inputs: list, outs: list, output_gra
     variable or random state updated inside it, or itself a gradient loop): the backward
     pass needs every step's value, so it differentiates the same loop with every state
     stored; the kept windows are the last rows of those buffers."""
-    from graphc.scan_module.op import Scan
-
     info = op.info
     full = Scan(dataclasses.replace(info, state_last=(False,) * info.n_states), op.inner)
     full_outs = full(*inputs)

@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from graphc.graph.basic import Apply, Op, Variable
+from graphc.compile.function import function
+from graphc.graph.basic import Apply, Op, Variable, io_toposort
+from graphc.tensor.shape import Shape_i, shape
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -80,8 +82,6 @@ class ScanInner:
 
     def key(self) -> tuple:
         if self._key is None:
-            from graphc.graph.basic import io_toposort
-
             index: dict[Any, Any] = {v: ("in", k) for k, v in enumerate(self.inputs)}
             parts = []
             for node in io_toposort(self.inputs, self.outputs):
@@ -197,8 +197,6 @@ class Scan(Op):
     def infer_shape(self, fgraph: Any, node, shapes: list[tuple[Any, ...]]):
         """States: ``(L + n_steps, *S)`` (or ``(L, *S)`` kept last only); nit outputs: the
         step count, then sizes only the loop knows."""
-        from graphc.tensor.basic import Shape_i
-
         info = self.info
         n_steps = node.inputs[0]
         _, _, init_shapes, _ = self.outer_split(shapes)
@@ -229,8 +227,6 @@ class Scan(Op):
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         if self._fallback is None:  # outside a compiled function (e.g. ``Variable.eval``)
-            from graphc.compile.function import function
-
             self._fallback = _Runner(
                 self, function(self.inner.inputs, self.inner.outputs, on_unused_input="ignore")
             )
@@ -409,9 +405,6 @@ class _Runner:
                 pass
             try:
                 if self._shape_fn is None:
-                    from graphc.compile.function import function
-                    from graphc.tensor.basic import shape
-
                     self._shape_fn = function(self.op.inner.inputs, [shape(o) for o in outs],
                                               on_unused_input="ignore")  # fmt: skip
                 shapes = self._shape_fn(*args)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from graphc.graph.basic import ancestors, clone_replace
 from graphc.graph.fg import OUTPUT
 from graphc.opt.engine import register
 from graphc.scan_module.op import Scan, ScanInfo, ScanInner
@@ -77,8 +78,6 @@ def scan_save_mem(fgraph: FunctionGraph, node):
 
 def _independent(a: Apply, b: Apply) -> bool:
     """Neither node reads (through any path) an output of the other."""
-    from graphc.graph.basic import ancestors
-
     return not (set(a.outputs) & set(ancestors(b.inputs))) and not (
         set(b.outputs) & set(ancestors(a.inputs))
     )
@@ -86,8 +85,6 @@ def _independent(a: Apply, b: Apply) -> bool:
 
 def _fresh_inner(inner: ScanInner) -> ScanInner:
     """A copy of a step graph with its own placeholders (two loops' steps must not share)."""
-    from graphc.graph.basic import clone_replace
-
     inputs = []
     for v in inner.inputs:
         new = v.type()
