@@ -102,11 +102,15 @@ class FunctionProfiler:
             return
         if n == 1:  # the first call (not an ignored one)
             self.note_first_call(call_ns, vm_ns)
-        m = n + 1  # the next call: shapes are sampled on calls 1, 2, 4, 8, ...
+        self._schedule_shapes(n)
+
+    def _schedule_shapes(self, n: int) -> None:
+        """After ``n`` calls: sample shapes on the next one if it is call 1, 2, 4, 8, ...,
+        and remember the next ``n`` where that changes."""
+        m = n + 1
         want = m & (m - 1) == 0
         if want != self.shapes_on:
             self.sample_shapes(want)
-        # the next n where ``want`` changes
         self._next_event = n + 1 if want else (1 << m.bit_length()) - 1
 
     def on_step(self, ns: int) -> None:
@@ -114,13 +118,13 @@ class FunctionProfiler:
         self.calls += 1
         self.call_ns += ns
         self.vm_ns += ns
-        n = self.calls + 1
-        if (n & (n - 1) == 0) != self.shapes_on:
-            self.sample_shapes(n & (n - 1) == 0)
+        if self.calls >= self._next_event:
+            self._schedule_shapes(self.calls)
 
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
+        self._next_event = 1
         self.first = None
         self.ignore_first = False
         fn = self.fn_ref()
