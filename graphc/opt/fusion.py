@@ -97,10 +97,17 @@ def _grow(fgraph: FunctionGraph, node) -> list:
 
 def _scalar_graph(out_var, members: set):
     """Scalar inputs, tensor inputs and the scalar output of the region computing out_var."""
+    s_in, t_in, (s_out,) = _scalar_graph_multi([out_var], members)
+    return s_in, t_in, s_out
+
+
+def _scalar_graph_multi(out_vars: list, members: set):
+    """Scalar inputs, tensor inputs (numbered depth first from the outputs, in order) and
+    the scalar outputs of the region ``members`` computing ``out_vars``."""
     smap: dict = {}
     tensor_inputs: list = []
     scalar_inputs: list = []
-    stack = [(out_var, False)]
+    stack = [(v, False) for v in reversed(out_vars)]
     while stack:
         var, ready = stack.pop()
         if var in smap:
@@ -128,7 +135,7 @@ def _scalar_graph(out_var, members: set):
             smap[var] = clone_replace(sop.outputs, dict(zip(sop.inputs, ins)))[0]
         else:
             smap[var] = sop.make_node(*ins).outputs[0]
-    return scalar_inputs, tensor_inputs, smap[out_var]
+    return scalar_inputs, tensor_inputs, [smap[v] for v in out_vars]
 
 
 @register("fusion", "fusion", "fast_run", tracks=(Elemwise,))

@@ -69,7 +69,10 @@ def elemwise_inplace(fgraph: FunctionGraph, ctx):
         out = node.outputs[0]
         # inputs surely of the output's size first; then any other candidate (its buffer is
         # used when the broadcast does not grow it at run time, else the output is new)
-        cands = [k for k, var in enumerate(node.inputs) if _candidate(var, out)]
+        # (output 0 of a multi-output loop can only take the buffer of an input it reads:
+        # its shape is that of the inputs it reads)
+        reads = node.op.output_inputs(node, 0)
+        cands = [k for k in reads if _candidate(node.inputs[k], out)]
         cands.sort(key=lambda k: not _same_size_as_output(node, k, memo))
         for k in cands:
             try:

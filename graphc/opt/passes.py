@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from graphc.opt import blas as _blas  # noqa: F401 - registers rewrites
 from graphc.opt import canonicalize as _canonicalize  # noqa: F401
 from graphc.opt import fusion as _fusion  # noqa: F401
+from graphc.opt import fusion_multi as _fusion_multi  # noqa: F401
 from graphc.opt import inplace as _inplace  # noqa: F401
 from graphc.opt import merge as _merge  # noqa: F401
 from graphc.opt import shape_of as _shape_of  # noqa: F401
@@ -32,6 +33,7 @@ PASS_ORDER = [
     "specialize",
     "merge2",
     "fusion",
+    "multi_fusion",
     "reduce_fusion",
     "inplace",
     "merge3",

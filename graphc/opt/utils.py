@@ -97,7 +97,8 @@ def size_key(var, axis: int, memo: dict):
         if node is not None:
             op = node.op
             if isinstance(op, Elemwise):
-                keys = {size_key(i, axis, memo) for i in node.inputs if i.type.shape[axis] != 1}
+                ins = [node.inputs[j] for j in op.output_inputs(node, var.index)]
+                keys = {size_key(i, axis, memo) for i in ins if i.type.shape[axis] != 1}
                 if len(keys) == 1:
                     key = keys.pop()
             elif isinstance(op, DimShuffle) and op.new_order[axis] != "x":

@@ -545,6 +545,18 @@ class Composite(ScalarOp):
     def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
         return tuple(o.type.dtype for o in self.outputs)
 
+    @functools.cached_property
+    def output_deps(self) -> tuple[tuple[int, ...], ...]:
+        """Per output, the (sorted) indices of the inputs it depends on: under numpy
+        broadcasting an output has the broadcast shape of these inputs only."""
+        pos = {v: k for k, v in enumerate(self.inputs)}
+        deps: dict[Variable, frozenset[int]] = {v: frozenset((k,)) for v, k in pos.items()}
+        for node in self.nodes:
+            d = frozenset().union(*(deps.get(i, frozenset()) for i in node.inputs))
+            for o in node.outputs:
+                deps[o] = d
+        return tuple(tuple(sorted(deps.get(o, ()))) for o in self.outputs)
+
     def impl(self, *args: Any) -> Any:
         values: dict[Variable, object] = dict(zip(self.inputs, args))
         for node in self.nodes:

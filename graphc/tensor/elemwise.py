@@ -155,8 +155,21 @@ class Elemwise(Op):
             cell[0] = arr
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
-        out = broadcast_shape_symbolic(shapes, [i.type.shape for i in node.inputs])
-        return [out] * len(node.outputs)
+        static = [i.type.shape for i in node.inputs]
+        if len(node.outputs) == 1:
+            return [broadcast_shape_symbolic(shapes, static)]
+        # each output of a multi-output loop has the broadcast shape of the inputs it reads
+        return [
+            broadcast_shape_symbolic([shapes[k] for k in ks], [static[k] for k in ks])
+            for ks in output_inputs(node)
+        ]
+
+    def output_inputs(self, node: Apply, k: int) -> tuple[int, ...]:
+        """Indices of the inputs output ``k`` depends on (all for a single output)."""
+        deps = getattr(self.scalar_op, "output_deps", None)
+        if deps is None or not deps[k]:
+            return tuple(range(len(node.inputs)))
+        return deps[k]
 
     def flops(
         self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
@@ -168,6 +181,11 @@ class Elemwise(Op):
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
         return GRAD_RULES[self](self, inputs, gouts)
+
+
+def output_inputs(node: Apply) -> list[tuple[int, ...]]:
+    """Per output of the Elemwise ``node``, the indices of the inputs it depends on."""
+    return [node.op.output_inputs(node, k) for k in range(len(node.outputs))]
 
 
 _ELEMWISE: dict[str, Elemwise] = {name: Elemwise(op) for name, op in ps.all_scalar_ops().items()}

@@ -20,7 +20,7 @@ from graphc.linker.c.common import C_LIMITS, INT_DTYPES, c_string, ctype, typenu
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
-from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.elemwise import DimShuffle, Elemwise, output_inputs
 from graphc.tensor.math import Argmax, CAReduce, ElemwiseSum
 
 _UNARY_MVEC = (
@@ -594,22 +594,41 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     for k, d in enumerate(in_dt):
         b.append(f"    data[{k}] = PyArray_BYTES(in[{k}]); es[{k}] = {np.dtype(d).itemsize};")
         b.append(f"    gc_strides(in[{k}], {nd}, &st[{k * ndx}]);")
+    # An output of a multi-output loop has the broadcast shape of the inputs it reads; when
+    # that is smaller than the loop's (an axis of unknown size is 1 at run time) it is
+    # written through zero strides, each element with the one value it takes.
+    own_shape = {}
+    for o, ks in enumerate(output_inputs(node)):
+        if len(ks) == nin:
+            continue
+        own_shape[o] = f"osh{o}"
+        b.append(f"    npy_intp osh{o}[{ndx}]; int whole{o} = 1;")
+        b.append(f"    for (int d = 0; d < {nd}; d++) {{")
+        b.append(f"        osh{o}[d] = 1;")
+        for k in ks:
+            b.append(
+                f"        if (PyArray_DIM(in[{k}], d) != 1) osh{o}[d] = PyArray_DIM(in[{k}], d);"
+            )
+        b.append(f"        whole{o} &= osh{o}[d] == shape[d];")
+        b.append("    }")
     for o, d in enumerate(out_dt):
         slot = nin + o
+        oshape = own_shape.get(o, "shape")
         if o in inplace:
             j = inplace[o]
+            fits = f"fit{j} && whole{o}" if o in own_shape else f"fit{j}"
             b.append(
                 f"    {{ PyArrayObject *a = in[{j}];\n"
-                f"      if (fit{j}) {{\n"
+                f"      if ({fits}) {{\n"
                 f"        Py_INCREF((PyObject *)inputs[{j}]);\n"
                 f"        Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
-                f"      }} else if (!(a = gc_prepare_output(o{o}, {nd}, shape, {typenum(d)}))) {{\n"
+                f"      }} else if (!(a = gc_prepare_output(o{o}, {nd}, {oshape}, {typenum(d)}))) {{\n"
                 "        goto done;\n"
                 "      }"
             )
         else:
             b.append(
-                f"    {{ PyArrayObject *a = gc_prepare_output(o{o}, {nd}, shape, {typenum(d)});"
+                f"    {{ PyArrayObject *a = gc_prepare_output(o{o}, {nd}, {oshape}, {typenum(d)});"
                 "\n      if (a == NULL) goto done;"
             )
         b.append(

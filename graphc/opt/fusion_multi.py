@@ -1,0 +1,193 @@
+"""Multi-output fusion: element-wise nodes around a value with several consumers become one
+loop producing every value needed outside it.
+
+Single-output fusion (``graphc/opt/fusion.py``) stops at a value with several clients: it
+stays a separate node, materialised, and each consumer rereads it. This pass runs after it
+and groups the remaining fusable Elemwise nodes (single output, not in place, with C code)
+into regions: a region grows from a seed (nodes in schedule order) to producers, consumers
+and siblings (nodes reading the same non-constant input) whose output has the seed's static
+shape. Each region becomes one Elemwise over a multi-output ``Composite`` whose outputs are
+the region's values with a client outside it (a graph output, a reduction, a node of other
+shape), in schedule order; inputs are numbered depth first from those outputs.
+
+A region must stay *convex*: no node outside it may be both a descendant and an ancestor of
+its members, else the fused node would feed and consume that node (a cycle). Reachability is
+kept as bitsets over a schedule; when a region is accepted its members are contracted in the
+bitsets (every ancestor of a member reaches everything any member reaches, and vice versa),
+so later regions are checked against the graph as it will be after earlier ones are fused.
+
+Each output of the fused node has the broadcast shape of the inputs it depends on (the C
+loop writes an output whose inputs are smaller at run time through zero strides), so values
+keep their shapes when an axis of unknown size is 1 at run time. A region is not fused when
+an output's static type would change.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+from graphc.graph.basic import new_node_origins
+from graphc.opt.engine import define_pass, register
+from graphc.opt.fusion import MAX_INPUTS, _fusable, _is_const_input, _scalar_graph_multi
+from graphc.scalar.basic import Composite
+from graphc.tensor.elemwise import Elemwise
+
+if TYPE_CHECKING:
+    from graphc.graph.basic import Apply
+    from graphc.graph.fg import FunctionGraph
+
+define_pass("multi_fusion", "once")
+
+MAX_OUTPUTS = 16  # values one fused loop may write (inputs + outputs stay under the C limit)
+MAX_MEMBERS = 256  # nodes in one region (growing checks are quadratic in it)
+
+
+class Reach:
+    """Strict ancestors and descendants of every node, as bitsets over ``order``."""
+
+    def __init__(self, fgraph: FunctionGraph) -> None:
+        self.order = fgraph.toposort()
+        self.pos = {n: k for k, n in enumerate(self.order)}
+        anc: list[int] = []
+        for n in self.order:
+            a = 0
+            for i in n.inputs:
+                p = i.owner
+                if p is not None:
+                    j = self.pos[p]
+                    a |= anc[j] | (1 << j)
+            anc.append(a)
+        desc = [0] * len(self.order)
+        for k in range(len(self.order) - 1, -1, -1):
+            d = 0
+            for o in self.order[k].outputs:
+                for c, _ in fgraph.clients.get(o, ()):
+                    if c != "output":
+                        j = self.pos[c]
+                        d |= desc[j] | (1 << j)
+            desc[k] = d
+        self.anc, self.desc = anc, desc
+
+    def bit(self, node: Apply) -> int:
+        return 1 << self.pos[node]
+
+    def contract(self, members: list) -> None:
+        """Treat ``members`` as one node from now on."""
+        bits = au = du = 0
+        for m in members:
+            k = self.pos[m]
+            bits |= 1 << k
+            au |= self.anc[k]
+            du |= self.desc[k]
+        au &= ~bits
+        du &= ~bits
+        for k in range(len(self.order)):
+            if self.desc[k] & bits:  # an ancestor of the region reaches all it reaches
+                self.desc[k] |= bits | du
+            if self.anc[k] & bits:
+                self.anc[k] |= bits | au
+        for m in members:
+            k = self.pos[m]
+            self.anc[k], self.desc[k] = au, du
+
+    def convex(self, bits: int, au: int, du: int) -> bool:
+        """No node outside ``bits`` lies between two of its members."""
+        return not (au & du & ~bits)
+
+
+def _neighbours(fgraph: FunctionGraph, node: Apply):
+    for i in node.inputs:
+        if i.owner is not None:
+            yield i.owner
+        if not _is_const_input(i):
+            for c, _ in fgraph.clients.get(i, ()):
+                if c != "output":
+                    yield c
+    for c, _ in fgraph.clients.get(node.outputs[0], ()):
+        if c != "output":
+            yield c
+
+
+def _outputs(fgraph: FunctionGraph, members: list, mset: set) -> list:
+    """The members' values needed outside the region, in schedule order."""
+    return [
+        m.outputs[0]
+        for m in members
+        if any(c == "output" or c not in mset for c, _ in fgraph.clients.get(m.outputs[0], ()))
+    ]
+
+
+def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
+    shape = seed.outputs[0].type.shape
+    k0 = reach.pos[seed]
+    members, mset = [seed], {seed}
+    bits, au, du = 1 << k0, reach.anc[k0], reach.desc[k0]
+    ext = {i for i in seed.inputs if not _is_const_input(i)}
+    queue = deque([seed])
+    while queue and len(members) < MAX_MEMBERS:
+        m = queue.popleft()
+        for n in _neighbours(fgraph, m):
+            if n in mset or n in taken or n not in reach.pos or not _fusable(n):
+                continue
+            if n.outputs[0].type.shape != shape:
+                continue
+            k = reach.pos[n]
+            nbits, nau, ndu = bits | (1 << k), au | reach.anc[k], du | reach.desc[k]
+            if not reach.convex(nbits, nau, ndu):
+                continue
+            next_set = mset | {n}
+            next_ext = {v for v in ext if v.owner not in next_set} | {
+                i for i in n.inputs if i.owner not in next_set and not _is_const_input(i)
+            }
+            if len(next_ext) > MAX_INPUTS:
+                continue
+            if len(_outputs(fgraph, [*members, n], next_set)) > MAX_OUTPUTS:
+                continue
+            members.append(n)
+            mset, bits, au, du, ext = next_set, nbits, nau, ndu, next_ext
+            queue.append(n)
+    members.sort(key=reach.pos.__getitem__)
+    return members
+
+
+def _fuse(fgraph: FunctionGraph, members: list):
+    """The replacement pairs fusing ``members``, or None."""
+    mset = set(members)
+    outs = _outputs(fgraph, members, mset)
+    if not outs:
+        return None
+    s_in, t_in, s_out = _scalar_graph_multi(outs, mset)
+    if not t_in:
+        return None
+    origins = tuple(dict.fromkeys(o for n in members for o in n.origins))
+    with new_node_origins(origins):
+        new = Elemwise(Composite(s_in, s_out)).make_node(*t_in)
+    if any(n.type != o.type for n, o in zip(new.outputs, outs)):
+        return None
+    return list(zip(outs, new.outputs))
+
+
+@register("multi_fusion", "multi_fusion", "fusion", "fast_run", is_global=True)
+def fuse_multi_output(fgraph: FunctionGraph, ctx):
+    # t = exp(x); [t * 2, tanh(t) + y, sum(t)]
+    #   -> t, a, b = Elemwise{Composite{exp(i0), exp(i0) * 2, tanh(exp(i0)) + i1}}(x, y)
+    seeds = [n for n in fgraph.toposort() if _fusable(n)]
+    if len(seeds) < 2:
+        return
+    reach = Reach(fgraph)
+    taken: set = set()
+    regions = []
+    for seed in seeds:
+        if seed in taken:
+            continue
+        members = _grow(fgraph, seed, reach, taken)
+        if len(members) < 2:
+            continue
+        taken.update(members)
+        reach.contract(members)
+        regions.append(members)
+    for members in regions:
+        pairs = _fuse(fgraph, members)
+        if pairs:
+            ctx.replace(fgraph, pairs, ctx.current)
