@@ -554,7 +554,32 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
             f"    if ((PyObject *)in[{j}] != inputs[{j}]) {{ PyErr_Format(PyExc_TypeError, "
             '"%s: the in-place input is not an ndarray", name); goto done; }'
         )
-    b.append(f"    if (gc_broadcast(in, {nin}, {nd}, shape, name) < 0) goto done;")
+    deps = output_inputs(node)
+    # A multi-output loop whose outputs read different inputs: each output has the broadcast
+    # shape of the inputs it reads (an error there is the error of the unfused graph). When
+    # one is smaller than the loop (an axis of unknown size is 1 at run time) or the inputs
+    # do not broadcast together, each output is computed by a loop over its own shape (the
+    # slow path; the other operands read zeros and write a sink through zero strides).
+    multi = any(len(ks) != nin for ks in deps)
+    if not multi:
+        b.append(f"    if (gc_broadcast(in, {nin}, {nd}, shape, name) < 0) goto done;")
+    else:
+        b.append("    int slow = 0;")
+        b.append(f"    for (int d = 0; d < {nd}; d++) {{")
+        b.append("        shape[d] = 1;")
+        b.append(f"        for (int k = 0; k < {nin}; k++) {{")
+        b.append("            npy_intp n = PyArray_DIM(in[k], d);")
+        b.append("            if (n == 1) continue;")
+        b.append("            if (shape[d] == 1) shape[d] = n; else if (shape[d] != n) slow = 1;")
+        b.append("        }")
+        b.append("    }")
+        for o, ks in enumerate(deps):
+            b.append(f"    npy_intp osh{o}[{ndx}];")
+            b.append(f"    {{ PyArrayObject *sub[] = {{{', '.join(f'in[{k}]' for k in ks)}}};")
+            b.append(
+                f"      if (gc_broadcast(sub, {len(ks)}, {nd}, osh{o}, name) < 0) goto done; }}"
+            )
+            b.append(f"    for (int d = 0; d < {nd}; d++) slow |= osh{o}[d] != shape[d];")
     for k in range(nin):
         if k in inplace.values():
             b.append(
@@ -594,29 +619,12 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     for k, d in enumerate(in_dt):
         b.append(f"    data[{k}] = PyArray_BYTES(in[{k}]); es[{k}] = {np.dtype(d).itemsize};")
         b.append(f"    gc_strides(in[{k}], {nd}, &st[{k * ndx}]);")
-    # An output of a multi-output loop has the broadcast shape of the inputs it reads; when
-    # that is smaller than the loop's (an axis of unknown size is 1 at run time) it is
-    # written through zero strides, each element with the one value it takes.
-    own_shape = {}
-    for o, ks in enumerate(output_inputs(node)):
-        if len(ks) == nin:
-            continue
-        own_shape[o] = f"osh{o}"
-        b.append(f"    npy_intp osh{o}[{ndx}]; int whole{o} = 1;")
-        b.append(f"    for (int d = 0; d < {nd}; d++) {{")
-        b.append(f"        osh{o}[d] = 1;")
-        for k in ks:
-            b.append(
-                f"        if (PyArray_DIM(in[{k}], d) != 1) osh{o}[d] = PyArray_DIM(in[{k}], d);"
-            )
-        b.append(f"        whole{o} &= osh{o}[d] == shape[d];")
-        b.append("    }")
     for o, d in enumerate(out_dt):
         slot = nin + o
-        oshape = own_shape.get(o, "shape")
+        oshape = f"osh{o}" if multi else "shape"
         if o in inplace:
             j = inplace[o]
-            fits = f"fit{j} && whole{o}" if o in own_shape else f"fit{j}"
+            fits = f"fit{j} && !slow" if multi else f"fit{j}"
             b.append(
                 f"    {{ PyArrayObject *a = in[{j}];\n"
                 f"      if ({fits}) {{\n"
@@ -635,7 +643,36 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
             f"      data[{slot}] = PyArray_BYTES(a); es[{slot}] = {np.dtype(d).itemsize};"
             f" gc_strides(a, {nd}, &st[{slot * ndx}]); }}"
         )
-    b.append(f"    gc_ew_loop({nop}, {nin}, {nd}, shape, data, st, es, {name}_c, {name}_s);")
+    loop = f"gc_ew_loop({nop}, {nin}, {nd}, %s, %s, %s, es, {name}_c, {name}_s);"
+    if not multi:
+        b.append("    " + loop % ("shape", "data", "st"))
+    else:
+        b.append("    if (!slow) " + loop % ("shape", "data", "st"))
+        b.append("    else {")
+        b.append("        npy_uint64 zero[2] = {0, 0}, sink[2];")
+        b.append(f"        char *d2[{nop}]; npy_intp st2[{nop * ndx}];")
+        for o, ks in enumerate(deps):
+            b.append("        memset(st2, 0, sizeof(st2));")
+            for k in range(nin):
+                if k in ks:
+                    b.append(f"        d2[{k}] = data[{k}];")
+                    b.append(
+                        f"        memcpy(&st2[{k * ndx}], &st[{k * ndx}], {ndx} * sizeof(npy_intp));"
+                    )
+                else:
+                    b.append(f"        d2[{k}] = (char *)zero;")
+            for o2 in range(nout):
+                slot = nin + o2
+                if o2 == o:
+                    b.append(f"        d2[{slot}] = data[{slot}];")
+                    b.append(
+                        f"        memcpy(&st2[{slot * ndx}], &st[{slot * ndx}],"
+                        f" {ndx} * sizeof(npy_intp));"
+                    )
+                else:
+                    b.append(f"        d2[{slot}] = (char *)sink;")
+            b.append("        " + loop % (f"osh{o}", "d2", "st2"))
+        b.append("    }")
     b.append("    rc = 0;")
     b.append("done:")
     for k in range(nin):
