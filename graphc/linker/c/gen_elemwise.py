@@ -630,7 +630,8 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
                 f"      if ({fits}) {{\n"
                 f"        Py_INCREF((PyObject *)inputs[{j}]);\n"
                 f"        Py_XSETREF(*o{o}, (PyObject *)inputs[{j}]);\n"
-                f"      }} else if (!(a = gc_prepare_output(o{o}, {nd}, {oshape}, {typenum(d)}))) {{\n"
+                f"      }} else if (!(a = gc_prepare_output(o{o}, {nd}, {oshape},"
+                f" {typenum(d)}))) {{\n"
                 "        goto done;\n"
                 "      }"
             )
@@ -657,7 +658,8 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
                 if k in ks:
                     b.append(f"        d2[{k}] = data[{k}];")
                     b.append(
-                        f"        memcpy(&st2[{k * ndx}], &st[{k * ndx}], {ndx} * sizeof(npy_intp));"
+                        f"        memcpy(&st2[{k * ndx}], &st[{k * ndx}],"
+                        f" {ndx} * sizeof(npy_intp));"
                     )
                 else:
                     b.append(f"        d2[{k}] = (char *)zero;")
