@@ -167,7 +167,41 @@ def fused(peers, quick) -> list[Result]:
                 cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
             med, spr = interleaved(cands, 5 if quick else 11, 3)
             out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr))
+    out.append(_multi_consumer(peers, quick))
     return out
+
+
+def _multi_consumer(peers, quick) -> Result:
+    """``t = exp(x); [t*2, t.sum(), tanh(t)+y]``: t has three consumers (one loop computes
+    it with the two element-wise ones when multi-output fusion is on)."""
+    rng = np.random.default_rng(1)
+    xv, yv = rng.uniform(-1, 1, 10**6), rng.uniform(-1, 1, 10**6)
+
+    def graph(lib, tensor):
+        x, y = tensor.dvector("x"), tensor.dvector("y")
+        t = tensor.exp(x)
+        return [x, y], [t * 2, t.sum(), tensor.tanh(t) + y]
+
+    f = graphc.function(*graph(graphc, T))
+    g = graphc.function(*graph(graphc, T), mode=graphc.Mode().excluding("multi_fusion"))
+
+    def np_multi():
+        t = np.exp(xv)
+        return [t * 2, t.sum(), np.tanh(t) + yv]
+
+    cands = {
+        "graphc": lambda: f(xv, yv),
+        "graphc no multi-output": lambda: g(xv, yv),
+        "numpy": np_multi,
+    }
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+
+        pf = pytensor.function(*graph(pytensor, pt))
+        cands["pytensor"] = lambda: pf(xv, yv)
+    med, spr = interleaved(cands, 5 if quick else 11, 3)
+    return Result("t=exp(x); [t*2, t.sum(), tanh(t)+y], 1e6 float64", "ms", med, spr)
 
 
 def _logreg_graph(lib, tensor, sigmoid, n_features, mode, rng, profile=None):

@@ -8,7 +8,7 @@ import pytest
 
 import graphc
 import graphc.tensor as T
-from graphc.tensor.math import CAReduce, ElemwiseSum
+from graphc.tensor.math import CAReduce, ElemwiseSum, ElemwiseSums
 
 LINKERS = ["c|py", "vm", "py"]
 
@@ -54,7 +54,11 @@ def test_nan_and_inf_propagate(linker):
 def test_not_fused_when_shapes_might_differ_or_the_value_is_needed():
     x, y = T.dmatrix("x"), T.dmatrix("y")
     f = graphc.function([x, y], (T.exp(x) * y).sum())  # y may broadcast at run time
-    assert ElemwiseSum not in _kinds(f) and CAReduce in _kinds(f)
+    # not the same-shape one-pass sum; the general loop that sums (it broadcasts)
+    assert ElemwiseSum not in _kinds(f) and _kinds(f) == [ElemwiseSums]
+    g = graphc.function([x, y], (T.exp(x) * y).sum(), mode=graphc.Mode().excluding("multi_fusion"))
+    assert ElemwiseSum not in _kinds(g) and CAReduce in _kinds(g)
+    np.testing.assert_allclose(g(*[np.ones((2, 2))] * 2), 4 * np.e, rtol=1e-12)
     rng = np.random.default_rng(2)
     xv, yv = rng.normal(size=(4, 5)), rng.normal(size=(1, 5))
     np.testing.assert_allclose(f(xv, yv), (np.exp(xv) * yv).sum(), rtol=1e-12)

@@ -32,6 +32,7 @@ from graphc.opt.engine import define_pass, register
 from graphc.opt.fusion import MAX_INPUTS, _fusable, _is_const_input, _scalar_graph_multi
 from graphc.scalar.basic import Composite
 from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.math import CAReduce, ElemwiseSums
 
 if TYPE_CHECKING:
     from graphc.graph.basic import Apply
@@ -191,3 +192,63 @@ def fuse_multi_output(fgraph: FunctionGraph, ctx):
         pairs = _fuse(fgraph, members)
         if pairs:
             ctx.replace(fgraph, pairs, ctx.current)
+
+
+def _loop_parts(p: Apply):
+    """``(inner Composite, tensor inputs, kept, summed)`` of a loop a full sum may join:
+    an Elemwise that is not in place (a multi-output one, or one with C code whose value
+    has other readers too) or an ElemwiseSums; else None."""
+    if isinstance(p.op, ElemwiseSums):
+        return p.op.inner, list(p.inputs), p.op.kept, p.op.summed
+    if not isinstance(p.op, Elemwise) or p.op.inplace_pattern:
+        return None
+    if isinstance(p.op.scalar_op, Composite) and len(p.outputs) > 1:
+        return p.op.scalar_op, list(p.inputs), tuple(range(len(p.outputs))), ()
+    if not _fusable(p):
+        return None
+    s_in, t_in, s_out = _scalar_graph_multi(p.outputs, {p})
+    return Composite(s_in, s_out), t_in, (0,), ()
+
+
+@register(
+    "reduce_fusion", "reduce_fusion", "multi_fusion", "fusion", "fast_run", tracks=(CAReduce,)
+)
+def fuse_sum_into_loop(fgraph: FunctionGraph, node: Apply):
+    # t, a = Elemwise{Composite{exp(i0), exp(i0) * 2}}(x); s = Sum(t)
+    #   -> a, s = Elemwise{Composite{exp(i0), exp(i0) * 2}; values 1; sums of 0}(x)
+    op, x = node.op, node.inputs[0]
+    if op.scalar_op.name != "add" or x.type.ndim == 0:
+        return None
+    if sorted(op.axis) != list(range(x.type.ndim)):
+        return None
+    dt = x.type.dtype
+    if dt not in ("float32", "float64") or node.outputs[0].type.dtype != dt:
+        return None
+    p = x.owner
+    parts = None if p is None else _loop_parts(p)
+    if parts is None:
+        return None
+    inner, t_in, kept, summed = parts
+    k = kept[p.outputs.index(x)]
+    if k in summed:
+        return None
+    clients = fgraph.clients.get(x, ())
+    only_sum = all(c is node for c, _ in clients)
+    new_kept = tuple(j for j in kept if not (j == k and only_sum))
+    new_summed = (*summed, k)
+    if len(t_in) + len(new_kept) + len(new_summed) > 64:
+        return None
+    origins = tuple(dict.fromkeys((*p.origins, *node.origins)))
+    with new_node_origins(origins):
+        new = ElemwiseSums(inner, new_kept, new_summed).make_node(*t_in)
+    nk = len(new_kept)
+    repl = {}
+    for old, j in zip(p.outputs[: len(kept)], kept):
+        if j in new_kept:
+            repl[old] = new.outputs[new_kept.index(j)]
+    for old, j in zip(p.outputs[len(kept) :], summed):
+        repl[old] = new.outputs[nk + new_summed.index(j)]
+    repl[node.outputs[0]] = new.outputs[-1]
+    if any(n.type != o.type for o, n in repl.items()):
+        return None
+    return repl

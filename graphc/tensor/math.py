@@ -12,6 +12,7 @@ from graphc.tensor.elemwise import (
     _ELEMWISE,
     DimShuffle,
     Elemwise,
+    broadcast_shape_symbolic,
     elemwise_op,  # noqa: F401  (re-exported: its old home)
 )
 from graphc.tensor.shape import Shape_i
@@ -250,6 +251,74 @@ class ElemwiseSum(Op):
     def flops(self, node, input_shapes, output_shapes) -> float:
         n = float(np.prod(input_shapes[0])) if input_shapes else 0.0
         return n * (len(getattr(self.inner, "nodes", ())) + 1)
+
+
+class ElemwiseSums(Op):
+    """One loop of a multi-output ``Elemwise{inner}`` that also sums some of its values over
+    every axis: outputs are the arrays of inner outputs ``kept`` and then the sums of inner
+    outputs ``summed`` (0-d, in the element dtype as ``Sum``; float32/float64 only), so a
+    value whose only other reader is a full sum is never written out (what the
+    ``reduce_fusion`` pass makes of ``t = exp(x); [t * 2, t.sum()]``). Each value has the
+    broadcast shape of the inputs it reads, as in a multi-output Elemwise. No gradient:
+    rewrites make it after ``grad`` ran."""
+
+    __props__ = ("inner", "kept", "summed")
+
+    def __init__(self, inner: ps.ScalarOp, kept: Sequence[int], summed: Sequence[int]):
+        self.inner = inner
+        self.kept = tuple(int(k) for k in kept)
+        self.summed = tuple(int(k) for k in summed)
+
+    def __str__(self) -> str:
+        parts = []
+        if self.kept:
+            parts.append("values " + ",".join(map(str, self.kept)))
+        parts.append("sums of " + ",".join(map(str, self.summed)))
+        return f"Elemwise{{{self.inner}; {'; '.join(parts)}}}"
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        loop = Elemwise(self.inner).make_node(*inputs)
+        if not self.summed:
+            raise TypeError(f"{self}: sums nothing")
+        outs = [loop.outputs[k].type() for k in self.kept]
+        for k in self.summed:
+            dt = loop.outputs[k].type.dtype
+            if dt not in ("float32", "float64"):
+                raise TypeError(f"{self}: output {k} is {dt}; only float sums are fused")
+            outs.append(TensorType(dt, ())())
+        return Apply(self, list(loop.inputs), outs)
+
+    def perform(self, node, inputs, output_storage):
+        nk = len(self.kept)
+        with np.errstate(all="ignore"):
+            res = self.inner.evaluate(self.inner.output_dtypes()[0], *inputs)
+        if not isinstance(res, tuple):
+            res = (res,)
+        for cell, k, var in zip(output_storage, self.kept, node.outputs):
+            cell[0] = np.asarray(res[k]).astype(var.type.dtype, copy=False)
+        for cell, k, var in zip(output_storage[nk:], self.summed, node.outputs[nk:]):
+            dt = var.type.dtype
+            cell[0] = np.asarray(np.sum(res[k], dtype=dt), dtype=dt)
+
+    def output_inputs(self, node: Apply, k: int) -> tuple[int, ...]:
+        """Indices of the inputs output ``k`` of ``node`` depends on."""
+        inner_k = (self.kept + self.summed)[k]
+        deps = getattr(self.inner, "output_deps", None)
+        if deps is None or not deps[inner_k]:
+            return tuple(range(len(node.inputs)))
+        return deps[inner_k]
+
+    def infer_shape(self, fgraph, node, shapes):
+        static = [i.type.shape for i in node.inputs]
+        out = []
+        for k in range(len(self.kept)):
+            ks = self.output_inputs(node, k)
+            out.append(broadcast_shape_symbolic([shapes[j] for j in ks], [static[j] for j in ks]))
+        return out + [()] * len(self.summed)
+
+    def flops(self, node, input_shapes, output_shapes) -> float:
+        n = float(np.prod(np.broadcast_shapes(*input_shapes))) if input_shapes else 0.0
+        return n * (len(getattr(self.inner, "nodes", ())) + len(self.summed))
 
 
 def _restore_axes(v, ndim: int, axes: tuple[int, ...]):

@@ -20,8 +20,8 @@ from graphc.linker.c.common import C_LIMITS, INT_DTYPES, c_string, ctype, typenu
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
-from graphc.tensor.elemwise import DimShuffle, Elemwise, output_inputs
-from graphc.tensor.math import Argmax, CAReduce, ElemwiseSum
+from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import Argmax, CAReduce, ElemwiseSum, ElemwiseSums
 
 _UNARY_MVEC = (
     "acos asin atan cbrt cos cosh erf erfc exp exp10 exp2 expm1 log log10 log1p log2 "
@@ -483,14 +483,35 @@ def elemwise_exprs(
 @register_c(Elemwise)
 def gen_elemwise(node: Apply) -> CThunkCode | None:
     op = node.op
+    nout = len(node.outputs)
+    return _loop_code(node, op.scalar_op, tuple(range(nout)), (), dict(op.inplace_pattern))
+
+
+@register_c(ElemwiseSums)
+def gen_elemwise_sums(node: Apply) -> CThunkCode | None:
+    """A multi-output loop that also accumulates full sums of some of its values (each
+    kernel call sums its run in registers and adds it to the accumulator once)."""
+    op = node.op
+    return _loop_code(node, op.inner, op.kept, op.summed, {})
+
+
+def _loop_code(
+    node: Apply, scalar_op: ScalarOp, kept: tuple, summed: tuple, inplace: dict
+) -> CThunkCode | None:
+    """The thunk of one element loop over ``node``'s inputs computing ``scalar_op``: the
+    arrays of its outputs ``kept`` (the node's outputs first) and the sums over every axis
+    of its outputs ``summed`` (the node's last outputs, 0-d)."""
     in_dt = [i.type.dtype for i in node.inputs]
-    out_dt = [o.type.dtype for o in node.outputs]
-    nin, nout, nd = len(in_dt), len(out_dt), node.outputs[0].type.ndim
-    if nin + nout > 64 or nd > 32:
+    nin, nk, ns = len(in_dt), len(kept), len(summed)
+    all_dt = list(scalar_op.output_dtypes(*in_dt))
+    out_dt = [all_dt[k] for k in kept]
+    sum_dt = [all_dt[k] for k in summed]
+    nd = node.outputs[0].type.ndim if nk else node.inputs[0].type.ndim
+    if nin + nk + ns > 64 or nd > 32:
         return None
     names = [f"x{k}" for k in range(nin)]
     try:
-        got = elemwise_exprs(op.scalar_op, names, in_dt, out_dt)
+        got = elemwise_exprs(scalar_op, names, in_dt, all_dt)
     except (NotImplementedError, ValueError, TypeError):
         return None
     if got is None:
@@ -507,34 +528,44 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
         f"const {ctype(d)} x{k} = *(const {ctype(d)} *)(p[{k}] + i * s[{k}]);"
         for k, d in enumerate(in_dt)
     ]
-    writes_c = [f"q{nin + k}[i] = {_store(e, d)};" for k, (e, d) in enumerate(zip(outs, out_dt))]
+    writes_c = [f"q{nin + j}[i] = {_store(outs[k], out_dt[j])};" for j, k in enumerate(kept)]
     writes_s = [
-        f"*({ctype(d)} *)(p[{nin + k}] + i * s[{nin + k}]) = {_store(e, d)};"
-        for k, (e, d) in enumerate(zip(outs, out_dt))
+        f"*({ctype(d)} *)(p[{nin + j}] + i * s[{nin + j}]) = {_store(outs[k], d)};"
+        for j, (k, d) in enumerate(zip(kept, out_dt))
     ]
+    # Sums: one accumulator per summed value and kernel call, added to the operand it points
+    # to (stride 0) at the end of the call (atomically when OpenMP splits the loop).
+    accs = [f"a{j} += ({ctype(d)})({outs[k]});" for j, (k, d) in enumerate(zip(summed, sum_dt))]
+    acc_init = "".join(f"    {ctype(d)} a{j} = 0;\n" for j, d in enumerate(sum_dt))
+    acc_fin = "".join(
+        f"#pragma omp atomic\n    *({ctype(d)} *)p[{nin + nk + j}] += a{j};\n"
+        for j, d in enumerate(sum_dt)
+    )
+    simd = "#pragma omp simd" + (
+        f" reduction(+:{','.join(f'a{j}' for j in range(ns))})" if ns else ""
+    )
     # Outputs are written after all inputs of the element are read (in-place safe).
-    inner_c = "\n        ".join([*reads_c, *lines, *writes_c])
-    inner_s = "\n        ".join([*reads_s, *lines, *writes_s])
+    inner_c = "\n        ".join([*reads_c, *lines, *writes_c, *accs])
+    inner_s = "\n        ".join([*reads_s, *lines, *writes_s, *accs])
     kern = (
         "static void NAME_c(npy_intp n, char **p) {\n"
         + "".join(f"    {b}\n" for b in bases_c)
-        + "#pragma omp simd\n"
+        + acc_init
+        + f"{simd}\n"
         "    for (npy_intp i = 0; i < n; i++) {\n"
         f"        {inner_c}\n"
-        "    }\n"
-        "}\n"
+        "    }\n" + acc_fin + "}\n"
         "static void NAME_s(npy_intp n, char **p, const npy_intp *s) {\n"
-        "    for (npy_intp i = 0; i < n; i++) {\n"
+        + acc_init
+        + "    for (npy_intp i = 0; i < n; i++) {\n"
         f"        {inner_s}\n"
-        "    }\n"
-        "}\n"
+        "    }\n" + acc_fin + "}\n"
     )
     name = "gc_ew_" + _hash(kern)
     kern = kern.replace("NAME", name)
-    label = c_string(str(op))
-    inplace = dict(op.inplace_pattern)
+    label = c_string(str(node.op))
     ndx = max(nd, 1)
-    nop = nin + nout
+    nop = nin + nk + ns
     b = [
         f"    const char *name = {label};",
         f"    PyArrayObject *in[{nin}], *tmp[{nin}], *own[{nin}];",
@@ -543,6 +574,7 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
         f"    int es[{nop}];",
         "    int rc = -1;",
     ]
+    b += [f"    {ctype(d)} acc{j} = 0;" for j, d in enumerate(sum_dt)]
     b.append(f"    for (int k = 0; k < {nin}; k++) tmp[k] = own[k] = NULL;")
     for k, d in enumerate(in_dt):
         b.append(
@@ -554,7 +586,8 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
             f"    if ((PyObject *)in[{j}] != inputs[{j}]) {{ PyErr_Format(PyExc_TypeError, "
             '"%s: the in-place input is not an ndarray", name); goto done; }'
         )
-    deps = output_inputs(node)
+    all_deps = getattr(scalar_op, "output_deps", None) or [tuple(range(nin))] * len(all_dt)
+    deps = [all_deps[k] or tuple(range(nin)) for k in (*kept, *summed)]
     # A multi-output loop whose outputs read different inputs: each output has the broadcast
     # shape of the inputs it reads (an error there is the error of the unfused graph). When
     # one is smaller than the loop (an axis of unknown size is 1 at run time) or the inputs
@@ -619,6 +652,10 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
     for k, d in enumerate(in_dt):
         b.append(f"    data[{k}] = PyArray_BYTES(in[{k}]); es[{k}] = {np.dtype(d).itemsize};")
         b.append(f"    gc_strides(in[{k}], {nd}, &st[{k * ndx}]);")
+    for j in range(ns):
+        slot = nin + nk + j
+        b.append(f"    data[{slot}] = (char *)&acc{j}; es[{slot}] = 0;")
+        b.append(f"    for (int d = 0; d < {ndx}; d++) st[{slot * ndx} + d] = 0;")
     for o, d in enumerate(out_dt):
         slot = nin + o
         oshape = f"osh{o}" if multi else "shape"
@@ -663,7 +700,7 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
                     )
                 else:
                     b.append(f"        d2[{k}] = (char *)zero;")
-            for o2 in range(nout):
+            for o2 in range(nk + ns):
                 slot = nin + o2
                 if o2 == o:
                     b.append(f"        d2[{slot}] = data[{slot}];")
@@ -675,6 +712,12 @@ def gen_elemwise(node: Apply) -> CThunkCode | None:
                     b.append(f"        d2[{slot}] = (char *)sink;")
             b.append("        " + loop % (f"osh{o}", "d2", "st2"))
         b.append("    }")
+    for j, d in enumerate(sum_dt):
+        b.append(
+            f"    {{ PyArrayObject *a = gc_prepare_output(o{nk + j}, 0, NULL, {typenum(d)});\n"
+            f"      if (a == NULL) goto done;\n"
+            f"      *({ctype(d)} *)PyArray_DATA(a) = acc{j}; }}"
+        )
     b.append("    rc = 0;")
     b.append("done:")
     for k in range(nin):
