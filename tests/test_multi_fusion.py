@@ -15,7 +15,6 @@ from graphc.graph.basic import Apply
 from graphc.linker import c_available
 from graphc.opt.engine import RewriteWarning
 from graphc.opt.fusion_multi import Reach
-from graphc.scalar.basic import Composite
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import ElemwiseSums
 

@@ -35,6 +35,8 @@ from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSums
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from graphc.graph.basic import Apply
     from graphc.graph.fg import FunctionGraph
 
@@ -97,6 +99,10 @@ class Reach:
         return not (au & du & ~bits)
 
 
+def _shape(node: Apply) -> tuple:
+    return getattr(node.outputs[0].type, "shape", ())
+
+
 def _neighbours(fgraph: FunctionGraph, node: Apply):
     for i in node.inputs:
         if i.owner is not None:
@@ -120,7 +126,7 @@ def _outputs(fgraph: FunctionGraph, members: list, mset: set) -> list:
 
 
 def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
-    shape = seed.outputs[0].type.shape
+    shape = _shape(seed)
     k0 = reach.pos[seed]
     members, mset = [seed], {seed}
     bits, au, du = 1 << k0, reach.anc[k0], reach.desc[k0]
@@ -131,7 +137,7 @@ def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
         for n in _neighbours(fgraph, m):
             if n in mset or n in taken or n not in reach.pos or not _fusable(n):
                 continue
-            if n.outputs[0].type.shape != shape:
+            if _shape(n) != shape:
                 continue
             k = reach.pos[n]
             nbits, nau, ndu = bits | (1 << k), au | reach.anc[k], du | reach.desc[k]
@@ -213,7 +219,7 @@ def _loop_parts(p: Apply):
 @register(
     "reduce_fusion", "reduce_fusion", "multi_fusion", "fusion", "fast_run", tracks=(CAReduce,)
 )
-def fuse_sum_into_loop(fgraph: FunctionGraph, node: Apply):
+def fuse_sum_into_loop(fgraph: FunctionGraph, node: Any):
     # t, a = Elemwise{Composite{exp(i0), exp(i0) * 2}}(x); s = Sum(t)
     #   -> a, s = Elemwise{Composite{exp(i0), exp(i0) * 2}; values 1; sums of 0}(x)
     op, x = node.op, node.inputs[0]
@@ -226,7 +232,7 @@ def fuse_sum_into_loop(fgraph: FunctionGraph, node: Apply):
         return None
     p = x.owner
     parts = None if p is None else _loop_parts(p)
-    if parts is None:
+    if p is None or parts is None:
         return None
     inner, t_in, kept, summed = parts
     k = kept[p.outputs.index(x)]
