@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphc.graph.basic import Constant
+from graphc.graph.basic import Constant, ancestors
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import (
     const_like,
@@ -192,8 +192,6 @@ def shape_i_of_node(fgraph: FunctionGraph, node):
 
 
 def _ancestors_upto(var: Variable, stop) -> set:
-    from graphc.graph.basic import ancestors
-
     return set(ancestors([var], blockers=stop.inputs))
 
 
