@@ -15,6 +15,7 @@ from graphc.opt.engine import RewriteWarning
 from graphc.scalar.basic import Composite
 from graphc.tensor import blas, nnet
 from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.math import ElemwiseSums
 
 pytestmark = pytest.mark.filterwarnings(f"error::{RewriteWarning.__module__}.RewriteWarning")
 LINKERS = ["py"] + (["c|py"] if c_available() else [])
@@ -29,8 +30,8 @@ def compile_(inputs, outputs, linker="py", optimizer="fast_run", excluding=("fus
 def names(f):
     out = []
     for n in f.maker.fgraph.toposort():
-        if isinstance(n.op, Elemwise):
-            sop = n.op.scalar_op
+        if isinstance(n.op, Elemwise | ElemwiseSums):  # (a loop that also sums: its inner Op)
+            sop = n.op.scalar_op if isinstance(n.op, Elemwise) else n.op.inner
             out.extend(k.op.name for k in sop.nodes) if isinstance(sop, Composite) else out.append(
                 sop.name
             )
