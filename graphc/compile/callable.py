@@ -46,6 +46,7 @@ class Function:
             for k, t in enumerate(self.input_types)
         )
         self.shared = maker.shared
+        self._mutable = [k for k, i in enumerate(maker.inputs) if i.mutable]
         n_out = maker.n_outputs
         self.update_targets = [(maker.shared.index(s), s) for s, _ in maker.updates]
         self._copy_outputs, self._copy_updates = outputs_needing_copy(
@@ -163,6 +164,8 @@ class Function:
                     values[k] = self._filter(k, v)
         if self.shared:
             values += [s._value for s in self.shared]
+        for k in self._mutable:
+            values[k] = _own_buffer(values, k)
         return values
 
     def _profiled_call(self, args: Any, kwargs: Any):
@@ -305,3 +308,18 @@ def _runtime_inputs(node: Apply, fn: Function, values):
         return shapes, strides
     except Exception:  # noqa: BLE001 - best effort context for an error message
         return None, None
+
+
+def _own_buffer(values: list, k: int):
+    """Argument ``k`` of an ``In(mutable=True)`` input, which in-place nodes may overwrite:
+    a copy when it is read-only or shares memory with another argument or a shared value
+    (overwriting it would change what the other one reads)."""
+    v = values[k]
+    if not isinstance(v, np.ndarray):
+        return v
+    if not v.flags.writeable or any(
+        j != k and isinstance(w, np.ndarray) and np.may_share_memory(v, w)
+        for j, w in enumerate(values)
+    ):
+        return v.copy()
+    return v
