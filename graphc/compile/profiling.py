@@ -14,19 +14,19 @@ import numpy as np
 from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
-from graphc.profile import (
+from graphc.profile.data.model import (
     CompilePhases,
     FunctionProfile,
     NodeRecord,
     OptimizerProfile,
     PassRecord,
-    ProfileStats,
     RewriteRecord,
     StorageRecord,
+    TraceRecord,
 )
-from graphc.profile.model import TraceRecord
+from graphc.profile.data.vmstats import update_from_vm_stats
 from graphc.profile.registry import REGISTRY
-from graphc.profile.vmstats import update_from_vm_stats
+from graphc.profile.stats import ProfileStats
 
 if TYPE_CHECKING:
     from collections.abc import Callable

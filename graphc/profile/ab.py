@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphc.profile.model import FunctionProfile
-from graphc.profile.serialize import loads
+from graphc.profile.data.model import FunctionProfile
+from graphc.profile.data.serialize import loads
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphc.profile.diff import _pair_functions, match_nodes
-from graphc.profile.fmt import duration
-from graphc.profile.merge import merge_all
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.merge import merge_all
+from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.render.fmt import duration
 from graphc.profile.stats import ProfileStats
+from graphc.profile.summaries.diff import _pair_functions, match_nodes
 
 #: Calls per chunk: the VM keeps the last 32 durations of each node, so the samples are
 #: collected (and the VM's counters reset) every ``_CHUNK`` calls.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord
 
 
 @dataclass(frozen=True)

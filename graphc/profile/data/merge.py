@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 
-from graphc.profile import model as pm
+from graphc.profile.data import model as pm
 
 Signature = tuple[str, tuple[tuple[int, str, str], ...]]
 

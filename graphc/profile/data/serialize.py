@@ -9,8 +9,8 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from graphc.profile import model
-from graphc.profile.model import FunctionProfile
+from graphc.profile.data import model
+from graphc.profile.data.model import FunctionProfile
 
 SCHEMA_VERSION = 1
 _SKIP = {"refresh"}
