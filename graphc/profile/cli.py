@@ -79,9 +79,10 @@ def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[st
             key, eq, val = a.partition("=")
             if _RUN_OPTIONS[key]:
                 if not eq:
-                    val = next(it, None)
-                    if val is None:
+                    following = next(it, None)
+                    if following is None:
                         raise UsageError(f"run: {key} needs a value")
+                    val = following
                 opts[key] = val
             else:
                 opts[key] = True

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
-from graphc.profile.data.model import FunctionProfile
+from graphc.profile.data.model import FunctionProfile, NodeRecord
 from graphc.profile.data.profiles import function_profiles
 from graphc.profile.data.steady import has_first_call, steady_state
 from graphc.profile.render.fmt import duration, short_origin
@@ -43,7 +43,7 @@ def heat_color(t: float) -> str:
     return f"#ff{gb:02x}{gb:02x}"
 
 
-def _tooltip(n) -> str:
+def _tooltip(n: NodeRecord) -> str:
     """The full Apply name and the source lines that built the node."""
     lines = [n.apply_name] + [f"from {short_origin(o)}" for o in n.origins]
     return "\n".join(lines)

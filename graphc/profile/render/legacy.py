@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from graphc.profile.data.model import FunctionProfile
@@ -43,7 +43,7 @@ def _remaining(tbl: TimeTable, noun: str) -> str:
     )
 
 
-def _time_rows(tbl: TimeTable, extra) -> list[str]:
+def _time_rows(tbl: TimeTable, extra: Callable[[TimeRow], str]) -> list[str]:
     lines = []
     for r in tbl.rows:
         lines.append(

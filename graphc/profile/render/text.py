@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from graphc.profile.data.memplan import MemoryPlanRecord
 from graphc.profile.data.merge import combined_optimizer
-from graphc.profile.data.model import FunctionProfile
+from graphc.profile.data.model import FunctionProfile, StorageRecord
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
 from graphc.profile.data.steady import has_first_call, steady_state
@@ -160,7 +160,7 @@ def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) 
         "<median>",
     ]
     headers += ["<#call>", "<id>", "<Mflops>", "<Gflops/s>"]
-    left = ()
+    left: tuple[int, ...] = ()
     if with_function:
         left = (len(headers),)
         headers.append("<function>")
@@ -174,8 +174,8 @@ def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) 
         rows.append(cells + [r.label])
     names = [row[-1] for row in rows]
     numbers = table(headers[:-1] + [""], [row[:-1] + [""] for row in rows], left=left)
-    own_line = width is not None and len(numbers[0]) + APPLY_NAME_ROOM > width
-    if own_line:  # too narrow for names after the numbers: each name on its own line
+    if width is not None and len(numbers[0]) + APPLY_NAME_ROOM > width:
+        # too narrow for names after the numbers: each name on its own line
         head = [numbers[0].rstrip(), "    " + headers[-1]]
         body = [
             [n.rstrip(), "    " + middle_ellipsis(x, width - 4)] for n, x in zip(numbers[1:], names)
@@ -231,7 +231,7 @@ def _bytes_line(n: int) -> str:
     return f"        CPU: {nbytes(n)} ({n}B)"
 
 
-def _storage_lines(title: str, records, min_size: int = 0) -> list[str]:
+def _storage_lines(title: str, records: Sequence[StorageRecord], min_size: int = 0) -> list[str]:
     """One line per record of at least ``min_size`` bytes, the smaller ones summed."""
     if not records:
         return []

@@ -119,7 +119,7 @@ def chrome_trace(stats: Any) -> dict[str, Any]:
 
     events: list[dict[str, Any]] = []
     tids: dict[int, int] = {}
-    info = []
+    info: list[dict[str, Any]] = []
     for fp in fps:
         tr = fp.trace
         if tr is None:
