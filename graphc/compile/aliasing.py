@@ -40,7 +40,7 @@ def default_updates(roots: list, skip: set, no_default_updates: Any) -> list[tup
 def check_updates(pairs: list[tuple[Any, Any]]) -> list[tuple[SharedVariable, Variable]]:
     """The update pairs with each new value a tensor Variable of its shared variable's type;
     a TypeError / ValueError for a non-shared target, a repeated one or a wrong type."""
-    out = []
+    out: list[tuple[SharedVariable, Variable]] = []
     seen = set()
     for var, expr in pairs:
         if not isinstance(var, SharedVariable):
@@ -118,7 +118,7 @@ def _alias_roots(roots: set[Variable]):
         else:
             res = frozenset()
             node = v.owner
-            if node is not None:
+            if node is not None and v.index is not None:
                 for mp in (node.op.view_map, node.op.destroy_map):
                     for i in mp.get(v.index, ()):
                         res = res | alias_roots(node.inputs[i])
