@@ -8,6 +8,8 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
 from graphc.graph.rop import register_rop
+from graphc.tensor.basic import zeros_like
+from graphc.tensor.math import second
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -109,8 +111,6 @@ class IfElse(Op):
         return out
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
-        from graphc.tensor.math import second
-
         n = self.n_outs
         cond, ts = inputs[0], inputs[1 : n + 1]
         gs = []
@@ -135,8 +135,6 @@ class IfElse(Op):
 @register_rop(IfElse)
 def _ifelse_rop(node: Apply, eval_points: list[Variable | None]):
     """The tangents of the branch taken (zeros for a branch value without one)."""
-    from graphc.tensor.basic import zeros_like
-
     if all(v is None for v in eval_points[1:]):
         return [None] * len(node.outputs)
     branches = [zeros_like(b) if v is None else v for b, v in zip(node.inputs[1:], eval_points[1:])]

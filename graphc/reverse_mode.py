@@ -7,6 +7,7 @@ which checks ``grad`` against finite differences and so imports this module).
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from graphc.graph.basic import (
 )
 from graphc.graph.rop import register_rop, rop_rule
 from graphc.scalar.basic import FLOAT_DTYPES
+from graphc.tensor import basic as tb
 from graphc.tensor.elemwise import DimShuffle
 from graphc.tensor.math import add, cast, mul, second
 from graphc.tensor.math import sum as tsum
@@ -495,16 +497,12 @@ def _jacobian_by_scan(
 ) -> list:
     """One gradient per element, looped by ``scan`` over a length known only at run time
     (as Theano does). ``scan`` sits above this module, so it is loaded by name here."""
-    import importlib
-
-    from graphc.tensor.basic import arange, shape
-
     scan = importlib.import_module("graphc.scan_module").scan
 
     def row(i, expr, *ws):
         return [grad(expr[i], w, consider_constant, disconnected_inputs) for w in ws]
 
-    rows, _ = scan(row, sequences=arange(shape(expression)[0]),
+    rows, _ = scan(row, sequences=tb.arange(tb.shape(expression)[0]),
                    non_sequences=[expression, *wrt_list], return_list=True)  # fmt: skip
     return rows
 

@@ -158,6 +158,19 @@ def test_same_variable_twice_in_the_outputs_gives_independent_arrays():
     np.testing.assert_array_equal(r[1], [2.0, 2.0])
 
 
+def test_a_chain_of_thousands_of_views_compiles_and_its_output_is_copied():
+    # The alias analysis walks view chains without recursion (Python's limit is 1000).
+    x = gt.dvector("x")
+    y = x
+    for _ in range(1500):
+        y = y[1:]
+    f = function([x], y, mode=graphc.Mode(linker="py", optimizer=None))
+    v = np.arange(1600.0)
+    out = f(v)
+    np.testing.assert_array_equal(out, v[1500:])
+    assert not np.shares_memory(out, v)
+
+
 def test_shared_variable_used_by_several_functions():
     x = vec(name="x")
     s = shared(np.zeros(2), "s")

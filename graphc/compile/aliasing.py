@@ -110,19 +110,31 @@ def _alias_roots(roots: set[Variable]):
     following declared views and in-place outputs (memoized)."""
     memo: dict[Variable, frozenset] = {}
 
+    def sources(v: Variable) -> list[Variable]:
+        node = v.owner
+        if node is None or v.index is None or v in roots or isinstance(v, Constant):
+            return []
+        maps = (node.op.view_map, node.op.destroy_map)
+        return [node.inputs[i] for mp in maps for i in mp.get(v.index, ())]
+
     def alias_roots(v: Variable) -> frozenset:
-        if v in memo:
-            return memo[v]
-        if v in roots or isinstance(v, Constant):
-            res = frozenset([v])
-        else:
-            res = frozenset()
-            node = v.owner
-            if node is not None and v.index is not None:
-                for mp in (node.op.view_map, node.op.destroy_map):
-                    for i in mp.get(v.index, ()):
-                        res = res | alias_roots(node.inputs[i])
-        memo[v] = res
-        return res
+        # Iterative post-order: a chain of thousands of in-place nodes is an ordinary graph.
+        stack = [v]
+        while stack:
+            u = stack[-1]
+            if u in memo:
+                stack.pop()
+                continue
+            srcs = sources(u)
+            pending = [w for w in srcs if w not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if u in roots or isinstance(u, Constant):
+                memo[u] = frozenset([u])
+            else:
+                memo[u] = frozenset().union(*(memo[w] for w in srcs))
+        return memo[v]
 
     return alias_roots

@@ -4,27 +4,22 @@ optimizers' pass lists (passes.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphc.opt.report import RewriteReport
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from graphc.graph.fg import FunctionGraph
+    from graphc.opt.passes import rewrite_graph
 
 
-def rewrite_graph(
-    fgraph: FunctionGraph,
-    optimizer: str = "fast_run",
-    including: Sequence[str] = (),
-    excluding: Sequence[str] = (),
-    requiring: Sequence[str] = (),
-):
-    """Rewrite ``fgraph`` in place with the named optimizer; returns a RewriteReport."""
-    from graphc.opt.passes import rewrite_graph as run
+def __getattr__(name: str) -> Any:
+    """``rewrite_graph`` (``passes.rewrite_graph``) imports every rewrite module, so it is
+    loaded on first use: ``import graphc`` stays light until something is compiled."""
+    if name == "rewrite_graph":
+        from graphc.opt.passes import rewrite_graph
 
-    return run(fgraph, optimizer, including, excluding, requiring)
+        return rewrite_graph
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["RewriteReport", "rewrite_graph"]

@@ -10,6 +10,7 @@ from graphc.scalar import basic as ps
 from graphc.tensor import blas
 from graphc.tensor.basic import alloc, shape_tuple
 from graphc.tensor.elemwise import DimShuffle
+from graphc.tensor.math import neg
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -113,8 +114,6 @@ def gemm_from_add(fgraph: FunctionGraph, node):
         alpha = one if alpha is None else alpha
         beta = one if beta is None else beta
         if sign == -1:
-            from graphc.tensor.math import neg
-
             alpha = neg(alpha)
         if prod[0] == "gemm":  # a Gemm that broadcasts when the sizes might differ
             return [fit(out, blas.Gemm(broadcast=not same)(z, alpha, prod[1], prod[2], beta))]

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import const_like, fit, make_const, owner_is, scalar_const
 from graphc.scalar import basic as ps
-from graphc.tensor.math import CAReduce
+from graphc.tensor import math as m
+from graphc.tensor.math import CAReduce, mul, neg
 
 if TYPE_CHECKING:
     from graphc.graph.fg import FunctionGraph
@@ -20,8 +21,6 @@ TAGS = ("specialize", "fast_run")
 @register("specialize", *TAGS, tracks=(type(ps.pow),))
 def pow_specialize(fgraph: FunctionGraph, node):
     # x ** 2 -> sqr(x);  x ** 0.5 -> sqrt(x);  x ** 1 -> x;  x ** -1 -> 1 / x (float x)
-    from graphc.tensor import math as m
-
     x, e = node.inputs
     v = scalar_const(e)
     out = node.outputs[0]
@@ -47,8 +46,6 @@ def mul_minus_one(fgraph: FunctionGraph, node):
     for c, x in (node.inputs, node.inputs[::-1]):
         v = scalar_const(c)
         if v is not None and v == -1 and scalar_const(x) is None:
-            from graphc.tensor.math import neg
-
             out = node.outputs[0]
             if out.type.dtype not in ps.FLOAT_DTYPES:
                 return None
@@ -73,8 +70,6 @@ def sum_of_mul_const(fgraph: FunctionGraph, node):
     if x.type.shape != node.inputs[0].type.shape:
         return None
     s = node.op(x)
-    from graphc.tensor.math import mul
-
     c = make_const(scalar_const(consts[0]), consts[0].type.dtype, s.type.ndim)
 
     new = mul(c, s)

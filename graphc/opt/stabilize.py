@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import fit, is_const, owner_is
 from graphc.scalar import basic as ps
+from graphc.tensor import math as tm
+from graphc.tensor import nnet
 from graphc.tensor.elemwise import DimShuffle
 
 if TYPE_CHECKING:
@@ -16,12 +18,6 @@ if TYPE_CHECKING:
 define_pass("stabilize")
 
 TAGS = ("stabilize", "fast_run")
-
-
-def _math():
-    from graphc.tensor import math
-
-    return math
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.log),))
@@ -34,7 +30,7 @@ def log1p_rewrite(fgraph: FunctionGraph, node: Apply):
     x = b if is_const(a, 1) else a if is_const(b, 1) else None
     if x is None:
         return None
-    return [fit(node.outputs[0], _math().log1p(x))]
+    return [fit(node.outputs[0], tm.log1p(x))]
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.sub),))
@@ -44,38 +40,28 @@ def expm1_rewrite(fgraph: FunctionGraph, node: Apply):
     inner = owner_is(a, "exp")
     if inner is None or not is_const(b, 1):
         return None
-    return [fit(node.outputs[0], _math().expm1(inner.inputs[0]))]
+    return [fit(node.outputs[0], tm.expm1(inner.inputs[0]))]
 
 
 @register("stabilize", *TAGS, tracks=(type(ps.log),))
 def log_sigmoid(fgraph: FunctionGraph, node: Apply):
     # log(sigmoid(x)) -> -softplus(-x);  log(1 - sigmoid(x)) -> -softplus(x)
-    m = _math()
     v = node.inputs[0]
     sig = owner_is(v, "sigmoid")
     if sig is not None:
         x = sig.inputs[0]
-        return [fit(node.outputs[0], m.neg(m.softplus(m.neg(x))))]
+        return [fit(node.outputs[0], tm.neg(tm.softplus(tm.neg(x))))]
     sub = owner_is(v, "sub")
     if sub is not None and is_const(sub.inputs[0], 1):
         sig = owner_is(sub.inputs[1], "sigmoid")
         if sig is not None:
-            return [fit(node.outputs[0], m.neg(m.softplus(sig.inputs[0])))]
+            return [fit(node.outputs[0], tm.neg(tm.softplus(sig.inputs[0])))]
     return None
 
 
-def _nnet():
-    try:
-        from graphc.tensor import nnet
-    except ImportError:  # pragma: no cover
-        return None
-    return nnet if hasattr(nnet, "Softmax") else None
-
-
 def _is_softmax(v):
-    nn = _nnet()
     node = v.owner
-    if nn is None or node is None or not isinstance(node.op, nn.Softmax):
+    if node is None or not isinstance(node.op, nnet.Softmax):
         return None
     return node
 
@@ -86,7 +72,7 @@ def log_softmax_rewrite(fgraph: FunctionGraph, node: Apply):
     sm = _is_softmax(node.inputs[0])
     if sm is None:
         return None
-    return [fit(node.outputs[0], _nnet().LogSoftmax(sm.op.axis)(sm.inputs[0]))]
+    return [fit(node.outputs[0], nnet.LogSoftmax(sm.op.axis)(sm.inputs[0]))]
 
 
 def _row_softmax(v):
@@ -96,27 +82,21 @@ def _row_softmax(v):
     return sm
 
 
-def _nnet_ops():
-    nn = _nnet()
-    return () if nn is None else (nn.CrossentropyCategorical1Hot, nn.Softmax)
-
-
-@register("stabilize", *TAGS, tracks=_nnet_ops())
+@register("stabilize", *TAGS, tracks=(nnet.CrossentropyCategorical1Hot, nnet.Softmax))
 def crossentropy_softmax(fgraph: FunctionGraph, node: Apply):
     # crossentropy_1hot(softmax(x), y) -> CrossentropySoftmax1Hot(x, y)[0]
     # softmax(x) with a CrossentropySoftmax1Hot(x, y) in the graph -> its softmax output
-    nn = _nnet()
-    if isinstance(node.op, nn.Softmax):
+    if isinstance(node.op, nnet.Softmax):
         x = node.inputs[0]
         for client, _ in fgraph.clients.get(x, ()):
-            if client != "output" and isinstance(client.op, nn.CrossentropySoftmax1Hot):
+            if client != "output" and isinstance(client.op, nnet.CrossentropySoftmax1Hot):
                 if client.outputs[1].type == node.outputs[0].type:
                     return [client.outputs[1]]
         return None
     sm = _row_softmax(node.inputs[0])
     if sm is None:
         return None
-    nll, _ = nn.CrossentropySoftmax1Hot()(sm.inputs[0], node.inputs[1])
+    nll, _ = nnet.CrossentropySoftmax1Hot()(sm.inputs[0], node.inputs[1])
     return [fit(node.outputs[0], nll)]
 
 
@@ -124,8 +104,7 @@ def crossentropy_softmax(fgraph: FunctionGraph, node: Apply):
 def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
     # (G - sum(G * sm, axis=1, keepdims)) * sm, G = crossentropy_1hot_grad(g, sm, y)
     #   -> CrossentropySoftmax1HotDx(g, sm, y)
-    nn = _nnet()
-    if nn is None or len(node.inputs) != 2:
+    if len(node.inputs) != 2:
         return None
     for a, sm in (node.inputs, node.inputs[::-1]):
         if _row_softmax(sm) is None:
@@ -134,7 +113,7 @@ def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
         if sub is None:
             continue
         gnode, b = sub.inputs[0].owner, sub.inputs[1]
-        if gnode is None or not isinstance(gnode.op, nn.CrossentropyCategorical1HotGrad):
+        if gnode is None or not isinstance(gnode.op, nnet.CrossentropyCategorical1HotGrad):
             continue
         g, sm2, y = gnode.inputs
         if sm2 is not sm or b.owner is None or not isinstance(b.owner.op, DimShuffle):
@@ -147,5 +126,5 @@ def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
         prod = owner_is(red.inputs[0], "mul")
         if prod is None or {id(i) for i in prod.inputs} != {id(sub.inputs[0]), id(sm)}:
             continue
-        return [fit(node.outputs[0], nn.CrossentropySoftmax1HotDx()(g, sm, y))]
+        return [fit(node.outputs[0], nnet.CrossentropySoftmax1HotDx()(g, sm, y))]
     return None

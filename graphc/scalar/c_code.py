@@ -4,7 +4,8 @@ A rule ``rule(names, in_dtypes, out_dtype) -> str | None`` returns one C express
 computing an element of the output (in ``out_dtype``) from the input element expressions
 ``names``, or None when that combination of dtypes has no C code (the node then runs its
 numpy ``impl``). The element-wise generator (``graphc/linker/c/gen_elemwise.py``) composes
-these expressions into loops and defines the ``gc_*`` helpers they call; fusion
+these expressions into loops; ``graphc/linker/c/elemwise_support.py`` defines the ``gc_*``
+helpers they call; fusion
 (``graphc/opt/fusion.py``) only fuses Ops that have one. The table lives with the scalar
 Ops, below both of them, so that each can ask it without importing the other.
 

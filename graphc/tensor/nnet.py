@@ -8,6 +8,7 @@ import numpy as np
 
 from graphc.graph.basic import Apply, Constant, Op, Variable
 from graphc.tensor import math as tm
+from graphc.tensor.basic import arange
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import sigmoid, softplus
 from graphc.tensor.type import TensorType
@@ -268,8 +269,6 @@ class CrossentropyCategorical1HotGrad(Op):
 
 def _pick(m, y):
     """``m[i, y[i]]`` for every row ``i``."""
-    from graphc.tensor.basic import arange
-
     return m[arange(m.shape[0]), y]
 
 

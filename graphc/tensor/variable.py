@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.tensor.type import TensorType
 
@@ -293,8 +294,6 @@ TensorType.constant_type = TensorConstant
 def _python_scalar_dtype(value) -> str:
     """dtype for a Python scalar constant: ints take the smallest int dtype that holds them
     (so ``ivector + 1`` stays int32), floats take ``floatX``, as in Theano."""
-    from graphc.flags import config
-
     if isinstance(value, bool | np.bool_):
         return "bool"
     if isinstance(value, int):

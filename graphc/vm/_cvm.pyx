@@ -812,6 +812,17 @@ cdef class CVM:
             raise ValueError(f"node {i} ({self._names[i]!r}) did not set output {missing}")
         return 0
 
+    cdef inline int _run_node(self, int i, CNode *nd) except -1:
+        """Run node ``i``: a C thunk into its planned or recycled buffer, or a Python one."""
+        self._cur = i
+        if nd.kind == KIND_C:
+            if self._n_buf:
+                self._borrow(nd)
+            if nd.recyclable and self._spare:
+                self._take_spare(nd)
+            return self._run_c(i, nd)
+        return self._run_py(i, nd)
+
     cdef int _run_plain(self) except -1:
         """The plain loop: no clock, no counters, no Python objects for C nodes."""
         cdef int i, k, n = self._n
@@ -820,15 +831,7 @@ cdef class CVM:
         cdef PyObject **slots = self._slots
         for i in range(n):
             nd = &nodes[i]
-            self._cur = i
-            if nd.kind == KIND_C:
-                if self._n_buf:
-                    self._borrow(nd)
-                if nd.recyclable and self._spare:
-                    self._take_spare(nd)
-                self._run_c(i, nd)
-            else:
-                self._run_py(i, nd)
+            self._run_node(i, nd)
             for k in range(nd.n_clear):
                 self._release(nd.clear[k])
         return 0
@@ -853,15 +856,7 @@ cdef class CVM:
             t0 = _now()
         for i in range(n):
             nd = &self._nodes[i]
-            self._cur = i
-            if nd.kind == KIND_C:
-                if self._n_buf:
-                    self._borrow(nd)
-                if nd.recyclable and self._spare:
-                    self._take_spare(nd)
-                self._run_c(i, nd)
-            else:
-                self._run_py(i, nd)
+            self._run_node(i, nd)
             if timing:
                 t1 = _now()
                 self._record_time(i, t0, t1 - t0)
@@ -892,15 +887,7 @@ cdef class CVM:
         try:
             for i in range(n):
                 nd = &self._nodes[i]
-                self._cur = i
-                if nd.kind == KIND_C:
-                    if self._n_buf:
-                        self._borrow(nd)
-                    if nd.recyclable and self._spare:
-                        self._take_spare(nd)
-                    self._run_c(i, nd)
-                else:
-                    self._run_py(i, nd)
+                self._run_node(i, nd)
                 stamps[i + 1] = _now()
                 done = i + 1
                 if memory:

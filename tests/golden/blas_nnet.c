@@ -1,330 +1,147 @@
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <numpy/arrayobject.h>
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-#define FAIL return -1
+/* ---- thunk body of node 0: Gemm{no_inplace} */
 
-/* Every thunk runs behind graphc_checked: each array input must be an ndarray of the
-   node's declared ndim and dtype (numpy scalars are converted), else TypeError. Generated
-   bodies may then read their inputs without further checks, whatever a caller with
-   trust_input=True hands them. */
-typedef struct { int nd; int typenum; } graphc_in_spec; /* nd < 0: not an array input */
-typedef int (*graphc_run_fn)(void *, PyObject *const *, PyObject **);
+    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Gemm{no_inplace}: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_TYPE(i2) != NPY_FLOAT64 || PyArray_NDIM(i2) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Gemm{no_inplace}: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_TYPE(i3) != NPY_FLOAT64 || PyArray_NDIM(i3) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Gemm{no_inplace}: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0) || PyArray_DIM(i0, 0) != PyArray_DIM(i2, 0) || PyArray_DIM(i0, 1) != PyArray_DIM(i3, 1)) {
+        PyObject *s0 = graphc_shape_tuple(i0), *s2 = graphc_shape_tuple(i2);
+        PyObject *s3 = graphc_shape_tuple(i3);
+        if (s0 && s2 && s3) PyErr_Format(PyExc_ValueError, "Gemm{no_inplace}: shape mismatch Z %R, X %R, Y %R", s0, s2, s3);
+        Py_XDECREF(s0);
+        Py_XDECREF(s2);
+        Py_XDECREF(s3);
+        FAIL;
+    }
+    double alpha_d;
+    if (graphc_as_double(i1, &alpha_d) < 0) FAIL;
+    const npy_float64 alpha = (npy_float64)alpha_d;
+    double beta_d;
+    if (graphc_as_double(i4, &beta_d) < 0) FAIL;
+    const npy_float64 beta = (npy_float64)beta_d;
+    PyArrayObject *out = graphc_out_array(o0, 2, PyArray_DIMS(i0), NPY_FLOAT64);
+    if (out == NULL) FAIL;
+    if ((beta != 0 && PyArray_CopyInto(out, i0) < 0) ||
+        graphc_dgemm_into(out, alpha, i2, i3, beta) < 0) {
+        Py_DECREF(out);
+        FAIL;
+    }
+    Py_XSETREF(*o0, (PyObject *)out);
 
-static int graphc_checked_slow(graphc_run_fn run, const graphc_in_spec *spec, int n,
-                               const char *name, void *params, PyObject *const *inputs,
-                               PyObject **outputs) {
-    PyObject **tmp = PyMem_Calloc(n > 0 ? n : 1, sizeof(PyObject *));
-    int rc = -1, j;
-    if (tmp == NULL) { PyErr_NoMemory(); return -1; }
-    for (j = 0; j < n; j++) {
-        PyObject *o = inputs[j];
-        if (spec[j].nd >= 0 && !PyArray_Check(o) && PyArray_IsScalar(o, Generic))
-            o = PyArray_FromScalar(o, NULL);
-        else
-            Py_INCREF(o);
-        if (o == NULL) goto done;
-        tmp[j] = o;
-        if (spec[j].nd < 0) continue;
-        if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != spec[j].nd
-            || !PyArray_EquivTypenums(PyArray_TYPE((PyArrayObject *)o), spec[j].typenum)) {
-            PyArray_Descr *want = PyArray_DescrFromType(spec[j].typenum);
-            if (PyArray_Check(o))
-                PyErr_Format(PyExc_TypeError,
-                             "%s: input %d must be a %d-d array of dtype %S, got a %d-d array "
-                             "of dtype %S", name, j, spec[j].nd, (PyObject *)want,
-                             PyArray_NDIM((PyArrayObject *)o),
-                             (PyObject *)PyArray_DESCR((PyArrayObject *)o));
-            else
-                PyErr_Format(PyExc_TypeError,
-                             "%s: input %d must be a %d-d array of dtype %S, got %.100s", name,
-                             j, spec[j].nd, (PyObject *)want, Py_TYPE(inputs[j])->tp_name);
-            Py_XDECREF(want);
-            goto done;
+/* ---- thunk body of node 1: Dot22 */
+
+    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Dot22: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_TYPE(i1) != NPY_FLOAT64 || PyArray_NDIM(i1) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Dot22: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_DIM(i0, 1) != PyArray_DIM(i1, 0)) {
+        PyArrayObject *ab[2] = {i0, i1};
+        graphc_shape_error(PyExc_ValueError, "Dot22: shapes not aligned: ", 2, ab);
+        FAIL;
+    }
+    npy_intp dims[2] = {PyArray_DIM(i0, 0), PyArray_DIM(i1, 1)};
+    PyArrayObject *out = graphc_out_array(o0, 2, dims, NPY_FLOAT64);
+    if (out == NULL) FAIL;
+    if (graphc_dgemm_into(out, 1, i0, i1, 0) < 0) {
+        Py_DECREF(out);
+        FAIL;
+    }
+    Py_XSETREF(*o0, (PyObject *)out);
+
+/* ---- thunk body of node 2: dot */
+
+    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
+        PyErr_SetString(PyExc_TypeError, "dot: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_TYPE(i1) != NPY_FLOAT64 || PyArray_NDIM(i1) != 1) {
+        PyErr_SetString(PyExc_TypeError, "dot: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_DIM(i0, 1) != PyArray_DIM(i1, 0)) {
+        PyArrayObject *ab[2] = {i0, i1};
+        graphc_shape_error(PyExc_ValueError, "dot: shapes not aligned: ", 2, ab);
+        FAIL;
+    }
+    npy_intp dims[1] = {PyArray_DIM(i0, 0)};
+    PyArrayObject *out = graphc_out_array(o0, 1, dims, NPY_FLOAT64);
+    if (out == NULL) FAIL;
+    if (graphc_dgemv_into(out, 1, i0, i1, 0) < 0) {
+        Py_DECREF(out);
+        FAIL;
+    }
+    Py_XSETREF(*o0, (PyObject *)out);
+
+/* ---- thunk body of node 3: Softmax{axis=1} */
+
+    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Softmax{axis=1}: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (graphc_softmax_f64(i0, 1, 0, o0) < 0) FAIL;
+
+/* ---- thunk body of node 4: CrossentropySoftmax1Hot */
+
+    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
+        PyErr_SetString(PyExc_TypeError, "CrossentropySoftmax1Hot: operand of an unexpected dtype or ndim");
+        FAIL;
+    }
+    if (PyArray_TYPE(i1) != NPY_INT32 || PyArray_NDIM(i1) != 1) {
+        PyErr_SetString(PyExc_TypeError, "CrossentropySoftmax1Hot: class indices of an unexpected dtype");
+        FAIL;
+    }
+    PyArrayObject *yv = i1;
+    const npy_intp rows = PyArray_DIM(i0, 0), cols = PyArray_DIM(i0, 1);
+    if (PyArray_DIM(yv, 0) != rows) {
+        PyErr_Format(PyExc_ValueError, "CrossentropySoftmax1Hot: %zd rows but %zd class indices",
+                     (Py_ssize_t)rows, (Py_ssize_t)PyArray_DIM(yv, 0));
+        FAIL;
+    }
+    const npy_intp ys = PyArray_STRIDE(yv, 0);
+    const char *yp = PyArray_DATA(yv);
+    for (npy_intp i = 0; i < rows; i++) {
+        npy_int32 c = *(const npy_int32 *)(yp + i * ys);
+        if (!(c >= 0 && (npy_uint64)c < (npy_uint64)cols)) {
+            PyErr_Format(PyExc_IndexError, "CrossentropySoftmax1Hot: class index out of range [0, %zd)",
+                         (Py_ssize_t)cols);
+            FAIL;
         }
     }
-    rc = run(params, tmp, outputs);
-done:
-    for (j = 0; j < n; j++) Py_XDECREF(tmp[j]);
-    PyMem_Free(tmp);
-    return rc;
-}
-
-static inline int graphc_checked(graphc_run_fn run, const graphc_in_spec *spec, int n,
-                                 const char *name, void *params, PyObject *const *inputs,
-                                 PyObject **outputs) {
-    for (int j = 0; j < n; j++) {
-        PyObject *o = inputs[j];
-        if (spec[j].nd < 0) continue;
-        if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != spec[j].nd
-            || PyArray_TYPE((PyArrayObject *)o) != spec[j].typenum)
-            return graphc_checked_slow(run, spec, n, name, params, inputs, outputs);
+    if (cols == 0 && rows > 0) {
+        PyErr_SetString(PyExc_IndexError, "CrossentropySoftmax1Hot: no classes");
+        FAIL;
     }
-    return run(params, inputs, outputs);
-}
-
-#include <math.h>
-#include <limits.h>
-#include <string.h>
-/* An output array of this shape and type: the slot's previous value when it is ours alone
-   (refcount 1, owns its C-contiguous aligned writable data), else a new empty array. */
-static PyArrayObject *graphc_out_array(PyObject **slot, int nd, const npy_intp *dims,
-                                       int typenum) {
-    PyObject *old = *slot;
-    if (old != NULL && Py_REFCNT(old) == 1 && PyArray_CheckExact(old)) {
-        PyArrayObject *a = (PyArrayObject *)old;
-        if (PyArray_NDIM(a) == nd && PyArray_TYPE(a) == typenum &&
-            PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_OWNDATA |
-                                    NPY_ARRAY_WRITEABLE | NPY_ARRAY_ALIGNED)) {
-            int same = 1;
-            for (int k = 0; k < nd; k++) same &= PyArray_DIM(a, k) == dims[k];
-            if (same) {
-                Py_INCREF(old);
-                return a;
-            }
-        }
+    /* log-softmax rows into the sm slot, then nll = -lsm[y] and sm = exp(lsm) */
+    if (graphc_softmax_f64(i0, 1, 1, o1) < 0) FAIL;
+    PyArrayObject *sm = (PyArrayObject *)*o1;
+    npy_intp nr = rows;
+    PyArrayObject *nll = graphc_out_array(o0, 1, &nr, NPY_FLOAT64);
+    if (nll == NULL) FAIL;
+    npy_float64 *s = (npy_float64 *)PyArray_DATA(sm);
+    npy_float64 *l = (npy_float64 *)PyArray_DATA(nll);
+    for (npy_intp i = 0; i < rows; i++) {
+        npy_float64 *row = s + i * cols;
+        l[i] = -row[(npy_intp)*(const npy_int32 *)(yp + i * ys)];
+#pragma omp simd
+        for (npy_intp j = 0; j < cols; j++) row[j] = exp(row[j]);
     }
-    return (PyArrayObject *)PyArray_EMPTY(nd, (npy_intp *)dims, typenum, 0);
-}
+    Py_XSETREF(*o0, (PyObject *)nll);
 
-/* The shape of an array as a tuple (for error messages). */
-static PyObject *graphc_shape_tuple(PyArrayObject *a) {
-    int nd = PyArray_NDIM(a);
-    PyObject *t = PyTuple_New(nd);
-    if (t == NULL) return NULL;
-    for (int k = 0; k < nd; k++) {
-        PyObject *v = PyLong_FromSsize_t(PyArray_DIM(a, k));
-        if (v == NULL) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, k, v);
-    }
-    return t;
-}
+/* library text: graphc.linker.c.common.COMMON */
 
-/* Raise `exc` with "<prefix>" followed by the shapes of n arrays. */
-static void graphc_shape_error(PyObject *exc, const char *prefix, int n, PyArrayObject **arrs) {
-    PyObject *parts = PyList_New(0);
-    if (parts == NULL) return;
-    for (int k = 0; k < n; k++) {
-        PyObject *t = graphc_shape_tuple(arrs[k]);
-        PyObject *s = t ? PyObject_Repr(t) : NULL;
-        Py_XDECREF(t);
-        if (s == NULL || PyList_Append(parts, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(parts);
-            return;
-        }
-        Py_DECREF(s);
-    }
-    PyObject *sep = PyUnicode_FromString(", ");
-    PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
-    Py_XDECREF(sep);
-    Py_DECREF(parts);
-    if (joined == NULL) return;
-    PyErr_Format(exc, "%s%U", prefix, joined);
-    Py_DECREF(joined);
-}
-
-/* The value of a one-element bool, integer or float32/64 array, read by kind and size (so
-   equivalent type numbers such as long/longlong both work): sets *i for 'b' (bool) and
-   'i' (signed), *u for 'u' (unsigned), *d for 'f' (float) and returns that kind, or 0
-   for any other dtype. */
-static char graphc_scalar_value(PyArrayObject *a, npy_int64 *i, npy_uint64 *u, double *d) {
-    const char *p = PyArray_DATA(a);
-    const char kind = PyArray_DESCR(a)->kind;
-    const npy_intp size = PyArray_ITEMSIZE(a);
-    if (kind == 'b' && size == 1) {
-        *i = *(const npy_bool *)p != 0;
-    } else if (kind == 'i' && size == 8) {
-        *i = *(const npy_int64 *)p;
-    } else if (kind == 'i' && size == 4) {
-        *i = *(const npy_int32 *)p;
-    } else if (kind == 'i' && size == 2) {
-        *i = *(const npy_int16 *)p;
-    } else if (kind == 'i' && size == 1) {
-        *i = *(const npy_int8 *)p;
-    } else if (kind == 'u' && size == 8) {
-        *u = *(const npy_uint64 *)p;
-    } else if (kind == 'u' && size == 4) {
-        *u = *(const npy_uint32 *)p;
-    } else if (kind == 'u' && size == 2) {
-        *u = *(const npy_uint16 *)p;
-    } else if (kind == 'u' && size == 1) {
-        *u = *(const npy_uint8 *)p;
-    } else if (kind == 'f' && size == 8) {
-        *d = *(const npy_float64 *)p;
-    } else if (kind == 'f' && size == 4) {
-        *d = *(const npy_float32 *)p;
-    } else {
-        return 0;
-    }
-    return kind;
-}
-
-/* graphc_scalar_value of a one-element array; for any other size, sets ValueError
-   `size_error` and returns -1. */
-static int graphc_single_value(PyArrayObject *a, const char *size_error, npy_int64 *i,
-                               npy_uint64 *u, double *d) {
-    if (PyArray_SIZE(a) != 1) {
-        PyErr_SetString(PyExc_ValueError, size_error);
-        return -1;
-    }
-    return graphc_scalar_value(a, i, u, d);
-}
-
-/* A 0-d numeric array's value as a double (alpha/beta coefficients). */
-static int graphc_as_double(PyArrayObject *a, double *out) {
-    npy_int64 i = 0; npy_uint64 u = 0; double d = 0;
-    switch (graphc_single_value(a, "expected a scalar coefficient", &i, &u, &d)) {
-    case -1: return -1;
-    case 'b': case 'i': *out = (double)i; return 0;
-    case 'u': *out = (double)u; return 0;
-    case 'f': *out = d; return 0;
-    }
-    PyErr_SetString(PyExc_TypeError, "unsupported coefficient dtype");
-    return -1;
-}
-
-/* The value of a 0-d integer array as npy_intp. An unsigned value above NPY_MAX_INTP
-   saturates to NPY_MAX_INTP: out of bounds as an index, "to the end" as a slice bound,
-   as in numpy, never wrapped to a negative position. */
-static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
-    npy_int64 i = 0; npy_uint64 u = 0; double d = 0;
-    switch (graphc_single_value(a, "expected an integer scalar", &i, &u, &d)) {
-    case -1: return -1;
-    case 'i': *out = (npy_intp)i; return 0;
-    case 'u': *out = u > (npy_uint64)NPY_MAX_INTP ? NPY_MAX_INTP : (npy_intp)u; return 0;
-    }
-    PyErr_SetString(PyExc_TypeError, "expected an integer array");
-    return -1;
-}
-
-typedef void (*graphc_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
-                               float *, int *, float *, float *, int *);
-typedef void (*graphc_dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *,
-                               double *, int *, double *, double *, int *);
-typedef void (*graphc_sgemv_t)(char *, int *, int *, float *, float *, int *, float *, int *,
-                               float *, float *, int *);
-typedef void (*graphc_dgemv_t)(char *, int *, int *, double *, double *, int *, double *, int *,
-                               double *, double *, int *);
-typedef float (*graphc_sdot_t)(int *, float *, int *, float *, int *);
-typedef double (*graphc_ddot_t)(int *, double *, int *, double *, int *);
-static graphc_sgemm_t graphc_sgemm;
-static graphc_dgemm_t graphc_dgemm;
-static graphc_sgemv_t graphc_sgemv;
-static graphc_dgemv_t graphc_dgemv;
-static graphc_sdot_t graphc_sdot;
-static graphc_ddot_t graphc_ddot;
-
-static void *graphc_blas_fn(PyObject *capi, const char *name) {
-    PyObject *cap = PyDict_GetItemString(capi, name); /* borrowed */
-    if (cap == NULL) {
-        PyErr_Format(PyExc_ImportError, "scipy.linalg.cython_blas does not export %s", name);
-        return NULL;
-    }
-    const char *cname = PyCapsule_GetName(cap);
-    if (cname == NULL && PyErr_Occurred()) return NULL;
-    return PyCapsule_GetPointer(cap, cname);
-}
-
-/* Fill the function pointers from scipy's cython_blas (once; later calls return 0). */
-static int graphc_blas_load(void) {
-    if (graphc_ddot != NULL) return 0;
-    PyObject *mod = PyImport_ImportModule("scipy.linalg.cython_blas");
-    if (mod == NULL) return -1;
-    PyObject *capi = PyObject_GetAttrString(mod, "__pyx_capi__");
-    Py_DECREF(mod);
-    if (capi == NULL) return -1;
-    if (!PyDict_Check(capi)) {
-        Py_DECREF(capi);
-        PyErr_SetString(PyExc_ImportError, "scipy.linalg.cython_blas.__pyx_capi__ is not a dict");
-        return -1;
-    }
-    static const char *names[6] = {"sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot"};
-    void *fns[6];
-    for (int k = 0; k < 6; k++) {
-        fns[k] = graphc_blas_fn(capi, names[k]);
-        if (fns[k] == NULL) {
-            Py_DECREF(capi);
-            return -1;
-        }
-    }
-    Py_DECREF(capi);
-    graphc_sgemm = (graphc_sgemm_t)fns[0];
-    graphc_dgemm = (graphc_dgemm_t)fns[1];
-    graphc_sgemv = (graphc_sgemv_t)fns[2];
-    graphc_dgemv = (graphc_dgemv_t)fns[3];
-    graphc_sdot = (graphc_sdot_t)fns[4];
-    graphc_ddot = (graphc_ddot_t)fns[5];
-    return 0;
-}
-
-/* A matrix in Fortran terms: trans 'N' = data is column-major with leading dimension ld;
-   'T' = data is row-major (its column-major reading is the transpose). */
-typedef struct {
-    char *data;
-    char trans;
-    int ld;
-} graphc_fmat;
-
-/* Describe a 2-d non-empty array for BLAS without copying; -1 when it cannot be. */
-static int graphc_fmat_of(PyArrayObject *a, graphc_fmat *f) {
-    const npy_intp es = PyArray_ITEMSIZE(a);
-    const npy_intp m = PyArray_DIM(a, 0), n = PyArray_DIM(a, 1);
-    const npy_intp s0 = PyArray_STRIDE(a, 0), s1 = PyArray_STRIDE(a, 1);
-    npy_intp ld;
-    if (!PyArray_ISALIGNED(a) || m > INT_MAX || n > INT_MAX) return -1;
-    if ((s1 == es || n == 1) && (m == 1 || (s0 > 0 && s0 % es == 0 && s0 / es >= n))) {
-        ld = m == 1 ? (n > 1 ? n : 1) : s0 / es;
-        f->trans = 'T';
-    } else if ((s0 == es || m == 1) && (n == 1 || (s1 > 0 && s1 % es == 0 && s1 / es >= m))) {
-        ld = n == 1 ? (m > 1 ? m : 1) : s1 / es;
-        f->trans = 'N';
-    } else {
-        return -1;
-    }
-    if (ld > INT_MAX) return -1;
-    f->ld = (int)ld;
-    f->data = PyArray_DATA(a);
-    return 0;
-}
-
-/* The element stride of a vector usable as a BLAS increment (> 0), or 0 if it is not. */
-static int graphc_inc_of(PyArrayObject *v) {
-    const npy_intp es = PyArray_ITEMSIZE(v), s = PyArray_STRIDE(v, 0);
-    if (!PyArray_ISALIGNED(v) || PyArray_DIM(v, 0) > INT_MAX) return 0;
-    if (PyArray_DIM(v, 0) <= 1) return 1;
-    if (s <= 0 || s % es || s / es > INT_MAX) return 0;
-    return (int)(s / es);
-}
-
-/* Whether the memory spans of two arrays intersect (conservative). */
-static int graphc_overlap(PyArrayObject *a, PyArrayObject *b) {
-    if (PyArray_SIZE(a) == 0 || PyArray_SIZE(b) == 0) return 0;
-    char *lo[2], *hi[2];
-    PyArrayObject *ab[2] = {a, b};
-    for (int j = 0; j < 2; j++) {
-        lo[j] = hi[j] = PyArray_DATA(ab[j]);
-        for (int k = 0; k < PyArray_NDIM(ab[j]); k++) {
-            npy_intp ext = (PyArray_DIM(ab[j], k) - 1) * PyArray_STRIDE(ab[j], k);
-            if (ext < 0) lo[j] += ext;
-            else hi[j] += ext;
-        }
-        hi[j] += PyArray_ITEMSIZE(ab[j]);
-    }
-    return lo[0] < hi[1] && lo[1] < hi[0];
-}
-
-/* A C-contiguous copy of `a` when `need`, else a new reference to `a`. */
-static PyArrayObject *graphc_maybe_copy(PyArrayObject *a, int need) {
-    if (need) return (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
-    Py_INCREF(a);
-    return a;
-}
+/* library text: graphc.linker.c.gen_blas.LOADER */
 
 /* z <- beta * z for a 1-d or 2-d array (beta == 0 writes zeros without reading z). */
 static void graphc_dscale(PyArrayObject *z, npy_float64 beta) {
@@ -467,16 +284,7 @@ static int graphc_ddot_vv(PyArrayObject *a, PyArrayObject *b, npy_float64 *out) 
     return 0;
 }
 
-#ifdef GRAPHC_HAVE_MVEC
-/* libmvec's SIMD variants, so the `omp simd` loops below vectorize exp/log */
-__attribute__((simd("notinbranch"))) double exp(double);
-__attribute__((simd("notinbranch"))) float expf(float);
-#endif
-/* A new reference to `a` as a C-contiguous aligned array (a copy only when needed). */
-static PyArrayObject *graphc_carray(PyArrayObject *a) {
-    return (PyArrayObject *)PyArray_FROM_OF((PyObject *)a,
-                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
-}
+/* library text: graphc.linker.c.gen_nnet._SHARED */
 
 /* softmax (take_log 0) or log-softmax (take_log 1) of the contiguous row x[0..n) into y. */
 static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_intp n, int take_log) {
@@ -573,260 +381,5 @@ static int graphc_softmax_f64(PyArrayObject *a, int axis, int take_log, PyObject
     return 0;
 }
 
-static int thunk_0_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyArrayObject *i1 = (PyArrayObject *)inputs[1]; (void)i1;
-    PyArrayObject *i2 = (PyArrayObject *)inputs[2]; (void)i2;
-    PyArrayObject *i3 = (PyArrayObject *)inputs[3]; (void)i3;
-    PyArrayObject *i4 = (PyArrayObject *)inputs[4]; (void)i4;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-
-    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
-        PyErr_SetString(PyExc_TypeError, "Gemm{no_inplace}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_TYPE(i2) != NPY_FLOAT64 || PyArray_NDIM(i2) != 2) {
-        PyErr_SetString(PyExc_TypeError, "Gemm{no_inplace}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_TYPE(i3) != NPY_FLOAT64 || PyArray_NDIM(i3) != 2) {
-        PyErr_SetString(PyExc_TypeError, "Gemm{no_inplace}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_DIM(i2, 1) != PyArray_DIM(i3, 0) || PyArray_DIM(i0, 0) != PyArray_DIM(i2, 0) || PyArray_DIM(i0, 1) != PyArray_DIM(i3, 1)) {
-        PyObject *s0 = graphc_shape_tuple(i0), *s2 = graphc_shape_tuple(i2);
-        PyObject *s3 = graphc_shape_tuple(i3);
-        if (s0 && s2 && s3) PyErr_Format(PyExc_ValueError, "Gemm{no_inplace}: shape mismatch Z %R, X %R, Y %R", s0, s2, s3);
-        Py_XDECREF(s0);
-        Py_XDECREF(s2);
-        Py_XDECREF(s3);
-        FAIL;
-    }
-    double alpha_d;
-    if (graphc_as_double(i1, &alpha_d) < 0) FAIL;
-    const npy_float64 alpha = (npy_float64)alpha_d;
-    double beta_d;
-    if (graphc_as_double(i4, &beta_d) < 0) FAIL;
-    const npy_float64 beta = (npy_float64)beta_d;
-    PyArrayObject *out = graphc_out_array(o0, 2, PyArray_DIMS(i0), NPY_FLOAT64);
-    if (out == NULL) FAIL;
-    if ((beta != 0 && PyArray_CopyInto(out, i0) < 0) ||
-        graphc_dgemm_into(out, alpha, i2, i3, beta) < 0) {
-        Py_DECREF(out);
-        FAIL;
-    }
-    Py_XSETREF(*o0, (PyObject *)out);
-
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_0_in[] = {{2, 12}, {0, 12}, {2, 12}, {2, 12}, {0, 12}};
-static int thunk_0(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_0_run, thunk_0_in, 5, "Gemm{no_inplace}",
-                          params, inputs, outputs);
-}
-
-static int thunk_1_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyArrayObject *i1 = (PyArrayObject *)inputs[1]; (void)i1;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-
-    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
-        PyErr_SetString(PyExc_TypeError, "Dot22: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_TYPE(i1) != NPY_FLOAT64 || PyArray_NDIM(i1) != 2) {
-        PyErr_SetString(PyExc_TypeError, "Dot22: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_DIM(i0, 1) != PyArray_DIM(i1, 0)) {
-        PyArrayObject *ab[2] = {i0, i1};
-        graphc_shape_error(PyExc_ValueError, "Dot22: shapes not aligned: ", 2, ab);
-        FAIL;
-    }
-    npy_intp dims[2] = {PyArray_DIM(i0, 0), PyArray_DIM(i1, 1)};
-    PyArrayObject *out = graphc_out_array(o0, 2, dims, NPY_FLOAT64);
-    if (out == NULL) FAIL;
-    if (graphc_dgemm_into(out, 1, i0, i1, 0) < 0) {
-        Py_DECREF(out);
-        FAIL;
-    }
-    Py_XSETREF(*o0, (PyObject *)out);
-
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_1_in[] = {{2, 12}, {2, 12}};
-static int thunk_1(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_1_run, thunk_1_in, 2, "Dot22",
-                          params, inputs, outputs);
-}
-
-static int thunk_2_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyArrayObject *i1 = (PyArrayObject *)inputs[1]; (void)i1;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-
-    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
-        PyErr_SetString(PyExc_TypeError, "dot: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_TYPE(i1) != NPY_FLOAT64 || PyArray_NDIM(i1) != 1) {
-        PyErr_SetString(PyExc_TypeError, "dot: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_DIM(i0, 1) != PyArray_DIM(i1, 0)) {
-        PyArrayObject *ab[2] = {i0, i1};
-        graphc_shape_error(PyExc_ValueError, "dot: shapes not aligned: ", 2, ab);
-        FAIL;
-    }
-    npy_intp dims[1] = {PyArray_DIM(i0, 0)};
-    PyArrayObject *out = graphc_out_array(o0, 1, dims, NPY_FLOAT64);
-    if (out == NULL) FAIL;
-    if (graphc_dgemv_into(out, 1, i0, i1, 0) < 0) {
-        Py_DECREF(out);
-        FAIL;
-    }
-    Py_XSETREF(*o0, (PyObject *)out);
-
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_2_in[] = {{2, 12}, {1, 12}};
-static int thunk_2(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_2_run, thunk_2_in, 2, "dot",
-                          params, inputs, outputs);
-}
-
-static int thunk_3_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-
-    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
-        PyErr_SetString(PyExc_TypeError, "Softmax{axis=1}: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (graphc_softmax_f64(i0, 1, 0, o0) < 0) FAIL;
-
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_3_in[] = {{2, 12}};
-static int thunk_3(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_3_run, thunk_3_in, 1, "Softmax{axis=1}",
-                          params, inputs, outputs);
-}
-
-static int thunk_4_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyArrayObject *i1 = (PyArrayObject *)inputs[1]; (void)i1;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    PyObject **o1 = &outputs[1]; (void)o1;
-    {
-
-    if (PyArray_TYPE(i0) != NPY_FLOAT64 || PyArray_NDIM(i0) != 2) {
-        PyErr_SetString(PyExc_TypeError, "CrossentropySoftmax1Hot: operand of an unexpected dtype or ndim");
-        FAIL;
-    }
-    if (PyArray_TYPE(i1) != NPY_INT32 || PyArray_NDIM(i1) != 1) {
-        PyErr_SetString(PyExc_TypeError, "CrossentropySoftmax1Hot: class indices of an unexpected dtype");
-        FAIL;
-    }
-    PyArrayObject *yv = i1;
-    const npy_intp rows = PyArray_DIM(i0, 0), cols = PyArray_DIM(i0, 1);
-    if (PyArray_DIM(yv, 0) != rows) {
-        PyErr_Format(PyExc_ValueError, "CrossentropySoftmax1Hot: %zd rows but %zd class indices",
-                     (Py_ssize_t)rows, (Py_ssize_t)PyArray_DIM(yv, 0));
-        FAIL;
-    }
-    const npy_intp ys = PyArray_STRIDE(yv, 0);
-    const char *yp = PyArray_DATA(yv);
-    for (npy_intp i = 0; i < rows; i++) {
-        npy_int32 c = *(const npy_int32 *)(yp + i * ys);
-        if (!(c >= 0 && (npy_uint64)c < (npy_uint64)cols)) {
-            PyErr_Format(PyExc_IndexError, "CrossentropySoftmax1Hot: class index out of range [0, %zd)",
-                         (Py_ssize_t)cols);
-            FAIL;
-        }
-    }
-    if (cols == 0 && rows > 0) {
-        PyErr_SetString(PyExc_IndexError, "CrossentropySoftmax1Hot: no classes");
-        FAIL;
-    }
-    /* log-softmax rows into the sm slot, then nll = -lsm[y] and sm = exp(lsm) */
-    if (graphc_softmax_f64(i0, 1, 1, o1) < 0) FAIL;
-    PyArrayObject *sm = (PyArrayObject *)*o1;
-    npy_intp nr = rows;
-    PyArrayObject *nll = graphc_out_array(o0, 1, &nr, NPY_FLOAT64);
-    if (nll == NULL) FAIL;
-    npy_float64 *s = (npy_float64 *)PyArray_DATA(sm);
-    npy_float64 *l = (npy_float64 *)PyArray_DATA(nll);
-    for (npy_intp i = 0; i < rows; i++) {
-        npy_float64 *row = s + i * cols;
-        l[i] = -row[(npy_intp)*(const npy_int32 *)(yp + i * ys)];
-#pragma omp simd
-        for (npy_intp j = 0; j < cols; j++) row[j] = exp(row[j]);
-    }
-    Py_XSETREF(*o0, (PyObject *)nll);
-
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_4_in[] = {{2, 12}, {1, 5}};
-static int thunk_4(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_4_run, thunk_4_in, 2, "CrossentropySoftmax1Hot",
-                          params, inputs, outputs);
-}
-
-static int graphc_module_init(void) {
-    if (graphc_blas_load() < 0) FAIL;
-    return 0;
-}
-
-static PyObject *graphc_thunks(PyObject *self, PyObject *noargs) {
-    (void)self; (void)noargs;
-    PyObject *c, *t = PyTuple_New(5);
-    if (!t) return NULL;
-    if (!(c = PyCapsule_New((void *)&thunk_0, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 0, c);
-    if (!(c = PyCapsule_New((void *)&thunk_1, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 1, c);
-    if (!(c = PyCapsule_New((void *)&thunk_2, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 2, c);
-    if (!(c = PyCapsule_New((void *)&thunk_3, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 3, c);
-    if (!(c = PyCapsule_New((void *)&thunk_4, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 4, c);
-    return t;
-fail:
-    Py_DECREF(t);
-    return NULL;
-}
-
-static PyMethodDef graphc_methods[] = {
-    {"thunks", graphc_thunks, METH_NOARGS, "The thunks as graphc.thunk capsules."},
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef graphc_module = {
-    PyModuleDef_HEAD_INIT, "graphc_cthunks", NULL, -1, graphc_methods
-};
-
-PyMODINIT_FUNC GRAPHC_INIT(void) {
-    import_array();
-    if (graphc_module_init() < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "graphc: C module initialisation failed");
-        return NULL;
-    }
-    return PyModule_Create(&graphc_module);
-}
+/* ---- module init */
+if (graphc_blas_load() < 0) FAIL;

@@ -1,530 +1,158 @@
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <numpy/arrayobject.h>
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-#define FAIL return -1
-
-/* Every thunk runs behind graphc_checked: each array input must be an ndarray of the
-   node's declared ndim and dtype (numpy scalars are converted), else TypeError. Generated
-   bodies may then read their inputs without further checks, whatever a caller with
-   trust_input=True hands them. */
-typedef struct { int nd; int typenum; } graphc_in_spec; /* nd < 0: not an array input */
-typedef int (*graphc_run_fn)(void *, PyObject *const *, PyObject **);
-
-static int graphc_checked_slow(graphc_run_fn run, const graphc_in_spec *spec, int n,
-                               const char *name, void *params, PyObject *const *inputs,
-                               PyObject **outputs) {
-    PyObject **tmp = PyMem_Calloc(n > 0 ? n : 1, sizeof(PyObject *));
-    int rc = -1, j;
-    if (tmp == NULL) { PyErr_NoMemory(); return -1; }
-    for (j = 0; j < n; j++) {
-        PyObject *o = inputs[j];
-        if (spec[j].nd >= 0 && !PyArray_Check(o) && PyArray_IsScalar(o, Generic))
-            o = PyArray_FromScalar(o, NULL);
-        else
-            Py_INCREF(o);
-        if (o == NULL) goto done;
-        tmp[j] = o;
-        if (spec[j].nd < 0) continue;
-        if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != spec[j].nd
-            || !PyArray_EquivTypenums(PyArray_TYPE((PyArrayObject *)o), spec[j].typenum)) {
-            PyArray_Descr *want = PyArray_DescrFromType(spec[j].typenum);
-            if (PyArray_Check(o))
-                PyErr_Format(PyExc_TypeError,
-                             "%s: input %d must be a %d-d array of dtype %S, got a %d-d array "
-                             "of dtype %S", name, j, spec[j].nd, (PyObject *)want,
-                             PyArray_NDIM((PyArrayObject *)o),
-                             (PyObject *)PyArray_DESCR((PyArrayObject *)o));
-            else
-                PyErr_Format(PyExc_TypeError,
-                             "%s: input %d must be a %d-d array of dtype %S, got %.100s", name,
-                             j, spec[j].nd, (PyObject *)want, Py_TYPE(inputs[j])->tp_name);
-            Py_XDECREF(want);
-            goto done;
-        }
+/* ---- thunk body of node 0: DimShuffle{x,0} */
+    const char *name = "DimShuffle{x,0}";
+    PyArrayObject *x = gc_input(inputs[0], 0, 1, NPY_FLOAT32, name);
+    if (x == NULL) FAIL;
+    npy_intp dims[2], strides[2];
+    dims[0] = 1; strides[0] = 0;
+    dims[1] = PyArray_DIM(x, 0); strides[1] = PyArray_STRIDE(x, 0);
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyObject *r = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, strides,
+        PyArray_DATA(x), PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
+    if (r == NULL) { Py_DECREF(x); FAIL; }
+    if (PyArray_SetBaseObject((PyArrayObject *)r, (PyObject *)x) < 0) {
+        Py_DECREF(r);
+        FAIL;
     }
-    rc = run(params, tmp, outputs);
+    Py_XSETREF(*o0, r);
+
+/* ---- thunk body of node 1: Elemwise{Composite{(((exp(i0) * i1) + sqrt(abs(i0))) - tanh(i1))},no_inplace} */
+    const char *name = "Elemwise{Composite{(((exp(i0) * i1) + sqrt(abs(i0))) - tanh(i1))},no_inplace}";
+    PyArrayObject *in[2], *tmp[2], *own[2];
+    npy_intp shape[2], st[6];
+    char *data[3];
+    int es[3];
+    int rc = -1;
+    for (int k = 0; k < 2; k++) tmp[k] = own[k] = NULL;
+    if (!(own[0] = in[0] = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name))) goto done;
+    if (!(own[1] = in[1] = gc_input(inputs[1], 1, 2, NPY_FLOAT32, name))) goto done;
+    if (gc_broadcast(in, 2, 2, shape, name) < 0) goto done;
+    if (!PyArray_ISALIGNED(in[0])) {
+        if (!(tmp[0] = (PyArrayObject *)PyArray_NewCopy(in[0], NPY_CORDER))) goto done;
+        in[0] = tmp[0];
+    }
+    if (!PyArray_ISALIGNED(in[1])) {
+        if (!(tmp[1] = (PyArrayObject *)PyArray_NewCopy(in[1], NPY_CORDER))) goto done;
+        in[1] = tmp[1];
+    }
+    data[0] = PyArray_BYTES(in[0]); es[0] = 4;
+    gc_strides(in[0], 2, &st[0]);
+    data[1] = PyArray_BYTES(in[1]); es[1] = 4;
+    gc_strides(in[1], 2, &st[2]);
+    { PyArrayObject *a = gc_prepare_output(o0, 2, shape, NPY_FLOAT32);
+      if (a == NULL) goto done;
+      data[2] = PyArray_BYTES(a); es[2] = 4; gc_strides(a, 2, &st[4]); }
+    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_5b35509866d6_c, gc_ew_5b35509866d6_s);
+    rc = 0;
 done:
-    for (j = 0; j < n; j++) Py_XDECREF(tmp[j]);
-    PyMem_Free(tmp);
-    return rc;
-}
+    Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
+    Py_XDECREF(tmp[1]); Py_XDECREF(own[1]);
+    if (rc < 0) FAIL;
 
-static inline int graphc_checked(graphc_run_fn run, const graphc_in_spec *spec, int n,
-                                 const char *name, void *params, PyObject *const *inputs,
-                                 PyObject **outputs) {
-    for (int j = 0; j < n; j++) {
-        PyObject *o = inputs[j];
-        if (spec[j].nd < 0) continue;
-        if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != spec[j].nd
-            || PyArray_TYPE((PyArrayObject *)o) != spec[j].typenum)
-            return graphc_checked_slow(run, spec, n, name, params, inputs, outputs);
+/* ---- thunk body of node 2: Elemwise{le,no_inplace} */
+    const char *name = "Elemwise{le,no_inplace}";
+    PyArrayObject *in[2], *tmp[2], *own[2];
+    npy_intp shape[1], st[3];
+    char *data[3];
+    int es[3];
+    int rc = -1;
+    for (int k = 0; k < 2; k++) tmp[k] = own[k] = NULL;
+    if (!(own[0] = in[0] = gc_input(inputs[0], 0, 1, NPY_INT64, name))) goto done;
+    if (!(own[1] = in[1] = gc_input(inputs[1], 1, 1, NPY_UINT64, name))) goto done;
+    if (gc_broadcast(in, 2, 1, shape, name) < 0) goto done;
+    if (!PyArray_ISALIGNED(in[0])) {
+        if (!(tmp[0] = (PyArrayObject *)PyArray_NewCopy(in[0], NPY_CORDER))) goto done;
+        in[0] = tmp[0];
     }
-    return run(params, inputs, outputs);
-}
+    if (!PyArray_ISALIGNED(in[1])) {
+        if (!(tmp[1] = (PyArrayObject *)PyArray_NewCopy(in[1], NPY_CORDER))) goto done;
+        in[1] = tmp[1];
+    }
+    data[0] = PyArray_BYTES(in[0]); es[0] = 8;
+    gc_strides(in[0], 1, &st[0]);
+    data[1] = PyArray_BYTES(in[1]); es[1] = 8;
+    gc_strides(in[1], 1, &st[1]);
+    { PyArrayObject *a = gc_prepare_output(o0, 1, shape, NPY_BOOL);
+      if (a == NULL) goto done;
+      data[2] = PyArray_BYTES(a); es[2] = 1; gc_strides(a, 1, &st[2]); }
+    gc_ew_loop(3, 2, 1, shape, data, st, es, gc_ew_058905ad5e2f_c, gc_ew_058905ad5e2f_s);
+    rc = 0;
+done:
+    Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
+    Py_XDECREF(tmp[1]); Py_XDECREF(own[1]);
+    if (rc < 0) FAIL;
 
-#ifdef GRAPHC_HAVE_MVEC
-__attribute__((simd("notinbranch"))) double acos(double);
-__attribute__((simd("notinbranch"))) float acosf(float);
-__attribute__((simd("notinbranch"))) double asin(double);
-__attribute__((simd("notinbranch"))) float asinf(float);
-__attribute__((simd("notinbranch"))) double atan(double);
-__attribute__((simd("notinbranch"))) float atanf(float);
-__attribute__((simd("notinbranch"))) double cbrt(double);
-__attribute__((simd("notinbranch"))) float cbrtf(float);
-__attribute__((simd("notinbranch"))) double cos(double);
-__attribute__((simd("notinbranch"))) float cosf(float);
-__attribute__((simd("notinbranch"))) double cosh(double);
-__attribute__((simd("notinbranch"))) float coshf(float);
-__attribute__((simd("notinbranch"))) double erf(double);
-__attribute__((simd("notinbranch"))) float erff(float);
-__attribute__((simd("notinbranch"))) double erfc(double);
-__attribute__((simd("notinbranch"))) float erfcf(float);
-__attribute__((simd("notinbranch"))) double exp(double);
-__attribute__((simd("notinbranch"))) float expf(float);
-__attribute__((simd("notinbranch"))) double exp10(double);
-__attribute__((simd("notinbranch"))) float exp10f(float);
-__attribute__((simd("notinbranch"))) double exp2(double);
-__attribute__((simd("notinbranch"))) float exp2f(float);
-__attribute__((simd("notinbranch"))) double expm1(double);
-__attribute__((simd("notinbranch"))) float expm1f(float);
-__attribute__((simd("notinbranch"))) double log(double);
-__attribute__((simd("notinbranch"))) float logf(float);
-__attribute__((simd("notinbranch"))) double log10(double);
-__attribute__((simd("notinbranch"))) float log10f(float);
-__attribute__((simd("notinbranch"))) double log1p(double);
-__attribute__((simd("notinbranch"))) float log1pf(float);
-__attribute__((simd("notinbranch"))) double log2(double);
-__attribute__((simd("notinbranch"))) float log2f(float);
-__attribute__((simd("notinbranch"))) double sin(double);
-__attribute__((simd("notinbranch"))) float sinf(float);
-__attribute__((simd("notinbranch"))) double sinh(double);
-__attribute__((simd("notinbranch"))) float sinhf(float);
-__attribute__((simd("notinbranch"))) double tan(double);
-__attribute__((simd("notinbranch"))) float tanf(float);
-__attribute__((simd("notinbranch"))) double tanh(double);
-__attribute__((simd("notinbranch"))) float tanhf(float);
-__attribute__((simd("notinbranch"))) double acosh(double);
-__attribute__((simd("notinbranch"))) float acoshf(float);
-__attribute__((simd("notinbranch"))) double asinh(double);
-__attribute__((simd("notinbranch"))) float asinhf(float);
-__attribute__((simd("notinbranch"))) double atanh(double);
-__attribute__((simd("notinbranch"))) float atanhf(float);
-__attribute__((simd("notinbranch"))) double pow(double, double);
-__attribute__((simd("notinbranch"))) float powf(float, float);
-__attribute__((simd("notinbranch"))) double atan2(double, double);
-__attribute__((simd("notinbranch"))) float atan2f(float, float);
-__attribute__((simd("notinbranch"))) double hypot(double, double);
-__attribute__((simd("notinbranch"))) float hypotf(float, float);
-#endif
+/* ---- thunk body of node 3: Sum{axis=[0]} */
+    const char *name = "Sum{axis=[0]}";
+    PyArrayObject *own = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name);
+    if (own == NULL) FAIL;
+    PyArrayObject *x = own, *tmp = NULL;
+    npy_intp kd[1], ks[1], rd[1], rs[1];
+    kd[0] = PyArray_DIM(x, 1);
+    rd[0] = PyArray_DIM(x, 0);
+    if (!PyArray_ISALIGNED(x)) {
+        tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+        if (tmp == NULL) { Py_DECREF(own); FAIL; }
+        x = tmp;
+    }
+    ks[0] = PyArray_STRIDE(x, 1);
+    rs[0] = PyArray_STRIDE(x, 0);
+    PyArrayObject *out = gc_prepare_output(o0, 1, kd, NPY_FLOAT32);
+    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }
+    static const int is_red[2] = {1, 0}; (void)is_red;
+    if (!gc_reduce_acc(x, is_red, out, gc_red_0cd858947c4c_init, gc_red_0cd858947c4c_fin, gc_red_0cd858947c4c_c, gc_red_0cd858947c4c_s) &&
+        1) gc_reduce(1, kd, ks, 1, rd, rs, 1, PyArray_BYTES(x), PyArray_BYTES(out), 4,
+              gc_red_0cd858947c4c_init, gc_red_0cd858947c4c_step, gc_red_0cd858947c4c_fin);
+    Py_XDECREF(tmp);
+    Py_DECREF(own);
 
-/* Python-semantics floor division and modulo; x // 0 == x % 0 == 0 as numpy. */
-#define GC_DEF_INT(T)                                                              \
-static inline T gc_floordiv_##T(T a, T b) {                                        \
-    if (b == 0) return 0;                                                          \
-    if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (npy_uint64)a);                    \
-    T q = a / b;                                                                   \
-    if ((a % b) != 0 && ((a < 0) != (b < 0))) q--;                                 \
-    return q;                                                                      \
-}                                                                                  \
-static inline T gc_mod_##T(T a, T b) {                                             \
-    if (b == 0) return 0;                                                          \
-    if ((T)-1 < 0 && b == (T)-1) return 0;                                         \
-    T r = a % b;                                                                   \
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
-    return r;                                                                      \
-}                                                                                  \
-static inline T gc_abs_##T(T a) { return a < 0 ? (T)(0 - (npy_uint64)a) : a; }
-GC_DEF_INT(npy_int8)
-GC_DEF_INT(npy_int16)
-GC_DEF_INT(npy_int32)
-GC_DEF_INT(npy_int64)
-GC_DEF_INT(npy_uint8)
-GC_DEF_INT(npy_uint16)
-GC_DEF_INT(npy_uint32)
-GC_DEF_INT(npy_uint64)
-GC_DEF_INT(npy_bool)
-#define GC_DEF_FLT(T, F)                                                           \
-static inline T gc_floordiv_##T(T a, T b) {                                        \
-    if (b == 0) return a / b;                                                      \
-    T mod = fmod##F(a, b);                                                         \
-    T div = (a - mod) / b;                                                         \
-    if (mod != 0) { if ((b < 0) != (mod < 0)) div -= 1; }                          \
-    if (div != 0) {                                                                \
-        T fl = floor##F(div);                                                      \
-        if (div - fl > (T)0.5) fl += 1;                                            \
-        return fl;                                                                 \
-    }                                                                              \
-    return copysign##F((T)0, a / b);                                               \
-}                                                                                  \
-static inline T gc_mod_##T(T a, T b) {                                             \
-    if (b == 0) return fmod##F(a, b);                                              \
-    T mod = fmod##F(a, b);                                                         \
-    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }                          \
-    else mod = copysign##F((T)0, b);                                               \
-    return mod;                                                                    \
-}                                                                                  \
-static inline T gc_sigmoid_##T(T x) {                                              \
-    T e = exp##F(-fabs##F(x));                                                     \
-    return x >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e);                           \
-}                                                                                  \
-static inline T gc_softplus_##T(T x) {                                             \
-    return (x > 0 ? x : (T)0) + log1p##F(exp##F(-fabs##F(x)));                     \
-}                                                                                  \
-static inline T gc_max_##T(T a, T b) { return (a >= b || a != a) ? a : b; }        \
-static inline T gc_min_##T(T a, T b) { return (a <= b || a != a) ? a : b; }
-GC_DEF_FLT(npy_float64, )
-GC_DEF_FLT(npy_float32, f)
+/* ---- thunk body of node 4: Argmax{axis=[1]} */
+    const char *name = "Argmax{axis=[1]}";
+    PyArrayObject *own = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name);
+    if (own == NULL) FAIL;
+    PyArrayObject *x = own, *tmp = NULL;
+    npy_intp kd[1], ks[1], rd[1], rs[1];
+    kd[0] = PyArray_DIM(x, 0);
+    rd[0] = PyArray_DIM(x, 1);
+    if (rd[0] == 0) { PyErr_Format(PyExc_ValueError, "%s: attempt to get the argmax of an empty axis", name); Py_DECREF(own); FAIL; }
+    if (!PyArray_ISALIGNED(x)) {
+        tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
+        if (tmp == NULL) { Py_DECREF(own); FAIL; }
+        x = tmp;
+    }
+    ks[0] = PyArray_STRIDE(x, 0);
+    rs[0] = PyArray_STRIDE(x, 1);
+    PyArrayObject *out = gc_prepare_output(o0, 1, kd, NPY_INT64);
+    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }
+    static const int is_red[2] = {0, 1}; (void)is_red;
+    if (1) gc_reduce(1, kd, ks, 1, rd, rs, 0, PyArray_BYTES(x), PyArray_BYTES(out), 8,
+              gc_arg_6e4c92bdc210_init, gc_arg_6e4c92bdc210_step, gc_arg_6e4c92bdc210_fin);
+    Py_XDECREF(tmp);
+    Py_DECREF(own);
 
-#define GC_MAXD 64
-#define GC_MAXOP 64
-#define GC_BLK 512
-#define GC_MAXBC 8
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#ifndef GC_PAR_MIN
-#define GC_PAR_MIN 200000 /* elements before a run is split across threads */
-#endif
-typedef void (*gc_contig_fn)(npy_intp n, char **p);
-typedef void (*gc_strided_fn)(npy_intp n, char **p, const npy_intp *s);
+/* ---- thunk body of node 5: DimShuffle{0,x} */
+    const char *name = "DimShuffle{0,x}";
+    PyArrayObject *x = gc_input(inputs[0], 0, 1, NPY_FLOAT32, name);
+    if (x == NULL) FAIL;
+    npy_intp dims[2], strides[2];
+    dims[0] = PyArray_DIM(x, 0); strides[0] = PyArray_STRIDE(x, 0);
+    dims[1] = 1; strides[1] = 0;
+    PyArray_Descr *descr = PyArray_DESCR(x);
+    Py_INCREF(descr);
+    PyObject *r = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, strides,
+        PyArray_DATA(x), PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
+    if (r == NULL) { Py_DECREF(x); FAIL; }
+    if (PyArray_SetBaseObject((PyArrayObject *)r, (PyObject *)x) < 0) {
+        Py_DECREF(r);
+        FAIL;
+    }
+    Py_XSETREF(*o0, r);
 
-/* Input k as an owned reference to an ndarray of ``typenum`` and ``nd`` dimensions
-   (numpy scalars become 0-d arrays); NULL with TypeError otherwise. */
-static PyArrayObject *gc_input(PyObject *o, int k, int nd, int typenum, const char *name) {
-    PyArrayObject *a;
-    if (PyArray_Check(o)) {
-        Py_INCREF(o);
-        a = (PyArrayObject *)o;
-    } else if (PyArray_IsScalar(o, Generic)) {
-        a = (PyArrayObject *)PyArray_FromScalar(o, NULL);
-        if (a == NULL) return NULL;
-    } else {
-        PyErr_Format(PyExc_TypeError, "%s: input %d is not an ndarray (got %.100s)",
-                     name, k, Py_TYPE(o)->tp_name);
-        return NULL;
-    }
-    if (PyArray_NDIM(a) != nd || !PyArray_EquivTypenums(PyArray_TYPE(a), typenum)
-        || !PyArray_ISNOTSWAPPED(a)) {
-        PyArray_Descr *want = PyArray_DescrFromType(typenum);
-        PyErr_Format(PyExc_TypeError,
-                     "%s: input %d is a %d-d array of dtype %S, expected %d-d of dtype %S",
-                     name, k, PyArray_NDIM(a), (PyObject *)PyArray_DESCR(a), nd,
-                     want ? (PyObject *)want : Py_None);
-        Py_XDECREF(want);
-        Py_DECREF(a);
-        return NULL;
-    }
-    return a;
-}
+/* library text: graphc.linker.c.elemwise_support.SUPPORT[0] */
 
-static void gc_shape_str(char *buf, size_t cap, PyArrayObject *a) {
-    size_t len = 0;
-    int nd = PyArray_NDIM(a);
-    len += snprintf(buf + len, cap - len, "(");
-    for (int d = 0; d < nd && len < cap; d++)
-        len += snprintf(buf + len, cap - len, d + 1 < nd || nd > 1 ? "%ld, " : "%ld,",
-                        (long)PyArray_DIM(a, d));
-    if (nd > 1 && len >= 2 && len < cap) len -= 2;
-    if (len < cap) snprintf(buf + len, cap - len, ")");
-}
+/* library text: graphc.linker.c.elemwise_support._SCALAR_HELPERS */
 
-static int gc_broadcast(PyArrayObject **in, int nin, int nd, npy_intp *shape,
-                        const char *name) {
-    for (int d = 0; d < nd; d++) {
-        shape[d] = 1;
-        for (int i = 0; i < nin; i++) {
-            npy_intp s = PyArray_DIM(in[i], d);
-            if (s == 1) continue;
-            if (shape[d] == 1) shape[d] = s;
-            else if (shape[d] != s) {
-                char msg[1024], one[160];
-                size_t len = 0;
-                for (int j = 0; j < nin && len < sizeof(msg); j++) {
-                    gc_shape_str(one, sizeof(one), in[j]);
-                    len += snprintf(msg + len, sizeof(msg) - len, "%s%s", j ? " " : "", one);
-                }
-                PyErr_Format(PyExc_ValueError,
-                             "%s: input shapes %s do not broadcast (axis %d: %ld vs %ld)",
-                             name, msg, d, (long)shape[d], (long)s);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The previous array in the slot when it can be overwritten, else a new C-order array. */
-static PyArrayObject *gc_prepare_output(PyObject **slot, int nd, const npy_intp *shape,
-                                        int typenum) {
-    PyObject *o = *slot;
-    if (o != NULL && PyArray_CheckExact(o) && Py_REFCNT(o) == 1) {
-        PyArrayObject *a = (PyArrayObject *)o;
-        if (PyArray_NDIM(a) == nd && PyArray_TYPE(a) == typenum
-            && PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISWRITEABLE(a)
-            && PyArray_CHKFLAGS(a, NPY_ARRAY_OWNDATA)) {
-            int same = 1;
-            for (int d = 0; d < nd; d++)
-                if (PyArray_DIM(a, d) != shape[d]) same = 0;
-            if (same) return a;
-        }
-    }
-    PyObject *n = PyArray_EMPTY(nd, (npy_intp *)shape, typenum, 0);
-    if (n == NULL) return NULL;
-    Py_XSETREF(*slot, n);
-    return (PyArrayObject *)n;
-}
-
-static void gc_extent(PyArrayObject *a, char **lo, char **hi) {
-    char *l = PyArray_BYTES(a), *h = l;
-    for (int d = 0; d < PyArray_NDIM(a); d++) {
-        npy_intp n = PyArray_DIM(a, d), s = PyArray_STRIDE(a, d);
-        if (n == 0) { *lo = *hi = l; return; }
-        if (s > 0) h += s * (n - 1); else l += s * (n - 1);
-    }
-    *lo = l;
-    *hi = h + PyArray_ITEMSIZE(a);
-}
-
-static int gc_overlap(PyArrayObject *a, PyArrayObject *b) {
-    char *al, *ah, *bl, *bh;
-    gc_extent(a, &al, &ah);
-    gc_extent(b, &bl, &bh);
-    return al < bh && bl < ah;
-}
-
-static int gc_same_layout(PyArrayObject *a, PyArrayObject *b) {
-    if (PyArray_BYTES(a) != PyArray_BYTES(b) || PyArray_NDIM(a) != PyArray_NDIM(b)) return 0;
-    for (int d = 0; d < PyArray_NDIM(a); d++)
-        if (PyArray_DIM(a, d) != PyArray_DIM(b, d)
-            || (PyArray_DIM(a, d) > 1 && PyArray_STRIDE(a, d) != PyArray_STRIDE(b, d)))
-            return 0;
-    return 1;
-}
-
-/* Byte strides of ``a`` broadcast to ``shape`` (0 on size-1 axes). */
-static void gc_strides(PyArrayObject *a, int nd, npy_intp *st) {
-    for (int d = 0; d < nd; d++)
-        st[d] = PyArray_DIM(a, d) == 1 ? 0 : PyArray_STRIDE(a, d);
-}
-
-static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
-    switch (es) {
-    case 1: memset(buf, *v, (size_t)n); break;
-#define GC_FILL(U) { U x; memcpy(&x, v, sizeof(U)); \
-        for (npy_intp j = 0; j < n; j++) ((U *)buf)[j] = x; }
-    case 2: GC_FILL(npy_uint16) break;
-    case 4: GC_FILL(npy_uint32) break;
-    default: GC_FILL(npy_uint64) break;
-    }
-}
-
-/* Run an element loop over ``nop`` operands (inputs first) of broadcast shape ``shape``;
-   ``st[op * nd + d]`` are byte strides (0 where broadcast). */
-static void gc_ew_loop(int nop, int nin, int nd, const npy_intp *shape, char **data,
-                       const npy_intp *st, const int *es, gc_contig_fn fc, gc_strided_fn fs) {
-    npy_intp sh[GC_MAXD + 1], s[(GC_MAXD + 1) * GC_MAXOP], idx[GC_MAXD + 1];
-    char *ptr[GC_MAXOP], *q[GC_MAXOP];
-    int m = 0;
-    for (int d = 0; d < nd; d++) {
-        if (shape[d] == 0) return;
-        if (shape[d] == 1) continue;
-        if (m > 0) {
-            int ok = 1;
-            for (int op = 0; op < nop; op++)
-                if (s[(m - 1) * nop + op] != st[op * nd + d] * shape[d]) { ok = 0; break; }
-            if (ok) {
-                sh[m - 1] *= shape[d];
-                for (int op = 0; op < nop; op++) s[(m - 1) * nop + op] = st[op * nd + d];
-                continue;
-            }
-        }
-        sh[m] = shape[d];
-        for (int op = 0; op < nop; op++) s[m * nop + op] = st[op * nd + d];
-        m++;
-    }
-    if (m == 0) {
-        sh[0] = 1;
-        for (int op = 0; op < nop; op++) s[op] = 0;
-        m = 1;
-    }
-    npy_intp n = sh[m - 1];
-    const npy_intp *is = &s[(m - 1) * nop];
-    int contig = 1, nbc = 0, bc[GC_MAXOP];
-    for (int op = 0; op < nop; op++) {
-        bc[op] = 0;
-        if (is[op] == es[op]) continue;
-        if (is[op] == 0 && op < nin && n > 1) { bc[op] = 1; nbc++; continue; }
-        if (n == 1) continue;
-        contig = 0;
-    }
-    if (nbc > GC_MAXBC) contig = 0;
-#ifdef _OPENMP
-    /* one long contiguous run: split it across threads (config.openmp) */
-    if (m == 1 && contig && nbc == 0 && n >= GC_PAR_MIN) {
-#pragma omp parallel
-        {
-            int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            npy_intp lo = (n * t / nt) & ~(npy_intp)63, hi = (n * (t + 1) / nt) & ~(npy_intp)63;
-            if (t == nt - 1) hi = n;
-            char *qt[GC_MAXOP];
-            for (int op = 0; op < nop; op++) qt[op] = data[op] + lo * es[op];
-            if (hi > lo) fc(hi - lo, qt);
-        }
-        return;
-    }
-#endif
-    npy_uint64 bufmem[GC_MAXBC][GC_BLK];
-    for (int op = 0; op < nop; op++) ptr[op] = data[op];
-    for (int d = 0; d < m; d++) idx[d] = 0;
-    for (;;) {
-        if (!contig) {
-            fs(n, ptr, is);
-        } else if (nbc == 0 || n == 1) {
-            fc(n, ptr);
-        } else {
-            npy_intp blk = n < GC_BLK ? n : GC_BLK;
-            int b = 0;
-            for (int op = 0; op < nop; op++)
-                if (bc[op]) {
-                    gc_fill((char *)bufmem[b], ptr[op], es[op], blk);
-                    q[op] = (char *)bufmem[b++];
-                }
-            for (npy_intp done = 0; done < n; done += blk) {
-                npy_intp c = n - done < blk ? n - done : blk;
-                for (int op = 0; op < nop; op++)
-                    if (!bc[op]) q[op] = ptr[op] + done * es[op];
-                fc(c, q);
-            }
-        }
-        int d = m - 2;
-        for (; d >= 0; d--) {
-            idx[d]++;
-            for (int op = 0; op < nop; op++) ptr[op] += s[d * nop + op];
-            if (idx[d] < sh[d]) break;
-            for (int op = 0; op < nop; op++) ptr[op] -= s[d * nop + op] * sh[d];
-            idx[d] = 0;
-        }
-        if (d < 0) break;
-    }
-}
-
-/* Reductions: for each output element (kept axes, C order) init, step over runs of the
-   reduced axes (innermost run: n elements, byte stride s), fin. */
-typedef void (*gc_rinit_fn)(void *acc);
-typedef void (*gc_rstep_fn)(npy_intp n, const char *p, npy_intp s, void *acc);
-typedef void (*gc_rfin_fn)(const void *acc, char *out);
-
-static void gc_reduce(int nk, const npy_intp *kd, const npy_intp *ks, int nr,
-                      const npy_intp *rd0, const npy_intp *rs0, int reorder, const char *data,
-                      char *out, npy_intp oes, gc_rinit_fn init, gc_rstep_fn step,
-                      gc_rfin_fn fin) {
-    npy_intp rd[GC_MAXD + 1], rs[GC_MAXD + 1], ri[GC_MAXD + 1], ki[GC_MAXD + 1];
-    npy_intp nout = 1;
-    for (int d = 0; d < nk; d++) nout *= kd[d];
-    if (nout == 0) return;
-    int m = 0, empty = 0;
-    for (int d = 0; d < nr; d++) {
-        if (rd0[d] == 0) empty = 1;
-        if (rd0[d] <= 1) continue;
-        rd[m] = rd0[d]; rs[m] = rs0[d]; m++;
-    }
-    if (reorder) { /* largest |stride| outermost */
-        for (int a = 1; a < m; a++)
-            for (int b = a; b > 0; b--) {
-                npy_intp x = rs[b - 1] < 0 ? -rs[b - 1] : rs[b - 1];
-                npy_intp y = rs[b] < 0 ? -rs[b] : rs[b];
-                if (x >= y) break;
-                npy_intp t = rs[b]; rs[b] = rs[b - 1]; rs[b - 1] = t;
-                t = rd[b]; rd[b] = rd[b - 1]; rd[b - 1] = t;
-            }
-    }
-    int c = 0;
-    for (int d = 0; d < m; d++) {
-        if (c > 0 && rs[c - 1] == rs[d] * rd[d]) {
-            rd[c - 1] *= rd[d];
-            rs[c - 1] = rs[d];
-            continue;
-        }
-        rd[c] = rd[d]; rs[c] = rs[d]; c++;
-    }
-    m = c;
-    if (m == 0) { rd[0] = 1; rs[0] = 0; m = 1; }
-    double accmem[8];
-    const char *base = data;
-    for (int d = 0; d < nk; d++) ki[d] = 0;
-    for (npy_intp o = 0; o < nout; o++) {
-        init(accmem);
-        if (!empty) {
-            const char *p = base;
-            for (int d = 0; d < m; d++) ri[d] = 0;
-            for (;;) {
-                step(rd[m - 1], p, rs[m - 1], accmem);
-                int d = m - 2;
-                for (; d >= 0; d--) {
-                    ri[d]++;
-                    p += rs[d];
-                    if (ri[d] < rd[d]) break;
-                    p -= rs[d] * rd[d];
-                    ri[d] = 0;
-                }
-                if (d < 0) break;
-            }
-        }
-        fin(accmem, out);
-        out += oes;
-        for (int d = nk - 1; d >= 0; d--) {
-            ki[d]++;
-            base += ks[d];
-            if (ki[d] < kd[d]) break;
-            base -= ks[d] * kd[d];
-            ki[d] = 0;
-        }
-    }
-}
-/* Reductions with the accumulator in the output: out = op(out, x) over the input in
-   memory order (largest stride outermost), when the input's innermost axis is kept.
-   Returns 0 (nothing done) otherwise. */
-static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out,
-                         gc_rinit_fn init, gc_rfin_fn fin, gc_contig_fn fc, gc_strided_fn fs) {
-    int nd = PyArray_NDIM(x), k = 0;
-    npy_intp shape[GC_MAXD], sx[GC_MAXD], so[GC_MAXD], st[3 * GC_MAXD];
-    for (int d = 0; d < nd; d++) {
-        shape[d] = PyArray_DIM(x, d);
-        sx[d] = shape[d] == 1 ? 0 : PyArray_STRIDE(x, d);
-        so[d] = is_red[d] ? 0 : (shape[d] == 1 ? 0 : PyArray_STRIDE(out, k));
-        if (!is_red[d]) k++;
-    }
-    for (int a = 1; a < nd; a++) /* stable: largest |stride| first */
-        for (int b = a; b > 0; b--) {
-            npy_intp u = sx[b - 1] < 0 ? -sx[b - 1] : sx[b - 1];
-            npy_intp v = sx[b] < 0 ? -sx[b] : sx[b];
-            if (u >= v) break;
-            npy_intp t = sx[b]; sx[b] = sx[b - 1]; sx[b - 1] = t;
-            t = so[b]; so[b] = so[b - 1]; so[b - 1] = t;
-            t = shape[b]; shape[b] = shape[b - 1]; shape[b - 1] = t;
-        }
-    int last = -1;
-    for (int d = 0; d < nd; d++)
-        if (shape[d] > 1) last = d;
-    if (last < 0 || so[last] == 0) return 0;
-    double accmem[8];
-    npy_intp nout = PyArray_SIZE(out), oes = PyArray_ITEMSIZE(out);
-    char *o = PyArray_BYTES(out);
-    init(accmem);
-    for (npy_intp j = 0; j < nout; j++) fin(accmem, o + j * oes);
-    char *data[3] = {PyArray_BYTES(x), o, o};
-    int es[3] = {(int)PyArray_ITEMSIZE(x), (int)oes, (int)oes};
-    for (int d = 0; d < nd; d++) {
-        st[d] = sx[d];
-        st[nd + d] = so[d];
-        st[2 * nd + d] = so[d];
-    }
-    gc_ew_loop(3, 2, nd, shape, data, st, es, fc, fs);
-    return 1;
-}
+/* library text: graphc.linker.c.elemwise_support._DRIVER */
 
 static void gc_ew_5b35509866d6_c(npy_intp n, char **p) {
     const npy_float32 *q0 = (const npy_float32 *)p[0];
@@ -659,272 +287,4 @@ static void gc_arg_6e4c92bdc210_fin(const void *acc, char *out) {
     *(npy_int64 *)out = ((const gc_arg_6e4c92bdc210_acc *)acc)->idx;
 }
 
-static int thunk_0_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-    const char *name = "DimShuffle{x,0}";
-    PyArrayObject *x = gc_input(inputs[0], 0, 1, NPY_FLOAT32, name);
-    if (x == NULL) FAIL;
-    npy_intp dims[2], strides[2];
-    dims[0] = 1; strides[0] = 0;
-    dims[1] = PyArray_DIM(x, 0); strides[1] = PyArray_STRIDE(x, 0);
-    PyArray_Descr *descr = PyArray_DESCR(x);
-    Py_INCREF(descr);
-    PyObject *r = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, strides,
-        PyArray_DATA(x), PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
-    if (r == NULL) { Py_DECREF(x); FAIL; }
-    if (PyArray_SetBaseObject((PyArrayObject *)r, (PyObject *)x) < 0) {
-        Py_DECREF(r);
-        FAIL;
-    }
-    Py_XSETREF(*o0, r);
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_0_in[] = {{1, 11}};
-static int thunk_0(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_0_run, thunk_0_in, 1, "DimShuffle{x,0}",
-                          params, inputs, outputs);
-}
-
-static int thunk_1_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyArrayObject *i1 = (PyArrayObject *)inputs[1]; (void)i1;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-    const char *name = "Elemwise{Composite{(((exp(i0) * i1) + sqrt(abs(i0))) - tanh(i1))},no_inplace}";
-    PyArrayObject *in[2], *tmp[2], *own[2];
-    npy_intp shape[2], st[6];
-    char *data[3];
-    int es[3];
-    int rc = -1;
-    for (int k = 0; k < 2; k++) tmp[k] = own[k] = NULL;
-    if (!(own[0] = in[0] = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name))) goto done;
-    if (!(own[1] = in[1] = gc_input(inputs[1], 1, 2, NPY_FLOAT32, name))) goto done;
-    if (gc_broadcast(in, 2, 2, shape, name) < 0) goto done;
-    if (!PyArray_ISALIGNED(in[0])) {
-        if (!(tmp[0] = (PyArrayObject *)PyArray_NewCopy(in[0], NPY_CORDER))) goto done;
-        in[0] = tmp[0];
-    }
-    if (!PyArray_ISALIGNED(in[1])) {
-        if (!(tmp[1] = (PyArrayObject *)PyArray_NewCopy(in[1], NPY_CORDER))) goto done;
-        in[1] = tmp[1];
-    }
-    data[0] = PyArray_BYTES(in[0]); es[0] = 4;
-    gc_strides(in[0], 2, &st[0]);
-    data[1] = PyArray_BYTES(in[1]); es[1] = 4;
-    gc_strides(in[1], 2, &st[2]);
-    { PyArrayObject *a = gc_prepare_output(o0, 2, shape, NPY_FLOAT32);
-      if (a == NULL) goto done;
-      data[2] = PyArray_BYTES(a); es[2] = 4; gc_strides(a, 2, &st[4]); }
-    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_5b35509866d6_c, gc_ew_5b35509866d6_s);
-    rc = 0;
-done:
-    Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
-    Py_XDECREF(tmp[1]); Py_XDECREF(own[1]);
-    if (rc < 0) FAIL;
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_1_in[] = {{2, 11}, {2, 11}};
-static int thunk_1(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_1_run, thunk_1_in, 2, "Elemwise{Composite{(((exp(i0) * i1) + sqrt(abs(i0))) - tanh(i1))},no_inplace}",
-                          params, inputs, outputs);
-}
-
-static int thunk_2_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyArrayObject *i1 = (PyArrayObject *)inputs[1]; (void)i1;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-    const char *name = "Elemwise{le,no_inplace}";
-    PyArrayObject *in[2], *tmp[2], *own[2];
-    npy_intp shape[1], st[3];
-    char *data[3];
-    int es[3];
-    int rc = -1;
-    for (int k = 0; k < 2; k++) tmp[k] = own[k] = NULL;
-    if (!(own[0] = in[0] = gc_input(inputs[0], 0, 1, NPY_INT64, name))) goto done;
-    if (!(own[1] = in[1] = gc_input(inputs[1], 1, 1, NPY_UINT64, name))) goto done;
-    if (gc_broadcast(in, 2, 1, shape, name) < 0) goto done;
-    if (!PyArray_ISALIGNED(in[0])) {
-        if (!(tmp[0] = (PyArrayObject *)PyArray_NewCopy(in[0], NPY_CORDER))) goto done;
-        in[0] = tmp[0];
-    }
-    if (!PyArray_ISALIGNED(in[1])) {
-        if (!(tmp[1] = (PyArrayObject *)PyArray_NewCopy(in[1], NPY_CORDER))) goto done;
-        in[1] = tmp[1];
-    }
-    data[0] = PyArray_BYTES(in[0]); es[0] = 8;
-    gc_strides(in[0], 1, &st[0]);
-    data[1] = PyArray_BYTES(in[1]); es[1] = 8;
-    gc_strides(in[1], 1, &st[1]);
-    { PyArrayObject *a = gc_prepare_output(o0, 1, shape, NPY_BOOL);
-      if (a == NULL) goto done;
-      data[2] = PyArray_BYTES(a); es[2] = 1; gc_strides(a, 1, &st[2]); }
-    gc_ew_loop(3, 2, 1, shape, data, st, es, gc_ew_058905ad5e2f_c, gc_ew_058905ad5e2f_s);
-    rc = 0;
-done:
-    Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
-    Py_XDECREF(tmp[1]); Py_XDECREF(own[1]);
-    if (rc < 0) FAIL;
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_2_in[] = {{1, 7}, {1, 8}};
-static int thunk_2(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_2_run, thunk_2_in, 2, "Elemwise{le,no_inplace}",
-                          params, inputs, outputs);
-}
-
-static int thunk_3_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-    const char *name = "Sum{axis=[0]}";
-    PyArrayObject *own = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name);
-    if (own == NULL) FAIL;
-    PyArrayObject *x = own, *tmp = NULL;
-    npy_intp kd[1], ks[1], rd[1], rs[1];
-    kd[0] = PyArray_DIM(x, 1);
-    rd[0] = PyArray_DIM(x, 0);
-    if (!PyArray_ISALIGNED(x)) {
-        tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
-        if (tmp == NULL) { Py_DECREF(own); FAIL; }
-        x = tmp;
-    }
-    ks[0] = PyArray_STRIDE(x, 1);
-    rs[0] = PyArray_STRIDE(x, 0);
-    PyArrayObject *out = gc_prepare_output(o0, 1, kd, NPY_FLOAT32);
-    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }
-    static const int is_red[2] = {1, 0}; (void)is_red;
-    if (!gc_reduce_acc(x, is_red, out, gc_red_0cd858947c4c_init, gc_red_0cd858947c4c_fin, gc_red_0cd858947c4c_c, gc_red_0cd858947c4c_s) &&
-        1) gc_reduce(1, kd, ks, 1, rd, rs, 1, PyArray_BYTES(x), PyArray_BYTES(out), 4,
-              gc_red_0cd858947c4c_init, gc_red_0cd858947c4c_step, gc_red_0cd858947c4c_fin);
-    Py_XDECREF(tmp);
-    Py_DECREF(own);
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_3_in[] = {{2, 11}};
-static int thunk_3(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_3_run, thunk_3_in, 1, "Sum{axis=[0]}",
-                          params, inputs, outputs);
-}
-
-static int thunk_4_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-    const char *name = "Argmax{axis=[1]}";
-    PyArrayObject *own = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name);
-    if (own == NULL) FAIL;
-    PyArrayObject *x = own, *tmp = NULL;
-    npy_intp kd[1], ks[1], rd[1], rs[1];
-    kd[0] = PyArray_DIM(x, 0);
-    rd[0] = PyArray_DIM(x, 1);
-    if (rd[0] == 0) { PyErr_Format(PyExc_ValueError, "%s: attempt to get the argmax of an empty axis", name); Py_DECREF(own); FAIL; }
-    if (!PyArray_ISALIGNED(x)) {
-        tmp = (PyArrayObject *)PyArray_NewCopy(x, NPY_CORDER);
-        if (tmp == NULL) { Py_DECREF(own); FAIL; }
-        x = tmp;
-    }
-    ks[0] = PyArray_STRIDE(x, 0);
-    rs[0] = PyArray_STRIDE(x, 1);
-    PyArrayObject *out = gc_prepare_output(o0, 1, kd, NPY_INT64);
-    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }
-    static const int is_red[2] = {0, 1}; (void)is_red;
-    if (1) gc_reduce(1, kd, ks, 1, rd, rs, 0, PyArray_BYTES(x), PyArray_BYTES(out), 8,
-              gc_arg_6e4c92bdc210_init, gc_arg_6e4c92bdc210_step, gc_arg_6e4c92bdc210_fin);
-    Py_XDECREF(tmp);
-    Py_DECREF(own);
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_4_in[] = {{2, 11}};
-static int thunk_4(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_4_run, thunk_4_in, 1, "Argmax{axis=[1]}",
-                          params, inputs, outputs);
-}
-
-static int thunk_5_run(void *params, PyObject *const *inputs, PyObject **outputs) {
-    (void)params; (void)inputs; (void)outputs;
-    PyArrayObject *i0 = (PyArrayObject *)inputs[0]; (void)i0;
-    PyObject **o0 = &outputs[0]; (void)o0;
-    {
-    const char *name = "DimShuffle{0,x}";
-    PyArrayObject *x = gc_input(inputs[0], 0, 1, NPY_FLOAT32, name);
-    if (x == NULL) FAIL;
-    npy_intp dims[2], strides[2];
-    dims[0] = PyArray_DIM(x, 0); strides[0] = PyArray_STRIDE(x, 0);
-    dims[1] = 1; strides[1] = 0;
-    PyArray_Descr *descr = PyArray_DESCR(x);
-    Py_INCREF(descr);
-    PyObject *r = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, strides,
-        PyArray_DATA(x), PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
-    if (r == NULL) { Py_DECREF(x); FAIL; }
-    if (PyArray_SetBaseObject((PyArrayObject *)r, (PyObject *)x) < 0) {
-        Py_DECREF(r);
-        FAIL;
-    }
-    Py_XSETREF(*o0, r);
-    }
-    return 0;
-}
-static const graphc_in_spec thunk_5_in[] = {{1, 11}};
-static int thunk_5(void *params, PyObject *const *inputs, PyObject **outputs) {
-    return graphc_checked(thunk_5_run, thunk_5_in, 1, "DimShuffle{0,x}",
-                          params, inputs, outputs);
-}
-
-static int graphc_module_init(void) {
-
-    return 0;
-}
-
-static PyObject *graphc_thunks(PyObject *self, PyObject *noargs) {
-    (void)self; (void)noargs;
-    PyObject *c, *t = PyTuple_New(6);
-    if (!t) return NULL;
-    if (!(c = PyCapsule_New((void *)&thunk_0, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 0, c);
-    if (!(c = PyCapsule_New((void *)&thunk_1, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 1, c);
-    if (!(c = PyCapsule_New((void *)&thunk_2, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 2, c);
-    if (!(c = PyCapsule_New((void *)&thunk_3, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 3, c);
-    if (!(c = PyCapsule_New((void *)&thunk_4, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 4, c);
-    if (!(c = PyCapsule_New((void *)&thunk_5, "graphc.thunk", NULL))) goto fail;
-    PyTuple_SET_ITEM(t, 5, c);
-    return t;
-fail:
-    Py_DECREF(t);
-    return NULL;
-}
-
-static PyMethodDef graphc_methods[] = {
-    {"thunks", graphc_thunks, METH_NOARGS, "The thunks as graphc.thunk capsules."},
-    {NULL, NULL, 0, NULL}
-};
-
-static struct PyModuleDef graphc_module = {
-    PyModuleDef_HEAD_INIT, "graphc_cthunks", NULL, -1, graphc_methods
-};
-
-PyMODINIT_FUNC GRAPHC_INIT(void) {
-    import_array();
-    if (graphc_module_init() < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "graphc: C module initialisation failed");
-        return NULL;
-    }
-    return PyModule_Create(&graphc_module);
-}
+/* ---- module init */

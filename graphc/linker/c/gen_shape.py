@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
@@ -241,51 +244,29 @@ def gen_join(node: Apply) -> CThunkCode | None:
 # ------------------------------------------------------------------ Subtensor (basic indexing)
 
 
-@register_c(Subtensor)
-def gen_subtensor(node: Apply) -> CThunkCode | None:
-    """A view of the input (no copy; numpy's base rules) for ints and slices."""
-    op = node.op
-    x = node.inputs[0]
-    name = str(op).replace('"', "'")
-    nd_in, nd_out = x.ndim, node.outputs[0].ndim
-    pos = 1  # next symbolic input
-    lines = [
-        f"    npy_intp dims[{max(nd_out, 1)}], strides[{max(nd_out, 1)}];",
-        "    char *data = PyArray_DATA(i0);",
-        "    npy_intp v, start, stop, step;",
-        "    int d = 0;",
-    ]
+def _index_value(var: str, part: str | int | None, k: int | None, default: str) -> str:
+    """C setting ``var`` from a constant, the symbolic input ``k``, or ``default``."""
+    if part is None:
+        return f"    {var} = {default};"
+    if isinstance(part, str):
+        read = f"graphc_as_intp((PyArrayObject *)inputs[{k}], &v)"
+        return f"    if ({read} < 0) FAIL;\n    {var} = v;"
+    return f"    {var} = {int(part)};"
 
-    def value(var: str, part: str | int | None, k: int | None, default: str) -> str:
-        """C setting ``var`` from a constant, the symbolic input ``k``, or ``default``."""
-        if part is None:
-            return f"    {var} = {default};"
-        if isinstance(part, str):
-            read = f"graphc_as_intp((PyArrayObject *)inputs[{k}], &v)"
-            return f"    if ({read} < 0) FAIL;\n    {var} = v;"
-        return f"    {var} = {int(part)};"
 
-    def take(part: str | int | None) -> int | None:
-        """The input position of a symbolic part (inputs follow the index's order)."""
-        nonlocal pos
-        if isinstance(part, str):
-            pos += 1
-            return pos - 1
-        return None
+def _input_of(part: str | int | None, positions: Iterator[int]) -> int | None:
+    """The input position of a symbolic part (inputs follow the index's order)."""
+    return next(positions) if isinstance(part, str) else None
 
-    for axis, e in enumerate(op.idx_list):
-        lines.append(f"    {{ /* axis {axis}: {e} */")
-        lines.append(
-            f"    const npy_intp n = PyArray_DIM(i0, {axis}), s = PyArray_STRIDE(i0, {axis});"
-        )
-        if isinstance(e, SliceIdx):
-            k_start, k_stop, k_step = take(e.start), take(e.stop), take(e.step)
-            lines.append(value("step", e.step, k_step, "1"))
-            lines.append(value("start", e.start, k_start, "step < 0 ? PY_SSIZE_T_MAX : 0"))
-            lines.append(
-                value("stop", e.stop, k_stop, "step < 0 ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX")
-            )
-            lines.append(f"""    if (step == 0) {{
+
+def _slice_axis(name: str, e: SliceIdx, positions: Iterator[int]) -> list[str]:
+    """Output axis ``d`` as the slice ``e`` of the input's axis (``n`` long, stride ``s``)."""
+    k_start, k_stop, k_step = (_input_of(p, positions) for p in (e.start, e.stop, e.step))
+    return [
+        _index_value("step", e.step, k_step, "1"),
+        _index_value("start", e.start, k_start, "step < 0 ? PY_SSIZE_T_MAX : 0"),
+        _index_value("stop", e.stop, k_stop, "step < 0 ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX"),
+        f"""    if (step == 0) {{
         PyErr_SetString(PyExc_ValueError, "{name}: slice step cannot be zero");
         FAIL;
     }}
@@ -296,18 +277,27 @@ def gen_subtensor(node: Apply) -> CThunkCode | None:
     }}
     strides[d] = s * step;
     if (dims[d] > 0) data += start * s;
-    d++;""")
-        else:
-            lines.append(value("v", e, take(e), "0"))
-            lines.append(f"""    if (v < -n || v >= n) {{
+    d++;""",
+    ]
+
+
+def _int_axis(name: str, axis: int, e: str | int, positions: Iterator[int]) -> list[str]:
+    """The input's axis ``axis`` indexed by the integer ``e``: no output axis."""
+    return [
+        _index_value("v", e, _input_of(e, positions), "0"),
+        f"""    if (v < -n || v >= n) {{
         PyErr_Format(PyExc_IndexError,
                      "{name}: index %zd is out of bounds for axis {axis} with size %zd",
                      (Py_ssize_t)v, (Py_ssize_t)n);
         FAIL;
     }}
-    data += (v < 0 ? v + n : v) * s;""")
-        lines.append("    }")
-    lines.append(f"""    for (int k = {len(op.idx_list)}; k < {nd_in}; k++, d++) {{
+    data += (v < 0 ? v + n : v) * s;""",
+    ]
+
+
+def _view(first_rest: int, nd_in: int, nd_out: int) -> str:
+    """The axes after the index, then the view of ``i0`` (its base) into the output slot."""
+    return f"""    for (int k = {first_rest}; k < {nd_in}; k++, d++) {{
         dims[d] = PyArray_DIM(i0, k);
         strides[d] = PyArray_STRIDE(i0, k);
     }}
@@ -321,7 +311,34 @@ def gen_subtensor(node: Apply) -> CThunkCode | None:
         Py_DECREF(out);
         FAIL;
     }}
-    Py_XSETREF(*o0, out);""")
+    Py_XSETREF(*o0, out);"""
+
+
+@register_c(Subtensor)
+def gen_subtensor(node: Apply) -> CThunkCode | None:
+    """A view of the input (no copy; numpy's base rules) for ints and slices."""
+    op = node.op
+    x = node.inputs[0]
+    name = str(op).replace('"', "'")
+    nd_in, nd_out = x.ndim, node.outputs[0].ndim
+    positions = itertools.count(1)  # the symbolic inputs, in the index's order
+    lines = [
+        f"    npy_intp dims[{max(nd_out, 1)}], strides[{max(nd_out, 1)}];",
+        "    char *data = PyArray_DATA(i0);",
+        "    npy_intp v, start, stop, step;",
+        "    int d = 0;",
+    ]
+    for axis, e in enumerate(op.idx_list):
+        lines.append(f"    {{ /* axis {axis}: {e} */")
+        lines.append(
+            f"    const npy_intp n = PyArray_DIM(i0, {axis}), s = PyArray_STRIDE(i0, {axis});"
+        )
+        if isinstance(e, SliceIdx):
+            lines += _slice_axis(name, e, positions)
+        else:
+            lines += _int_axis(name, axis, e, positions)
+        lines.append("    }")
+    lines.append(_view(len(op.idx_list), nd_in, nd_out))
     body = "\n".join(lines)
     key = ("Subtensor", op.idx_list, tuple(v.type for v in node.inputs))
     return CThunkCode(body=body, support=(COMMON,), key=key)

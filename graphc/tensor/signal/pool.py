@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from graphc.graph.basic import Apply, Op
+from graphc.graph.basic import Apply, Op, Variable
 from graphc.graph.rop import register_rop
 from graphc.tensor.basic import zeros_like
 from graphc.tensor.math import maximum
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     from numpy.typing import DTypeLike
 
-    from graphc.graph.basic import Variable
     from graphc.tensor.variable import TensorLike
 
 __all__ = [
@@ -53,8 +52,6 @@ def _max0(v):
 
 
 def _pair(value: TensorLike, what: str, minimum: int) -> tuple[int, int]:
-    from graphc.graph.basic import Variable
-
     if isinstance(value, Variable) or (
         isinstance(value, tuple | list) and any(isinstance(v, Variable) for v in value)
     ):
