@@ -5,7 +5,7 @@ from __future__ import annotations
 from profile_factory import DOT, node
 
 from graphc.profile import FunctionProfile, ValueInfo
-from graphc.profile.tips import (
+from graphc.profile.summaries.tips import (
     float64_tip,
     fusion_tip,
     longest_elemwise_chain,
@@ -90,7 +90,7 @@ def test_tips_runs_rules_in_order():
 
 
 def test_blas_spread_tip_needs_a_3x_spread_between_calls():
-    from graphc.profile.tips import blas_spread_tip
+    from graphc.profile.summaries.tips import blas_spread_tip
 
     steady = [1_000_000 + 10_000 * k for k in range(20)]
     assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=steady))]) == []

@@ -16,9 +16,9 @@ from profile_factory import four_node_function, node
 
 import graphc
 import graphc.tensor as T
-from graphc.profile import ProfileStats
-from graphc.profile.fmt import fit_lines, middle_ellipsis, report_width, table
-from graphc.profile.text import render_summary
+from graphc.profile import ProfileStats, SummaryOptions
+from graphc.profile.render.fmt import fit_lines, middle_ellipsis, report_width, table
+from graphc.profile.render.text import render_summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LONG = "Elemwise{Composite{" + "((i0 * neg(softplus(neg(i1)))) - " * 6 + "i2)},no_inplace}"
@@ -67,7 +67,8 @@ def test_fit_lines_wraps_prose_and_cuts_rows():
 
 @pytest.mark.parametrize("width", [60, 80, 100, 140])
 def test_no_line_wider_than_the_width(width):
-    text = render_summary([_wide_function(), _wide_function()], "two", width=width)
+    two = ProfileStats([_wide_function(), _wide_function()], "two")
+    text = render_summary(two, SummaryOptions.from_config(width=width))
     assert max(len(line) for line in text.splitlines()) <= width
     assert "Apply" in text and "Source lines" in text
 

@@ -4,6 +4,7 @@ arguments, runs the VM, writes the updates back and copies what the aliasing pol
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
 
 if TYPE_CHECKING:
+    from graphc.compile.profiling import FunctionProfiler
     from graphc.graph.basic import Apply
 
 
@@ -137,8 +139,9 @@ class Function:
 
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
-        if self.profile is not None:
-            return self._profiled_call(args, kwargs)
+        # (a loop's step function has a profiler but no profile: the loop times its steps)
+        if self.profile is not None and self._profiler is not None:
+            return self._profiled_call(self._profiler, args, kwargs)
         values = self._prepare(args, kwargs)
         try:
             outs = self.vm(values)
@@ -168,12 +171,11 @@ class Function:
             values[k] = _own_buffer(values, k)
         return values
 
-    def _profiled_call(self, args: Any, kwargs: Any):
+    def _profiled_call(self, prof: FunctionProfiler, args: Any, kwargs: Any):
         pc = time.perf_counter_ns
         t0 = pc()
         values = self._prepare(args, kwargs)
         t1 = pc()
-        prof = self._profiler
         try:
             outs = self.vm(values)
         except Exception as e:
@@ -235,7 +237,8 @@ class Function:
         try:
             new = type(exc)(msg)
         except Exception:  # noqa: BLE001 - exception types with unusual constructors
-            exc.add_note("\n".join(lines))
+            if sys.version_info >= (3, 11):  # else the context is lost: the error as raised
+                exc.add_note("\n".join(lines))
             return exc
         return new
 
@@ -287,11 +290,17 @@ def _known_axes(t) -> bool:
     return any(s is not None for s in getattr(t, "shape", ()))
 
 
-def _runtime_inputs(node: Apply, fn: Function, values):
+Cells = list[tuple[int, ...] | str]  # per input: a shape (or strides), "?" when unknown
+
+
+def _runtime_inputs(
+    node: Apply, fn: Function, values: list[Any]
+) -> tuple[Cells | None, Cells | None]:
     try:
         slots = fn.linked.slots
         prog = fn.linked.program
-        shapes, strides = [], []
+        shapes: Cells = []
+        strides: Cells = []
         for v in node.inputs:
             s = slots[v]
             if s in prog.inputs:

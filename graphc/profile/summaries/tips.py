@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from graphc.profile.fmt import pct
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.summaries.tables import pct
 
 Rule = Callable[[Sequence[FunctionProfile]], list[str]]
 
