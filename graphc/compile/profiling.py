@@ -15,16 +15,8 @@ import numpy as np
 from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
-from graphc.profile.data.model import (
-    CompilePhases,
-    FunctionProfile,
-    NodeRecord,
-    OptimizerProfile,
-    PassRecord,
-    RewriteRecord,
-    StorageRecord,
-    TraceRecord,
-)
+from graphc.profile.data import model
+from graphc.profile.data.model import FunctionProfile, StorageRecord
 from graphc.profile.data.vmstats import update_from_vm_stats
 from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats
@@ -244,7 +236,7 @@ class FunctionProfiler:
         update_from_vm_stats(rec, st)
         self._store_first()
         if self.trace_capacity and "trace" in st:
-            rec.trace = TraceRecord(
+            rec.trace = model.TraceRecord(
                 pid=os.getpid(),
                 capacity=self.trace_capacity,
                 dropped=int(st.get("trace_dropped", 0)),
@@ -322,7 +314,7 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
     nodes = []
     for i, (node, impl, spec) in enumerate(zip(linked.schedule, linked.impls, prog.nodes)):
         nodes.append(
-            NodeRecord(
+            model.NodeRecord(
                 position=i,
                 apply_name=str(node),
                 op_name=str(node.op),
@@ -339,7 +331,7 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         )
     including, excluding, _ = maker.mode.effective_tags()
     phases = linked.phases
-    compile_ = CompilePhases(
+    compile_ = model.CompilePhases(
         total_ns=maker.phases.get("total", 0),
         rewrite_ns=maker.phases.get("rewrite", 0),
         validate_ns=maker.phases.get("validate", 0),
@@ -359,9 +351,11 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         consts.append(StorageRecord(_const_name(linked, slot), slot, int(arr.nbytes),
                                     str(arr.dtype), tuple(arr.shape)))  # fmt: skip
     rep = maker.rewrite_report
-    opt_prof = OptimizerProfile(
-        passes=[PassRecord(n, int(ns)) for n, ns in getattr(rep, "passes", [])],
-        rewrites=[RewriteRecord(n, t, a, int(ns)) for n, t, a, ns in getattr(rep, "rewrites", [])],
+    opt_prof = model.OptimizerProfile(
+        passes=[model.PassRecord(n, int(ns)) for n, ns in getattr(rep, "passes", [])],
+        rewrites=[
+            model.RewriteRecord(n, t, a, int(ns)) for n, t, a, ns in getattr(rep, "rewrites", [])
+        ],
     )
     return FunctionProfile(
         name=fn.name or "<unnamed>",
