@@ -146,7 +146,7 @@ def main(argv=None) -> ProfileStats:
         for i, p in enumerate(profiles):
             p.save(os.path.join(args.worker_json, f"worker{i}.json"))
     if args.trace:
-        from graphc.profile.trace import write_chrome_trace
+        from graphc.profile.render.trace import write_chrome_trace
 
         write_chrome_trace(profiles, args.trace)  # each worker keeps its pid
     return merged

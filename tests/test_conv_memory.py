@@ -10,7 +10,7 @@ import pytest
 
 import graphc
 import graphc.tensor as T
-from graphc.profile.memory import peak_with_gc, peak_without_gc
+from graphc.profile.summaries.memory import peak_with_gc, peak_without_gc
 from graphc.tensor.nnet import conv2d
 
 

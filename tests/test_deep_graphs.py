@@ -82,3 +82,16 @@ def test_pickled_variable_keeps_shared_inputs_and_sharing():
     mul = add.inputs[0].owner
     assert mul.inputs[0] is mul.inputs[1]  # the shared subterm stays one node
     assert add.inputs[1] is _free_input(mul.inputs[0])  # and x is one Variable
+
+
+def test_a_chain_of_thousands_of_views_compiles_and_its_output_is_copied():
+    # The alias analysis walks view chains without recursion (Python's limit is 1000).
+    x = T.dvector("x")
+    y = x
+    for _ in range(DEPTH):
+        y = y[1:]
+    f = graphc.function([x], y, mode=graphc.Mode(linker="py", optimizer=None))
+    v = np.arange(DEPTH + 100.0)
+    out = f(v)
+    np.testing.assert_array_equal(out, v[DEPTH:])
+    assert not np.shares_memory(out, v)

@@ -11,6 +11,7 @@ from hypothesis.extra import numpy as hnp
 import graphc
 import graphc.tensor as T
 from graphc.linker import c_available
+from graphc.opt.canonicalize import MAX_FLAT_INPUTS
 from graphc.opt.engine import RewriteWarning
 from graphc.scalar.basic import Composite
 from graphc.tensor.basic import Reshape, Shape_i
@@ -80,6 +81,21 @@ def test_flatten_add_chain_and_double_neg(a):
     assert len(adds) == 1 and "neg" not in scalar_names(f)
     node = next(n for n in f.maker.fgraph.toposort() if n.op in adds)
     assert len(node.inputs) == 4
+
+
+def test_flattening_a_long_chain_stops_at_max_flat_inputs():
+    # A chain of 300 products flattens into nodes of at most MAX_FLAT_INPUTS inputs (not
+    # one node of 300, rebuilt ever larger at each step) and keeps its value.
+    xs = [T.dvector(f"x{k}") for k in range(300)]
+    prod = xs[0]
+    for x in xs[1:]:
+        prod = prod * x
+    f = compile_(xs, prod, excluding=("fusion",))
+    muls = [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Elemwise)]
+    widest = max(len(n.inputs) for n in muls)
+    assert 2 < widest <= MAX_FLAT_INPUTS <= 64  # flattened, in bounded nodes
+    vals = [np.full(2, 1.0 + k / 1000) for k in range(300)]
+    np.testing.assert_allclose(f(*vals), np.prod(vals, axis=0), rtol=1e-12)
 
 
 @FAST

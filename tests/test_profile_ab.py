@@ -10,7 +10,7 @@ import pytest
 
 from graphc.profile.ab import Side, python_side, run_ab, schedule
 from graphc.profile.cli import main
-from graphc.profile.compare import Options, compare_runs
+from graphc.profile.summaries.compare import Options, compare_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD = ROOT / "benchmarks" / "baseline" / "workload.py"

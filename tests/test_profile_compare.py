@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from graphc.profile import FunctionProfile, ProfileStats
 from graphc.profile.cli import main
-from graphc.profile.compare import (
+from graphc.profile.render.compare import render
+from graphc.profile.summaries.compare import (
     Options,
     aligned_sum,
     compare,
     compare_runs,
     median_ratio_interval,
-    render,
 )
 from tests.profile_factory import node
 

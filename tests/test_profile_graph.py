@@ -11,8 +11,8 @@ import pytest
 import graphc
 import graphc.tensor as T
 from graphc.profile import FunctionProfile, NodeRecord, StorageRecord
-from graphc.profile import graphviz as gv
-from graphc.profile.fmt import short_origin
+from graphc.profile.render import graphviz as gv
+from graphc.profile.render.fmt import short_origin
 
 
 def _profiled():

@@ -18,8 +18,8 @@ from graphc.profile import (
     StorageRecord,
     ValueInfo,
     load,
-    model,
 )
+from graphc.profile.data import model
 
 SCHEMA_DOC = Path(__file__).resolve().parents[1] / "docs" / "profile-schema.md"
 

@@ -7,8 +7,8 @@ import io
 from profile_factory import four_node_function, node
 
 from graphc.profile import FunctionProfile, ProfileStats
-from graphc.profile.diff import match_nodes
-from graphc.profile.legacy import print_diff_summary, print_summary
+from graphc.profile.render.legacy import print_diff_summary, print_summary
+from graphc.profile.summaries.diff import match_nodes
 
 
 def _summary(stats, **kw) -> list[str]:

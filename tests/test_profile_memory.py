@@ -7,7 +7,7 @@ import io
 from profile_factory import node
 
 from graphc.profile import FunctionProfile, ProfileStats, StorageRecord, ValueInfo
-from graphc.profile.memory import gc_schedule, memory_figures, output_rows, storage_roots
+from graphc.profile.summaries.memory import gc_schedule, memory_figures, output_rows, storage_roots
 
 KB8 = 8000
 
@@ -169,7 +169,7 @@ def test_small_outputs_summed():
 
 
 def test_memory_summary_cut_is_not_called_small():
-    from graphc.profile.memory import memory_summary
+    from graphc.profile.summaries.memory import memory_summary
 
     s = memory_summary([chain()], n_apply_to_print=0, min_memory_size=1)
     assert (s.remaining_count, s.remaining_bytes, s.total_bytes) == (5, 32008, 32008)
@@ -181,7 +181,7 @@ def test_memory_summary_cut_is_not_called_small():
 
 
 def test_small_constants_are_summed_on_one_line():
-    from graphc.profile.text import _storage_lines
+    from graphc.profile.render.text import _storage_lines
 
     consts = [StorageRecord("TensorConstant{0.0}", 3, 8, "float64", ()),
               StorageRecord("big", 4, 8000, "float64", (1000,)),

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from profile_factory import node
 
 from graphc.profile import FunctionProfile, ProfileStats
-from graphc.profile import memory_order as mo
-from graphc.profile.model import StorageRecord
+from graphc.profile.data.model import StorageRecord
+from graphc.profile.summaries import memory_order as mo
 
 
 def _fn(specs, outputs, name="m"):

@@ -7,7 +7,7 @@ import io
 from profile_factory import four_node_function
 
 from graphc.profile import OptimizerProfile, PassRecord, ProfileStats, RewriteRecord
-from graphc.profile.merge import merge_functions
+from graphc.profile.data.merge import merge_functions
 
 
 def _halves():

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphc.profile as gp
-from graphc.profile.legacy import diff_text, summary_text
-from graphc.profile.summarize import apply_table, class_table, op_table
+from graphc.profile.render.legacy import diff_text, summary_text
+from graphc.profile.summaries.tables import apply_table, class_table, op_table
 
 OPS = [("add", "graphc.tensor.elemwise.Elemwise"), ("dot", "graphc.tensor.blas.Dot")]
 OPS += [("sum", "graphc.tensor.math.Sum"), ("mul", "graphc.tensor.elemwise.Elemwise")]
@@ -107,7 +107,7 @@ def test_summary_text_is_formatted(stats, n, memory, optimizer):
         file=out, n_apply_to_print=n, n_ops_to_print=n, memory=memory, optimizer=optimizer
     )
     _check_text(out.getvalue())
-    _check_text(summary_text(stats.functions, n, n))
+    _check_text(summary_text(stats, gp.SummaryOptions(n_apply=n, n_ops=n)))
 
 
 @settings(max_examples=150, deadline=None)
@@ -150,7 +150,7 @@ def test_json_round_trip(stats):
 @settings(max_examples=60, deadline=None)
 @given(stats_st, stats_st)
 def test_diff_never_crashes(a, b):
-    _check_text(diff_text(a.functions, b.functions, 3, 3))
+    _check_text(diff_text(a, b, gp.SummaryOptions(n_apply=3, n_ops=3)))
 
 
 def test_zero_everything():

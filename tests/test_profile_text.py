@@ -8,8 +8,8 @@ import pytest
 from profile_factory import four_node_function, node
 
 from graphc.profile import FunctionProfile, ProfileStats
-from graphc.profile.summarize import apply_table, class_table, global_summary, op_table
-from graphc.profile.text import render_apply, render_global, render_grouped
+from graphc.profile.render.text import render_apply, render_global, render_grouped
+from graphc.profile.summaries.tables import apply_table, class_table, global_summary, op_table
 
 
 @pytest.fixture(autouse=True)
@@ -208,7 +208,7 @@ def test_tips_section_last():
 
 def test_optimizer_section_sorted_by_time_and_summed_over_functions():
     from graphc.profile import OptimizerProfile, PassRecord, RewriteRecord
-    from graphc.profile.text import render_optimizer
+    from graphc.profile.render.text import render_optimizer
 
     f, g = four_node_function("f"), four_node_function("g")
     f.optimizer_profile = OptimizerProfile(

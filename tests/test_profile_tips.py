@@ -5,7 +5,9 @@ from __future__ import annotations
 from profile_factory import DOT, node
 
 from graphc.profile import FunctionProfile, ValueInfo
-from graphc.profile.tips import (
+from graphc.profile.summaries.tips import (
+    blas_spread_tip,
+    first_call_tip,
     float64_tip,
     fusion_tip,
     longest_elemwise_chain,
@@ -90,8 +92,6 @@ def test_tips_runs_rules_in_order():
 
 
 def test_blas_spread_tip_needs_a_3x_spread_between_calls():
-    from graphc.profile.tips import blas_spread_tip
-
     steady = [1_000_000 + 10_000 * k for k in range(20)]
     assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=steady))]) == []
     noisy = [1_000_000] * 10 + [4_000_000] * 10  # half the calls wait 4x as long
@@ -104,3 +104,29 @@ def test_blas_spread_tip_needs_a_3x_spread_between_calls():
     assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=tiny))]) == []
     few = noisy[8:13]
     assert blas_spread_tip([fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=few))]) == []
+
+
+def test_blas_spread_tip_names_the_widest_spread_once_for_all_nodes():
+    mild = [1_000_000] * 10 + [4_000_000] * 10
+    wild = [1_000_000] * 10 + [9_000_000] * 10
+    f = fn(node(0, "Gemm(w, x)", "Gemm", DOT, ns_samples=mild),
+           node(1, "Dot22(a, b)", "Dot22", DOT, ns_samples=wild))  # fmt: skip
+    (tip,) = blas_spread_tip([f, fn(node(0, "Gemv(v, y)", "Gemv", DOT, ns_samples=mild))])
+    assert tip.startswith("f: Dot22(a, b) took 1.00-9.00 ms (10th-90th percentile, 9.0x)")
+    assert "(and 2 more BLAS nodes)" in tip
+
+
+def test_first_call_tip_needs_20x_the_median_and_names_the_largest_once():
+    steady = [50_000] * 9
+
+    def slow_first(pos, name, first_ns):
+        return node(pos, name, "add", first_calls=1, first_ns=first_ns, ns_samples=steady)
+
+    assert first_call_tip([fn(slow_first(0, "add(x, y)", 900_000))]) == []  # under 1 ms
+    assert first_call_tip([fn(slow_first(0, "add(x, y)", 1_000_000))]) == []  # exactly 20x
+    (tip,) = first_call_tip([fn(slow_first(0, "add(x, y)", 2_000_000))])
+    assert tip.startswith("f: the first call of add(x, y) took 2.0 ms, 40x its median;")
+    (tip,) = first_call_tip([fn(slow_first(0, "add(x, y)", 2_000_000),
+                                slow_first(1, "mul(x, y)", 3_000_000))])  # fmt: skip
+    assert tip.startswith("f: the first call of mul(x, y) took 3.0 ms, 60x its median")
+    assert "(and 1 more such nodes)" in tip

@@ -15,8 +15,9 @@ import pytest
 import graphc
 import graphc.tensor as T
 from graphc.profile import ProfileStats, load
-from graphc.profile.serialize import SCHEMA_VERSION
-from graphc.profile.trace import check_nesting, chrome_trace, iter_node_events, speedscope
+from graphc.profile.data.serialize import SCHEMA_VERSION
+from graphc.profile.render.speedscope import speedscope
+from graphc.profile.render.trace import check_nesting, chrome_trace, iter_node_events
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,7 +94,7 @@ def test_json_round_trip_keeps_trace_and_fields(tmp_path):
     doc = json.loads(path.read_text())
     assert doc["schema_version"] == SCHEMA_VERSION
     fdoc = doc["functions"][0]
-    from graphc.profile.model import FunctionProfile, NodeRecord, TraceRecord
+    from graphc.profile.data.model import FunctionProfile, NodeRecord, TraceRecord
 
     want = {fl.name for fl in dataclasses.fields(FunctionProfile)} - {"refresh"}
     assert set(fdoc) == want

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from graphc.profile import FunctionProfile, NodeRecord, ProfileStats, StorageRecord
-from graphc.profile.memory import memory_figures
-from graphc.profile.vmstats import update_from_vm_stats
+from graphc.profile.data.vmstats import update_from_vm_stats
+from graphc.profile.summaries.memory import memory_figures
 
 program_mod = pytest.importorskip("graphc.linker.program")
 vm_mod = pytest.importorskip("graphc.vm")

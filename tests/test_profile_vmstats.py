@@ -8,7 +8,7 @@ import numpy as np
 from profile_factory import node
 
 from graphc.profile import FunctionProfile, ProfileStats
-from graphc.profile.vmstats import update_from_vm_stats, value_info
+from graphc.profile.data.vmstats import update_from_vm_stats, value_info
 
 
 def _snapshot(calls: int) -> dict:

@@ -40,7 +40,7 @@ def default_updates(roots: list, skip: set, no_default_updates: Any) -> list[tup
 def check_updates(pairs: list[tuple[Any, Any]]) -> list[tuple[SharedVariable, Variable]]:
     """The update pairs with each new value a tensor Variable of its shared variable's type;
     a TypeError / ValueError for a non-shared target, a repeated one or a wrong type."""
-    out = []
+    out: list[tuple[SharedVariable, Variable]] = []
     seen = set()
     for var, expr in pairs:
         if not isinstance(var, SharedVariable):
@@ -112,7 +112,7 @@ def _alias_roots(roots: set[Variable]):
 
     def sources(v: Variable) -> list[Variable]:
         node = v.owner
-        if node is None or v in roots or isinstance(v, Constant):
+        if node is None or v.index is None or v in roots or isinstance(v, Constant):
             return []
         maps = (node.op.view_map, node.op.destroy_map)
         return [node.inputs[i] for mp in maps for i in mp.get(v.index, ())]

@@ -4,6 +4,7 @@ arguments, runs the VM, writes the updates back and copies what the aliasing pol
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
 
 if TYPE_CHECKING:
+    from graphc.compile.profiling import FunctionProfiler
     from graphc.graph.basic import Apply
 
 
@@ -46,6 +48,7 @@ class Function:
             for k, t in enumerate(self.input_types)
         )
         self.shared = maker.shared
+        self._mutable = [k for k, i in enumerate(maker.inputs) if i.mutable]
         n_out = maker.n_outputs
         self.update_targets = [(maker.shared.index(s), s) for s, _ in maker.updates]
         self._copy_outputs, self._copy_updates = outputs_needing_copy(
@@ -136,8 +139,9 @@ class Function:
 
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
-        if self.profile is not None:
-            return self._profiled_call(args, kwargs)
+        # (a loop's step function has a profiler but no profile: the loop times its steps)
+        if self.profile is not None and self._profiler is not None:
+            return self._profiled_call(self._profiler, args, kwargs)
         values = self._prepare(args, kwargs)
         try:
             outs = self.vm(values)
@@ -163,14 +167,15 @@ class Function:
                     values[k] = self._filter(k, v)
         if self.shared:
             values += [s._value for s in self.shared]
+        for k in self._mutable:
+            values[k] = _own_buffer(values, k)
         return values
 
-    def _profiled_call(self, args: Any, kwargs: Any):
+    def _profiled_call(self, prof: FunctionProfiler, args: Any, kwargs: Any):
         pc = time.perf_counter_ns
         t0 = pc()
         values = self._prepare(args, kwargs)
         t1 = pc()
-        prof = self._profiler
         try:
             outs = self.vm(values)
         except Exception as e:
@@ -232,7 +237,8 @@ class Function:
         try:
             new = type(exc)(msg)
         except Exception:  # noqa: BLE001 - exception types with unusual constructors
-            exc.add_note("\n".join(lines))
+            if sys.version_info >= (3, 11):  # else the context is lost: the error as raised
+                exc.add_note("\n".join(lines))
             return exc
         return new
 
@@ -284,11 +290,17 @@ def _known_axes(t) -> bool:
     return any(s is not None for s in getattr(t, "shape", ()))
 
 
-def _runtime_inputs(node: Apply, fn: Function, values):
+Cells = list[tuple[int, ...] | str]  # per input: a shape (or strides), "?" when unknown
+
+
+def _runtime_inputs(
+    node: Apply, fn: Function, values: list[Any]
+) -> tuple[Cells | None, Cells | None]:
     try:
         slots = fn.linked.slots
         prog = fn.linked.program
-        shapes, strides = [], []
+        shapes: Cells = []
+        strides: Cells = []
         for v in node.inputs:
             s = slots[v]
             if s in prog.inputs:
@@ -305,3 +317,18 @@ def _runtime_inputs(node: Apply, fn: Function, values):
         return shapes, strides
     except Exception:  # noqa: BLE001 - best effort context for an error message
         return None, None
+
+
+def _own_buffer(values: list, k: int):
+    """Argument ``k`` of an ``In(mutable=True)`` input, which in-place nodes may overwrite:
+    a copy when it is read-only or shares memory with another argument or a shared value
+    (overwriting it would change what the other one reads)."""
+    v = values[k]
+    if not isinstance(v, np.ndarray):
+        return v
+    if not v.flags.writeable or any(
+        j != k and isinstance(w, np.ndarray) and np.may_share_memory(v, w)
+        for j, w in enumerate(values)
+    ):
+        return v.copy()
+    return v

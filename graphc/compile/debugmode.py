@@ -229,7 +229,8 @@ def _shares(a, b) -> bool:
     if a.size == 0 or b.size == 0 or not np.may_share_memory(a, b):
         return False
     try:
-        return bool(np.shares_memory(a, b, max_work=10**6))
+        # numpy takes any max_work (its stubs list only -1 and 0): bound the search
+        return bool(np.shares_memory(a, b, max_work=10**6))  # type: ignore[arg-type]
     except np.exceptions.TooHardError:
         return True
 
@@ -435,7 +436,7 @@ class DebugVM(NodeByNodeVM):
         recorder = _ReplacementRecorder()
         fg.attach_feature(recorder)
         including, excluding, requiring = self.mode.effective_tags()
-        rewrite_graph(fg, self.mode.optimizer, including, excluding, requiring)
+        rewrite_graph(fg, self.mode.optimizer_name(), including, excluding, requiring)
         self.records = recorder.records
 
     # -------------------------------------------------------------- checks

@@ -18,6 +18,7 @@ from graphc.compile.io import In, Out, UnusedInputError, as_input_var, pairs
 from graphc.compile.sharedvalue import SharedVariable
 from graphc.graph.basic import Constant, Variable, ancestors, clone_replace, graph_inputs
 from graphc.graph.fg import FunctionGraph, MissingInputError
+from graphc.opt.destroy import DestroyHandler
 from graphc.tensor.variable import as_tensor_variable
 
 
@@ -60,6 +61,9 @@ def build_function_graph(
     shared = _implicit_inputs(targets, seen, upd)
     _check_unused(on_unused_input, ins, targets)
     fgraph = FunctionGraph(in_vars + shared, targets, clone=True)
+    mutable = [v for v, i in zip(fgraph.inputs, ins) if i.mutable]
+    if mutable:  # in-place rewrites may overwrite these inputs' buffers
+        fgraph.attach_feature(DestroyHandler(mutable))
     return FunctionSpec(ins, outs, return_list, upd, shared, fgraph)
 
 

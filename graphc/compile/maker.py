@@ -73,7 +73,7 @@ class FunctionMaker:
         including, excluding, requiring = self.mode.effective_tags()
         t0 = time.perf_counter_ns()
         with import_clock() as imports, new_node_origins(()):
-            report = rewrite_graph(self.fgraph, self.mode.optimizer, including, excluding,
+            report = rewrite_graph(self.fgraph, self.mode.optimizer_name(), including, excluding,
                                    requiring)  # fmt: skip
         self.phases["python_imports"] = imports.ns
         self.phases["rewrite"] = time.perf_counter_ns() - t0 - imports.ns

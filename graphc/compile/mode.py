@@ -88,6 +88,11 @@ class Mode:
                 f"unknown linker {self.linker!r}; expected one of auto, {', '.join(LINKERS)}"
             )
 
+    def optimizer_name(self) -> str:
+        """The optimizer as the rewrite passes name it (``"None"``: no rewriting);
+        ``__post_init__`` already stored it so."""
+        return "None" if self.optimizer is None else self.optimizer
+
     def including(self, *tags: str) -> Mode:
         return replace(self, included=self.included + tags, name="")
 

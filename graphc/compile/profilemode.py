@@ -3,11 +3,15 @@ it and prints Theano's old summary layout. New code should use ``profile=True``.
 
 from __future__ import annotations
 
+import sys
 import warnings
+from typing import TextIO
 
 from graphc.compile.mode import Mode
 from graphc.flags import config
-from graphc.profile import ProfileStats, legacy
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.render.legacy import diff_text, summary_text
+from graphc.profile.stats import ProfileStats
 
 _LINKER_ALIASES = {"c|py": "c|py", "py": "py", "PerformLinker": "py", "OpWiseCLinker": "c|py",
                    "CLinker": "c|py", "VM_Linker": "cvm"}  # fmt: skip
@@ -39,26 +43,38 @@ class ProfileMode:
         """The Mode functions are compiled with; they all add to ``self.stats``."""
         return _ProfilingMode(self)
 
-    def print_summary(
-        self, n_apply_to_print: int | None = None, n_ops_to_print: int | None = None, file=None
-    ) -> None:
-        legacy.print_summary(
-            self.stats,
-            self.n_apply_to_print if n_apply_to_print is None else n_apply_to_print,
-            self.n_ops_to_print if n_ops_to_print is None else n_ops_to_print,
-            file=file,
+    def summary_options(
+        self, n_apply_to_print: int | None = None, n_ops_to_print: int | None = None
+    ) -> SummaryOptions:
+        """The row counts asked for, this ProfileMode's (the ``ProfileMode__*`` flags) for
+        those left None."""
+        return SummaryOptions(
+            n_apply=self.n_apply_to_print if n_apply_to_print is None else n_apply_to_print,
+            n_ops=self.n_ops_to_print if n_ops_to_print is None else n_ops_to_print,
         )
 
-    def print_diff_summary(self, other: ProfileMode, n_apply_to_print: int | None = None,
-                           n_ops_to_print: int | None = None, file=None) -> None:  # fmt: skip
+    def print_summary(
+        self,
+        n_apply_to_print: int | None = None,
+        n_ops_to_print: int | None = None,
+        file: TextIO | None = None,
+    ) -> None:
+        """Theano's ProfileMode summary of every function compiled with this mode."""
+        options = self.summary_options(n_apply_to_print, n_ops_to_print)
+        (file or sys.stdout).write(self.stats.output(summary_text, options))
+
+    def print_diff_summary(
+        self,
+        other: ProfileMode,
+        n_apply_to_print: int | None = None,
+        n_ops_to_print: int | None = None,
+        file: TextIO | None = None,
+    ) -> None:
         """Differences between this ProfileMode's functions and ``other``'s."""
-        legacy.print_diff_summary(
-            self.stats,
-            other.stats,
-            self.n_apply_to_print if n_apply_to_print is None else n_apply_to_print,
-            self.n_ops_to_print if n_ops_to_print is None else n_ops_to_print,
-            file=file,
-        )
+        self.stats.refresh()
+        other.stats.refresh()
+        options = self.summary_options(n_apply_to_print, n_ops_to_print)
+        (file or sys.stdout).write(diff_text(self.stats, other.stats, options))
 
 
 class _ProfilingMode(Mode):

@@ -6,36 +6,75 @@ from __future__ import annotations
 import functools
 import os
 import weakref
-from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
-from graphc.profile import (
-    CompilePhases,
-    FunctionProfile,
-    NodeRecord,
-    OptimizerProfile,
-    PassRecord,
-    ProfileStats,
-    RewriteRecord,
-    StorageRecord,
-)
-from graphc.profile.model import TraceRecord
+from graphc.profile.data import model
+from graphc.profile.data.model import FunctionProfile, StorageRecord
+from graphc.profile.data.vmstats import update_from_vm_stats
 from graphc.profile.registry import REGISTRY
-from graphc.profile.vmstats import update_from_vm_stats
+from graphc.profile.stats import ProfileStats
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
     from graphc.compile.mode import Mode
+    from graphc.compile.sharedvalue import SharedVariable
     from graphc.graph.basic import Apply, Op
+    from graphc.linker.base import Linked
 
 _register_at_exit = REGISTRY.register_at_exit
+
+
+class CompiledParts(Protocol):
+    """What the profiler reads of a compiled function: a Function, or the parts of one
+    kept to pull its final counters after it is freed."""
+
+    @property
+    def vm(self) -> Any: ...  # the Cython or the reference VM (make_vm's result)
+
+    @property
+    def maker(self) -> Any: ...  # the FunctionMaker (compile phases, mode, graph)
+
+    @property
+    def linked(self) -> Linked: ...
+
+    @property
+    def n_in(self) -> int: ...
+
+    @property
+    def shared(self) -> Sequence[SharedVariable]: ...
+
+
+class ProfiledFunction(CompiledParts, Protocol):
+    """A compiled function being profiled (``graphc.compile.callable.Function``)."""
+
+    @property
+    def name(self) -> str | None: ...
+
+
+@runtime_checkable
+class LoopRunner(Protocol):
+    """A loop node's thunk (scan's): it runs the compiled step ``inner_function`` and
+    reports each step's time to ``on_step``."""
+
+    inner_function: Any  # the step's Function
+    on_step: Callable[[int], None] | None
+
+
+@dataclass(frozen=True)
+class _FinalParts:
+    """The parts of a freed function its final counters are pulled from."""
+
+    vm: Any
+    maker: Any
+    linked: Linked
+    n_in: int
+    shared: Sequence[SharedVariable]
 
 
 def registered_stats() -> list[ProfileStats]:
@@ -55,7 +94,7 @@ class FunctionProfiler:
 
     def __init__(
         self,
-        fn: Callable[..., Any],
+        fn: ProfiledFunction,
         record: FunctionProfile,
         memory: bool,
         trace_capacity: int,
@@ -173,11 +212,10 @@ class FunctionProfiler:
             fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
                                 trace_capacity=self.trace_capacity)  # fmt: skip
 
-    def keep_final_counters(self, fn: Callable[..., Any]) -> None:
+    def keep_final_counters(self, fn: ProfiledFunction) -> None:
         """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
         compiled inside a script's ``main`` and printed or saved at exit)."""
-        parts = SimpleNamespace(vm=fn.vm, maker=fn.maker, linked=fn.linked, n_in=fn.n_in,
-                                shared=fn.shared)  # fmt: skip
+        parts = _FinalParts(fn.vm, fn.maker, fn.linked, fn.n_in, fn.shared)
         weakref.finalize(fn, self._pull, parts)
 
     def refresh(self) -> None:
@@ -191,14 +229,14 @@ class FunctionProfiler:
             rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
             self._store_first()
 
-    def _pull(self, fn: Callable[..., Any]) -> None:
+    def _pull(self, fn: CompiledParts) -> None:
         rec = self.record
         rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
         st = fn.vm.stats()
         update_from_vm_stats(rec, st)
         self._store_first()
         if self.trace_capacity and "trace" in st:
-            rec.trace = TraceRecord(
+            rec.trace = model.TraceRecord(
                 pid=os.getpid(),
                 capacity=self.trace_capacity,
                 dropped=int(st.get("trace_dropped", 0)),
@@ -266,7 +304,7 @@ def _aliases(node: Apply) -> list[int | None]:
     return res
 
 
-def build_record(fn: Callable[..., Any]) -> FunctionProfile:
+def build_record(fn: ProfiledFunction) -> FunctionProfile:
     maker = fn.maker
     linked = fn.linked
     prog = linked.program
@@ -276,7 +314,7 @@ def build_record(fn: Callable[..., Any]) -> FunctionProfile:
     nodes = []
     for i, (node, impl, spec) in enumerate(zip(linked.schedule, linked.impls, prog.nodes)):
         nodes.append(
-            NodeRecord(
+            model.NodeRecord(
                 position=i,
                 apply_name=str(node),
                 op_name=str(node.op),
@@ -293,7 +331,7 @@ def build_record(fn: Callable[..., Any]) -> FunctionProfile:
         )
     including, excluding, _ = maker.mode.effective_tags()
     phases = linked.phases
-    compile_ = CompilePhases(
+    compile_ = model.CompilePhases(
         total_ns=maker.phases.get("total", 0),
         rewrite_ns=maker.phases.get("rewrite", 0),
         validate_ns=maker.phases.get("validate", 0),
@@ -313,9 +351,11 @@ def build_record(fn: Callable[..., Any]) -> FunctionProfile:
         consts.append(StorageRecord(_const_name(linked, slot), slot, int(arr.nbytes),
                                     str(arr.dtype), tuple(arr.shape)))  # fmt: skip
     rep = maker.rewrite_report
-    opt_prof = OptimizerProfile(
-        passes=[PassRecord(n, int(ns)) for n, ns in getattr(rep, "passes", [])],
-        rewrites=[RewriteRecord(n, t, a, int(ns)) for n, t, a, ns in getattr(rep, "rewrites", [])],
+    opt_prof = model.OptimizerProfile(
+        passes=[model.PassRecord(n, int(ns)) for n, ns in getattr(rep, "passes", [])],
+        rewrites=[
+            model.RewriteRecord(n, t, a, int(ns)) for n, t, a, ns in getattr(rep, "rewrites", [])
+        ],
     )
     return FunctionProfile(
         name=fn.name or "<unnamed>",
@@ -352,7 +392,9 @@ def _has_c(node: Apply) -> bool | None:
     return has_c_code(node)
 
 
-def start_profile(fn: Callable[..., Any], profile) -> tuple[ProfileStats, FunctionProfiler] | None:
+def start_profile(
+    fn: ProfiledFunction, profile: bool | ProfileStats | None
+) -> tuple[ProfileStats, FunctionProfiler] | None:
     """When profiling is asked for ``fn`` (argument, config flag or mode): the ProfileStats
     it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
     registered for memory queries and its final counters are pulled when it is freed."""
@@ -378,15 +420,15 @@ def start_profile(fn: Callable[..., Any], profile) -> tuple[ProfileStats, Functi
 
 
 def _profile_loop_bodies(
-    fn: Callable[..., Any], record: FunctionProfile, profiler: FunctionProfiler
+    fn: ProfiledFunction, record: FunctionProfile, profiler: FunctionProfiler
 ) -> None:
     """Profile the step function of each loop node (scan) of ``fn`` as that node's child:
     the node's thunk reports each step's VM time to the child's profiler."""
     for i, impl in enumerate(fn.linked.impls):
         runner = impl.perform
-        inner = getattr(runner, "inner_function", None)
-        if inner is None:
+        if not isinstance(runner, LoopRunner):
             continue
+        inner = runner.inner_function
         child = build_record(inner)
         child.name = f"{fn.linked.schedule[i].op} step (node {i} of {record.name})"
         sub = FunctionProfiler(inner, child, profiler.memory, profiler.trace_capacity, nested=True)
@@ -398,7 +440,7 @@ def _profile_loop_bodies(
         _profile_loop_bodies(inner, child, sub)
 
 
-def _held_and_peak(fn: Callable[..., Any], profiler: FunctionProfiler) -> tuple[int, int]:
+def _held_and_peak(fn: ProfiledFunction, profiler: FunctionProfiler) -> tuple[int, int]:
     """What ``fn``'s VM holds between calls, and its highest call peak (with memory on)."""
     held = int(fn.vm.held_bytes())
     peak = int(fn.vm.stats().get("peak_bytes", 0)) if profiler.memory else 0

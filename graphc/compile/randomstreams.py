@@ -31,8 +31,11 @@ if TYPE_CHECKING:
 _SEED_RANGE = 2**30
 
 
-class RandomStreams:
-    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states."""
+class RandomStreamsBase:
+    """What every stream class shares: the seed, the shared states it made and ``gen``,
+    which makes one sample. The subclasses spell the distributions as Theano's
+    ``RandomStreams``, Theano's ``MRG_RandomStreams`` and PyTensor's ``RandomStream`` do
+    (their signatures differ, so none is a subclass of another)."""
 
     def __init__(self, seed: int | None = None):
         self.default_instance_seed = seed
@@ -48,6 +51,61 @@ class RandomStreams:
         seedgen = np.random.RandomState(self.default_instance_seed if seed is None else seed)
         for state, _ in self.state_updates:
             state.set_value(state_from_seed(seedgen.randint(_SEED_RANGE)), borrow=True)
+
+    # ------------------------------------------------------------------ building
+    def new_state(self) -> SharedVariable:
+        """A shared generator state seeded from this stream's seed generator."""
+        seed = int(self.gen_seedgen.randint(_SEED_RANGE))
+        return shared(state_from_seed(seed), shape=(STATE_SIZE,), borrow=True)
+
+    def gen(self, dist: str, size: TensorLike | None, params: list, dtype: DTypeLike,
+            ndim: int | None, extra_axes: int = 0,
+            ndim_from_params: bool = True) -> Variable:  # fmt: skip
+        """A sample of ``dist`` from a new shared state whose default update advances it."""
+        params = [as_tensor_variable(p) for p in params]
+        size_var = size_vector(size, f"RandomStreams.{dist}")
+        n_size = size_length(size_var)
+        if n_size is None:  # a size vector whose length is only known at run time
+            if ndim is None:
+                raise ValueError(
+                    f"RandomStreams.{dist}: the length of size {size} is not known; pass ndim"
+                )
+            want = ndim
+        elif n_size:
+            want = n_size + extra_axes
+        elif ndim_from_params:
+            want = max((p.ndim for p in params), default=0)
+        else:
+            want = extra_axes
+        if ndim is not None and ndim != want:
+            raise ValueError(
+                f"RandomStreams.{dist}: ndim={ndim} does not match size {size} and the "
+                f"parameters, which give {want} dimensions"
+            )
+        state = self.new_state()
+        name = "floatX" if isinstance(dtype, str) and dtype == "floatX" else str(np.dtype(dtype))
+        new_state, sample = RandomVariable(dist, name, want)(state, size_var, *params)
+        state.default_update = new_state
+        self.state_updates.append((state, new_state))
+        return sample
+
+    def _choice(self, size: TensorLike | None, a: TensorLike, replace: bool,
+                p: TensorLike | None, ndim: int | None, dtype: DTypeLike) -> Variable:  # fmt: skip
+        """Elements of ``a`` (or of ``range(a)``) drawn with probabilities ``p``."""
+        p = np.zeros(0) if p is None else p
+        dist = "choice" if replace else "choice_no_replace"
+        return self.gen(dist, size, [a, p], dtype, ndim, ndim_from_params=False)
+
+    def _permutation(
+        self, size: TensorLike | None, n: TensorLike, ndim: int | None, dtype: DTypeLike
+    ) -> Variable:
+        """Permutations of ``range(n)``; shape ``size + (n,)``."""
+        return self.gen("permutation", size, [n], dtype, ndim, extra_axes=1,
+                        ndim_from_params=False)  # fmt: skip
+
+
+class RandomStreams(RandomStreamsBase):
+    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states."""
 
     # ------------------------------------------------------------------ the distributions
     def uniform(
@@ -115,9 +173,7 @@ class RandomStreams:
         dtype: DTypeLike = "int64",
     ):
         """Elements of ``a`` (or of ``range(a)``) drawn with probabilities ``p``."""
-        p = np.zeros(0) if p is None else p
-        dist = "choice" if replace else "choice_no_replace"
-        return self.gen(dist, size, [a, p], dtype, ndim, ndim_from_params=False)
+        return self._choice(size, a, replace, p, ndim, dtype)
 
     def permutation(
         self,
@@ -127,46 +183,10 @@ class RandomStreams:
         dtype: DTypeLike = "int64",
     ):
         """Permutations of ``range(n)``; shape ``size + (n,)``."""
-        return self.gen("permutation", size, [n], dtype, ndim, extra_axes=1,
-                        ndim_from_params=False)  # fmt: skip
-
-    # ------------------------------------------------------------------ building
-    def new_state(self) -> SharedVariable:
-        """A shared generator state seeded from this stream's seed generator."""
-        seed = int(self.gen_seedgen.randint(_SEED_RANGE))
-        return shared(state_from_seed(seed), shape=(STATE_SIZE,), borrow=True)
-
-    def gen(self, dist: str, size: TensorLike, params: list, dtype: str, ndim: int | None,
-            extra_axes: int = 0, ndim_from_params: bool = True) -> Variable:  # fmt: skip
-        """A sample of ``dist`` from a new shared state whose default update advances it."""
-        params = [as_tensor_variable(p) for p in params]
-        size_var = size_vector(size, f"RandomStreams.{dist}")
-        n_size = size_length(size_var)
-        if n_size is None:  # a size vector whose length is only known at run time
-            if ndim is None:
-                raise ValueError(
-                    f"RandomStreams.{dist}: the length of size {size} is not known; pass ndim"
-                )
-            want = ndim
-        elif n_size:
-            want = n_size + extra_axes
-        elif ndim_from_params:
-            want = max((p.ndim for p in params), default=0)
-        else:
-            want = extra_axes
-        if ndim is not None and ndim != want:
-            raise ValueError(
-                f"RandomStreams.{dist}: ndim={ndim} does not match size {size} and the "
-                f"parameters, which give {want} dimensions"
-            )
-        state = self.new_state()
-        new_state, sample = RandomVariable(dist, dtype, want)(state, size_var, *params)
-        state.default_update = new_state
-        self.state_updates.append((state, new_state))
-        return sample
+        return self._permutation(size, n, ndim, dtype)
 
 
-class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
+class MRG_RandomStreams(RandomStreamsBase):  # noqa: N801 - Theano's name
     """Theano's ``MRG_RandomStreams`` signatures over the same generator as ``RandomStreams``
     (samples differ from Theano's MRG31k3p values; their distributions are the same)."""
 
@@ -182,7 +202,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
         dtype: DTypeLike | None = None,
         nstreams: int | None = None,
     ):
-        return super().uniform(size, low, high, ndim, dtype)
+        return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
 
     def normal(
         self,
@@ -206,7 +226,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
         dtype: DTypeLike = "int64",
         nstreams: int | None = None,
     ):
-        return super().binomial(size, n, p, ndim, dtype)
+        return self.gen("binomial", size, [n, p], dtype, ndim)
 
     def multinomial(
         self,
@@ -243,7 +263,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
                         ndim_from_params=False, extra_axes=2)  # fmt: skip
 
 
-class RandomStream(RandomStreams):
+class RandomStream(RandomStreamsBase):
     """PyTensor's ``RandomStream``: numpy-style signatures, parameters first and ``size``
     by keyword (``srng.normal(0, 1, size=(3,))``)."""
 
@@ -306,9 +326,8 @@ class RandomStream(RandomStreams):
         p: TensorLike | None = None,
         dtype: DTypeLike = "int64",
     ):
-        return RandomStreams.choice(self, () if size is None else size, a, replace, p,
-                                    dtype=dtype)  # fmt: skip
+        return self._choice(() if size is None else size, a, replace, p, None, dtype)
 
     def permutation(self, x: TensorLike, dtype: DTypeLike = "int64"):
         """A permutation of ``range(x)`` for an integer ``x``."""
-        return RandomStreams.permutation(self, (), x, dtype=dtype)
+        return self._permutation((), x, None, dtype)

@@ -37,19 +37,24 @@ CHEAP = ("canonicalize", "fast_run", "fast_compile")
 FULL = ("canonicalize", "fast_run")
 
 _ADD, _MUL = type(ps.add), type(ps.mul)
+MAX_FLAT_INPUTS = 32
 
 
 @register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
 def flatten_add_mul(fgraph: FunctionGraph, node):
     # add(add(a, b), c) -> add(a, b, c)   (likewise mul; inner node of the same dtype, one client)
+    # At most MAX_FLAT_INPUTS inputs: flattening a chain of thousands into one node would
+    # rebuild ever larger nodes (quadratic compile time) for no gain in the fused loop.
     name = scalar_name(node)
     dtype = node.outputs[0].type.dtype
     new_inputs, changed = [], False
+    room = MAX_FLAT_INPUTS - len(node.inputs)
     for i in node.inputs:
         inner = owner_is(i, name)
         if (inner is not None and i.type.dtype == dtype and len(fgraph.clients[i]) == 1
-                and not inner.op.inplace_pattern):  # fmt: skip
+                and not inner.op.inplace_pattern and len(inner.inputs) - 1 <= room):  # fmt: skip
             new_inputs.extend(inner.inputs)
+            room -= len(inner.inputs) - 1
             changed = True
         else:
             new_inputs.append(i)

@@ -6,7 +6,9 @@ from then on). The handler rejects, in ``validate``, any graph where
 
 - a root is destroyed by more than one node,
 - the destroyed root is a graph input (explicit, protected or a shared variable, updated or
-  not: a failing call must leave every shared value as it was) or a constant,
+  not: a failing call must leave every shared value as it was) or a constant; only the
+  explicit inputs given as ``In(x, mutable=True)`` (the handler's ``mutable``) may be
+  destroyed,
 - the root or a view of it is a graph output (the caller would see the clobbered value),
 - some other reader of the root or of a view of it cannot run before the destroyer (it
   depends on the destroyer's result: the orderings would form a cycle).
@@ -23,16 +25,19 @@ from graphc.graph.basic import Constant, io_toposort
 from graphc.graph.fg import OUTPUT, Feature, InconsistencyError
 
 if TYPE_CHECKING:
-    from graphc.graph.basic import Apply
+    from collections.abc import Iterable
+
+    from graphc.graph.basic import Apply, Variable
     from graphc.graph.fg import FunctionGraph
 
 
 class DestroyHandler(Feature):
     """Tracks destroyers; vetoes unsafe changes; orders destroyers after other readers."""
 
-    def __init__(self):
+    def __init__(self, mutable: Iterable[Variable] = ()) -> None:
         self.destroyers: set = set()
         self.validate_ns = 0
+        self.mutable = frozenset(mutable)  # graph inputs the function may overwrite
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
         if any(isinstance(f, DestroyHandler) for f in fgraph.features if f is not self):
@@ -75,7 +80,7 @@ class DestroyHandler(Feature):
 
     def _analyse(self, fgraph: FunctionGraph) -> dict:
         """{destroyer: [readers that must run before it]}; raises InconsistencyError."""
-        protected = set(fgraph.inputs)
+        protected = set(fgraph.inputs) - self.mutable
         destroyed_roots: dict = {}
         order: dict = {}
         for node in list(self.destroyers):
@@ -83,7 +88,8 @@ class DestroyHandler(Feature):
                 for i in ins:
                     var = node.inputs[i]
                     root = self.root(var)
-                    if isinstance(root, Constant) or root in protected or root.owner is None:
+                    free = root.owner is None and root not in self.mutable
+                    if isinstance(root, Constant) or root in protected or free:
                         raise InconsistencyError(
                             f"{node} would destroy {root}, a graph input or constant"
                         )

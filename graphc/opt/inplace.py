@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphc.graph.basic import Constant
+from graphc.opt.destroy import get_destroy_handler
 from graphc.opt.engine import define_pass, register
 from graphc.opt.utils import size_key as _size_key
 from graphc.tensor.elemwise import Elemwise
@@ -29,11 +30,12 @@ define_pass("inplace", "once")
 TAGS = ("inplace", "fast_run")
 
 
-def _candidate(var, out) -> bool:
-    """``var`` could hold ``out``: an intermediate of the same dtype and broadcast pattern."""
+def _candidate(var, out, mutable: frozenset = frozenset()) -> bool:
+    """``var`` could hold ``out``: an intermediate (or an input the function may overwrite,
+    ``In(x, mutable=True)``) of the same dtype and broadcast pattern."""
     return (
         not isinstance(var, Constant)
-        and var.owner is not None
+        and (var.owner is not None or var in mutable)
         and getattr(var.type, "dtype", None) == out.type.dtype
         and var.type.broadcastable == out.type.broadcastable
     )
@@ -61,6 +63,7 @@ def _try(fgraph: FunctionGraph, ctx, node: Apply, new_node) -> bool:
 def elemwise_inplace(fgraph: FunctionGraph, ctx):
     # Elemwise{op}(a, b) -> Elemwise{op, {0: k}}(a, b) for the first input k it may destroy
     memo: dict = {}
+    mutable = get_destroy_handler(fgraph).mutable
     for node in fgraph.toposort():
         if node not in fgraph.apply_nodes or not isinstance(node.op, Elemwise):
             continue
@@ -72,7 +75,7 @@ def elemwise_inplace(fgraph: FunctionGraph, ctx):
         # (output 0 of a multi-output loop can only take the buffer of an input it reads:
         # its shape is that of the inputs it reads)
         reads = node.op.output_inputs(node, 0)
-        cands = [k for k in reads if _candidate(node.inputs[k], out)]
+        cands = [k for k in reads if _candidate(node.inputs[k], out, mutable)]
         cands.sort(key=lambda k: not _same_size_as_output(node, k, memo))
         for k in cands:
             try:
@@ -98,13 +101,14 @@ def _inplace_variant(op: Op):
 @register("inplace", *TAGS, is_global=True)
 def destructive_inplace(fgraph: FunctionGraph, ctx):
     # Gemm(z, a, x, y, b) -> Gemm{inplace};  Gemv likewise;  IncSubtensor{Inc} -> {InplaceInc}
+    mutable = get_destroy_handler(fgraph).mutable
     for node in fgraph.toposort():
         if node not in fgraph.apply_nodes or isinstance(node.op, Elemwise):
             continue
         op = _inplace_variant(node.op)
         if op is None or op.destroy_map != {0: [0]}:
             continue
-        if not _candidate(node.inputs[0], node.outputs[0]):
+        if not _candidate(node.inputs[0], node.outputs[0], mutable):
             continue
         try:
             new = op.make_node(*node.inputs)

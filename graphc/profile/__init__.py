@@ -1,8 +1,18 @@
-"""Profiles of compiled functions: plain data, pure summaries and renderers."""
+"""Profiles of compiled functions, in three layers that import downwards only:
+
+- ``graphc.profile.data``: the plain records (``model``), their container ``ProfileData``,
+  adding, steady state, JSON, and ``SummaryOptions``; it imports no summary or renderer.
+- ``graphc.profile.summaries``: pure numbers computed from the data (tables, memory, loops,
+  diffs, tips, comparisons).
+- ``graphc.profile.render``: text and file formats (text summary, legacy ProfileMode text,
+  Chrome trace, speedscope, Graphviz), each taking the data (and SummaryOptions).
+
+On top: ``ProfileStats`` (the data with Theano's printing methods), the at-exit registry,
+``benchmark`` and the ``graphc-prof`` command line.
+"""
 
 from graphc.profile.bench import benchmark
-from graphc.profile.exit import print_at_exit
-from graphc.profile.model import (
+from graphc.profile.data.model import (
     CompilePhases,
     FunctionProfile,
     NodeRecord,
@@ -13,7 +23,11 @@ from graphc.profile.model import (
     TraceRecord,
     ValueInfo,
 )
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData
+from graphc.profile.exit import print_at_exit
 from graphc.profile.registry import REGISTRY
+from graphc.profile.render import legacy, trace  # graphc.profile.legacy.print_summary, ...
 from graphc.profile.stats import ProfileStats, load
 
 __all__ = [
@@ -23,14 +37,18 @@ __all__ = [
     "NodeRecord",
     "OptimizerProfile",
     "PassRecord",
+    "ProfileData",
     "ProfileStats",
     "RewriteRecord",
     "StorageRecord",
+    "SummaryOptions",
     "TraceRecord",
     "ValueInfo",
     "benchmark",
+    "legacy",
     "load",
     "print_at_exit",
+    "trace",
 ]
 
 

@@ -15,9 +15,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
-from graphc.profile.model import FunctionProfile
-from graphc.profile.serialize import loads
+from graphc.profile.data.model import FunctionProfile
+from graphc.profile.data.serialize import loads
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def run_once(side: Side, out: Path, timeout: float = 600) -> list[FunctionProfil
 
 def run_ab(
     base: Side, new: Side, processes: int = 5, workdir: str | Path | None = None,
-    log=None,
+    log: TextIO | None = None,
 ) -> tuple[list[list[FunctionProfile]], list[list[FunctionProfile]]]:  # fmt: skip
     """``processes`` fresh runs of each side, alternating; the profiles of each side."""
     if processes < 1:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphc.profile.diff import _pair_functions, match_nodes
-from graphc.profile.fmt import duration
-from graphc.profile.merge import merge_all
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.merge import merge_all
+from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.render.fmt import duration
 from graphc.profile.stats import ProfileStats
+from graphc.profile.summaries.diff import function_name, match_nodes, pair_functions, shown_node
 
 #: Calls per chunk: the VM keeps the last 32 durations of each node, so the samples are
 #: collected (and the VM's counters reset) every ``_CHUNK`` calls.
@@ -215,19 +215,18 @@ def compare(
     a = _fps(base)
     b = _fps(new)
     out: list[Verdict] = []
-    pairs = _pair_functions(a, b)
+    pairs = pair_functions(a, b)
     multi = len(pairs) > 1
     for fa, fb in pairs:
-        name = (fa or fb).name  # type: ignore[union-attr]
+        name = function_name((fa, fb))
         out.append(judge("function", name, _fn_measure(fa), _fn_measure(fb), ratio, min_delta_ns))
     ops_a, ops_b = _op_measures(a), _op_measures(b)
     for op in sorted(set(ops_a) | set(ops_b)):
         out.append(judge("op", op, ops_a.get(op), ops_b.get(op), ratio, min_delta_ns))
     for fa, fb in pairs:
         for x, y in match_nodes(fa.nodes if fa else [], fb.nodes if fb else []):
-            shown = x if x is not None else y
-            fn = fa if x is not None else fb
-            label = f"{fn.name}: {shown.apply_name}" if multi else shown.apply_name  # type: ignore
+            fn, shown = shown_node(fa, x, fb, y)
+            label = f"{fn.name}: {shown.apply_name}" if multi else shown.apply_name
             mx = node_measure(x) if x is not None else None
             my = node_measure(y) if y is not None else None
             out.append(judge("apply", label, mx, my, ratio, min_delta_ns))

@@ -28,14 +28,24 @@ Options of ``run`` (before the script or after its arguments; ``--`` ends them):
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
+import shlex
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from graphc.flags import config as cfg
+from graphc.profile.ab import Side, python_side, run_ab
+from graphc.profile.data.model import FunctionProfile
+from graphc.profile.registry import REGISTRY
+from graphc.profile.render.compare import render
+from graphc.profile.render.graphviz import write_dot, write_graph
+from graphc.profile.render.speedscope import speedscope
 from graphc.profile.stats import ProfileStats, load
+from graphc.profile.summaries.compare import Options, compare_runs
 
 _RUN_OPTIONS = {
     "--json": True,
@@ -69,9 +79,10 @@ def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[st
             key, eq, val = a.partition("=")
             if _RUN_OPTIONS[key]:
                 if not eq:
-                    val = next(it, None)
-                    if val is None:
+                    following = next(it, None)
+                    if following is None:
                         raise UsageError(f"run: {key} needs a value")
+                    val = following
                 opts[key] = val
             else:
                 opts[key] = True
@@ -84,8 +95,6 @@ def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[st
 
 def collect() -> ProfileStats:
     """All profiles registered at exit in this process, merged into one ProfileStats."""
-    from graphc.profile.registry import REGISTRY
-
     stats = REGISTRY.registered()
     return ProfileStats.merge(stats) if stats else ProfileStats()
 
@@ -94,8 +103,6 @@ def cmd_run(argv: Sequence[str]) -> int:
     opts, rest = _split_run_args(argv)
     if not Path(rest[0]).is_file():
         raise UsageError(f"run: no such script: {rest[0]}")
-    from graphc.flags import config as cfg
-
     cfg.profile = True
     if opts.get("--memory"):
         cfg.profile_memory = True
@@ -143,18 +150,10 @@ def _write_outputs(stats: ProfileStats, opts: dict[str, str | bool]) -> None:
         extra = f" ({dropped} events dropped: raise --trace-capacity)" if dropped else ""
         print(f"graphc-prof: wrote {opts['--trace']}{extra}", file=sys.stderr)
     if opts.get("--speedscope"):
-        import json
-
-        from graphc.profile.trace import speedscope
-
         Path(str(opts["--speedscope"])).write_text(json.dumps(speedscope(stats)))
     if opts.get("--dot"):
-        from graphc.profile.graphviz import write_dot
-
         write_dot(stats, str(opts["--dot"]))
     if opts.get("--svg"):
-        from graphc.profile.graphviz import write_graph
-
         write_graph(stats, str(opts["--svg"]))
         print(f"graphc-prof: wrote {opts['--svg']}", file=sys.stderr)
 
@@ -196,12 +195,12 @@ def _renames(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _gate(args: argparse.Namespace, base: list, new: list) -> int:
+def _gate(
+    args: argparse.Namespace,
+    base: Sequence[Sequence[FunctionProfile]],
+    new: Sequence[Sequence[FunctionProfile]],
+) -> int:
     """Compare runs of two versions, print the table, write JSON; the exit code."""
-    import json
-
-    from graphc.profile.compare import Options, compare_runs, render
-
     opts = Options(
         threshold=args.fail_above if args.fail_above is not None else 1.2,
         confidence=args.confidence,
@@ -217,12 +216,8 @@ def _gate(args: argparse.Namespace, base: list, new: list) -> int:
 
 
 def cmd_ab(args: argparse.Namespace) -> int:
-    from graphc.profile.ab import Side, python_side, run_ab
-
     def side(name: str, cmd: str | None, tree: str | None, python: str) -> Side:
         if cmd:
-            import shlex
-
             return Side(name, tuple(shlex.split(cmd)))
         if not args.script:
             raise SystemExit(f"graphc-prof ab: give the script, or --{name}-cmd")
@@ -326,8 +321,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         _load(args.profile).to_chrome_trace(args.out)
         return 0
     if args.cmd == "graph":
-        from graphc.profile.graphviz import write_graph
-
         write_graph(_load(args.profile), args.out)
         return 0
     return 2  # pragma: no cover

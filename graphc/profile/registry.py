@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from graphc.flags import config
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.exit import print_at_exit
 from graphc.profile.stats import ProfileStats
 
 MemoryProbe = Callable[[Any], tuple[int, int]]  # function -> (held bytes, peak bytes)
@@ -39,18 +41,11 @@ class ProfileRegistry:
         return list(self._at_exit)
 
     def print_all(self) -> None:
-        """Print every registered profile to ``config.profiling__destination``."""
-        from graphc.profile.exit import print_at_exit
-
+        """Print every registered profile to ``config.profiling__destination``, laid out
+        by the flags (``SummaryOptions.at_exit``)."""
         if self._at_exit:
             print_at_exit(
-                list(self._at_exit),
-                config.profiling__destination,
-                n_apply_to_print=config.profiling__n_apply,
-                n_ops_to_print=config.profiling__n_ops,
-                min_memory_size=config.profiling__min_memory_size,
-                memory=config.profile_memory or None,
-                optimizer=config.profile_optimizer or None,
+                list(self._at_exit), config.profiling__destination, SummaryOptions.at_exit()
             )
 
     def track(self, fn: Any, probe: MemoryProbe) -> None:

@@ -37,8 +37,9 @@ def ctype(dtype: str) -> str:
     return C_TYPES[dtype]
 
 
+@functools.lru_cache(maxsize=4096)
 def upcast(*dtypes: str) -> str:
-    """numpy 2 result dtype of mixing ``dtypes``."""
+    """numpy 2 result dtype of mixing ``dtypes`` (cached: graph building calls it per node)."""
     return str(np.result_type(*[np.dtype(d) for d in dtypes]))
 
 

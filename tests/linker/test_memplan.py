@@ -142,8 +142,8 @@ def test_no_plan_without_gc():
 
 
 def test_profile_reports_the_plan():
-    from graphc.profile.serialize import dumps, loads
-    from graphc.profile.text import plan_lines
+    from graphc.profile.data.serialize import dumps, loads
+    from graphc.profile.render.text import plan_lines
 
     x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
     with graphc.config.change_flags(profile_memory=True):

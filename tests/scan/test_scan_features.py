@@ -215,7 +215,7 @@ def test_nested_profile_adds_up_against_a_stopwatch():
 
 
 def test_loop_rows_add_up_to_the_loop_node():
-    from graphc.profile.loops import loop_summaries
+    from graphc.profile.summaries.loops import loop_summaries
 
     f = _rnn(True)
     rng = np.random.default_rng(1)
@@ -234,7 +234,7 @@ def test_chrome_trace_nests_each_step_inside_the_loop_node():
     rng = np.random.default_rng(2)
     for _ in range(2):
         f(rng.normal(size=(5, 8)), rng.normal(size=(8, 8)), rng.normal(size=8))
-    from graphc.profile.trace import chrome_trace
+    from graphc.profile.render.trace import chrome_trace
 
     doc = chrome_trace(f.profile)
     slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]

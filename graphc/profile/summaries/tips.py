@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from graphc.profile.fmt import pct
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.summaries.tables import pct
 
 Rule = Callable[[Sequence[FunctionProfile]], list[str]]
 
@@ -93,8 +93,9 @@ FIRST_CALL_RATIO = 20.0
 
 
 def first_call_tip(fps: Sequence[FunctionProfile]) -> list[str]:
-    """Nodes whose first call dwarfs their usual one (a cost steady-state calls never pay)."""
-    out = []
+    """Nodes whose first call dwarfs their usual one (a cost steady-state calls never pay):
+    one tip naming the largest, and how many others there are."""
+    found = []  # (first call ns, ratio, function, node)
     for f in fps:
         for n in f.nodes:
             if n.first_calls != 1 or n.first_ns < 1_000_000:
@@ -104,14 +105,18 @@ def first_call_tip(fps: Sequence[FunctionProfile]) -> list[str]:
                 rest.remove(n.first_ns)
             if not rest:
                 continue
-            median = rest[len(rest) // 2]
-            if n.first_ns > FIRST_CALL_RATIO * max(median, 1):
-                out.append(
-                    f"{f.name}: the first call of {n.apply_name} took {n.first_ns / 1e6:.1f} ms, "
-                    f"{n.first_ns / max(median, 1):.0f}x its median; the tables leave it out "
-                    "(one-off costs: fresh buffers, BLAS threads, lazy imports)"
-                )
-    return out
+            median = max(rest[len(rest) // 2], 1)
+            if n.first_ns > FIRST_CALL_RATIO * median:
+                found.append((n.first_ns, n.first_ns / median, f.name, n.apply_name))
+    if not found:
+        return []
+    ns, ratio, fname, apply_name = max(found)
+    others = f" (and {len(found) - 1} more such nodes)" if len(found) > 1 else ""
+    return [
+        f"{fname}: the first call of {apply_name} took {ns / 1e6:.1f} ms, {ratio:.0f}x its "
+        f"median{others}; the tables leave first calls out (one-off costs: fresh buffers, "
+        "BLAS threads, lazy imports)"
+    ]
 
 
 #: A BLAS node whose slow calls (90th percentile) take this many times its fast ones (10th).
@@ -124,8 +129,9 @@ _BLAS_MODULES = ("graphc.tensor.blas.", "graphc.tensor.conv.")
 
 def blas_spread_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     """BLAS nodes whose time varies more than 3x between calls: their threads most likely
-    wait for cores other threads hold (another BLAS pool, another process)."""
-    out = []
+    wait for cores other threads hold (another BLAS pool, another process). One tip naming
+    the widest spread, and how many others there are."""
+    found = []  # (spread, fastest, slowest, samples, function, node)
     for f in fps:
         for n in f.nodes:
             if not n.op_class.startswith(_BLAS_MODULES):
@@ -135,14 +141,17 @@ def blas_spread_tip(fps: Sequence[FunctionProfile]) -> list[str]:
                 continue
             lo, hi = ts[len(ts) // 10], ts[(len(ts) * 9) // 10]
             if hi > BLAS_SPREAD_RATIO * lo:
-                out.append(
-                    f"{f.name}: {n.apply_name} took {lo / 1e6:.2f}-{hi / 1e6:.2f} ms "
-                    f"(10th-90th percentile, {hi / lo:.1f}x) over its last {len(ts)} calls; "
-                    "BLAS threads may be competing for the cores (numpy's and scipy's pools, "
-                    "or other processes): try the flag blas_threads=1 (needs threadpoolctl) "
-                    "or OPENBLAS_NUM_THREADS=1"
-                )
-    return out
+                found.append((hi / lo, lo, hi, len(ts), f.name, n.apply_name))
+    if not found:
+        return []
+    spread, lo, hi, count, fname, apply_name = max(found)
+    others = f" (and {len(found) - 1} more BLAS nodes)" if len(found) > 1 else ""
+    return [
+        f"{fname}: {apply_name} took {lo / 1e6:.2f}-{hi / 1e6:.2f} ms (10th-90th percentile, "
+        f"{spread:.1f}x) over its last {count} calls{others}; BLAS threads may be competing "
+        "for the cores (numpy's and scipy's pools, or other processes): try the flag "
+        "blas_threads=1 (needs threadpoolctl) or OPENBLAS_NUM_THREADS=1"
+    ]
 
 
 RULES: tuple[Rule, ...] = (

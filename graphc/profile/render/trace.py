@@ -17,21 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphc.profile.model import FunctionProfile, NodeRecord, ValueInfo
-
-
-def _functions(stats: Any) -> list[FunctionProfile]:
-    """Function profiles from a ProfileStats, a FunctionProfile or an iterable of them."""
-    if isinstance(stats, FunctionProfile):
-        return [stats]
-    if hasattr(stats, "functions"):
-        if hasattr(stats, "refresh"):
-            stats.refresh()
-        return list(stats.functions)
-    out: list[FunctionProfile] = []
-    for s in stats:
-        out += _functions(s)
-    return out
+from graphc.profile.data.model import FunctionProfile, NodeRecord, ValueInfo
+from graphc.profile.data.profiles import function_profiles
 
 
 def _value(v: ValueInfo) -> str:
@@ -116,7 +103,7 @@ def chrome_trace(stats: Any) -> dict[str, Any]:
     ``stats`` is a ProfileStats, a FunctionProfile, or an iterable of them (e.g. the profiles
     sent back by several worker processes: each keeps its own ``pid``).
     """
-    fps = _functions(stats)
+    fps = function_profiles(stats)
     starts = []
     for fp in fps:
         tr = fp.trace
@@ -132,7 +119,7 @@ def chrome_trace(stats: Any) -> dict[str, Any]:
 
     events: list[dict[str, Any]] = []
     tids: dict[int, int] = {}
-    info = []
+    info: list[dict[str, Any]] = []
     for fp in fps:
         tr = fp.trace
         if tr is None:
@@ -174,7 +161,7 @@ def write_chrome_trace(stats: Any, path: str | Path) -> dict[str, Any]:
 
     Raises ValueError, writing nothing, when no function recorded a trace: an empty trace
     file would look like a program that did no work."""
-    if not any(fp.trace is not None and fp.trace.events for fp in _functions(stats)):
+    if not any(fp.trace is not None and fp.trace.events for fp in function_profiles(stats)):
         raise ValueError(
             "no node events were recorded: set graphc.config.profile_trace = True (or "
             "GRAPHC_FLAGS=profile_trace=True) before compiling the functions to trace"
@@ -182,40 +169,6 @@ def write_chrome_trace(stats: Any, path: str | Path) -> dict[str, Any]:
     doc = chrome_trace(stats)
     Path(path).write_text(json.dumps(doc), encoding="utf-8")
     return doc
-
-
-def speedscope(stats: Any) -> dict[str, Any]:
-    """A speedscope (https://www.speedscope.app) evented profile per traced function."""
-    fps = [fp for fp in _functions(stats) if fp.trace is not None]
-    frames: list[dict[str, str]] = []
-    index: dict[str, int] = {}
-
-    def frame(name: str) -> int:
-        if name not in index:
-            index[name] = len(frames)
-            frames.append({"name": name})
-        return index[name]
-
-    profiles = []
-    for fp in fps:
-        rows = sorted(fp.trace.events, key=lambda r: (r[2], r[1])) if fp.trace else []
-        by_pos = {n.position: n.apply_name for n in fp.nodes}
-        evs: list[dict[str, Any]] = []
-        end = 0
-        for _, pos, start, dur in rows:
-            f = frame(by_pos.get(pos, f"node {pos}"))
-            evs.append({"type": "O", "frame": f, "at": start})
-            evs.append({"type": "C", "frame": f, "at": start + max(dur, 0)})
-            end = start + max(dur, 0)
-        profiles.append({"type": "evented", "name": fp.name, "unit": "nanoseconds",
-                         "startValue": rows[0][2] if rows else 0, "endValue": end,
-                         "events": evs})  # fmt: skip
-    return {
-        "$schema": "https://www.speedscope.app/file-format-schema.json",
-        "shared": {"frames": frames},
-        "profiles": profiles,
-        "exporter": "graphc",
-    }
 
 
 def check_nesting(doc: dict[str, Any], tol_us: float = 1e-3) -> list[str]:

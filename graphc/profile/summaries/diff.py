@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord
 
 
 @dataclass(frozen=True)
@@ -88,11 +88,17 @@ def match_nodes(
     return pairs
 
 
-def _pair_functions(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile]):
-    """Functions with the same name pair up; the others pair in order."""
+FunctionPair = tuple[FunctionProfile | None, FunctionProfile | None]
+
+
+def pair_functions(
+    a: Sequence[FunctionProfile], b: Sequence[FunctionProfile]
+) -> list[FunctionPair]:
+    """Functions with the same name pair up; the others pair in order. Every pair has a
+    function on at least one side."""
     by_name = {f.name: f for f in b}
     used: set[int] = set()
-    pairs = []
+    pairs: list[FunctionPair] = []
     rest_a = []
     for f in a:
         g = by_name.get(f.name)
@@ -108,16 +114,39 @@ def _pair_functions(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile]):
     return pairs
 
 
+def function_name(pair: FunctionPair) -> str:
+    """The name a pair of functions is shown by: a's, else b's."""
+    fa, fb = pair
+    shown = fa if fa is not None else fb
+    if shown is None:
+        raise ValueError("a pair of functions needs a function on one side")
+    return shown.name
+
+
+def shown_node(
+    fa: FunctionProfile | None,
+    x: NodeRecord | None,
+    fb: FunctionProfile | None,
+    y: NodeRecord | None,
+) -> tuple[FunctionProfile, NodeRecord]:
+    """The side a pair of matched nodes (``x`` of ``fa``, ``y`` of ``fb``) is shown by: a's
+    when it has the node, else b's."""
+    if x is not None and fa is not None:
+        return fa, x
+    if y is not None and fb is not None:
+        return fb, y
+    raise ValueError("a pair of matched nodes needs a node on one side")
+
+
 def apply_diff(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], n: int = 15):
     """Time per matched Apply node in a and b."""
     rows: list[DiffRow] = []
     multi = max(len(a), len(b)) > 1
-    for fa, fb in _pair_functions(a, b):
+    for fa, fb in pair_functions(a, b):
         nodes_a = fa.nodes if fa else []
         nodes_b = fb.nodes if fb else []
         for x, y in match_nodes(nodes_a, nodes_b):
-            shown = x if x is not None else y
-            fn = fa if x is not None else fb
+            fn, shown = shown_node(fa, x, fb, y)
             label = f"{fn.name}: {shown.apply_name}" if multi else shown.apply_name
             rows.append(
                 DiffRow(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graphc.profile.memplan import MemoryPlanRecord
+from graphc.profile.data.memplan import MemoryPlanRecord
 
 #: How many recent per-call samples a merged node keeps for its median.
 SAMPLE_CAP = 1024

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphc.profile.fmt import pct
-from graphc.profile.memory_order import OrderPeak, minimum_peak, peak_in_schedule
-from graphc.profile.memplan import MemoryPlanRecord
-from graphc.profile.model import FunctionProfile, NodeRecord, StorageRecord
+from graphc.profile.data.memplan import MemoryPlanRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord, StorageRecord
+from graphc.profile.summaries.memory_order import OrderPeak, minimum_peak, peak_in_schedule
+from graphc.profile.summaries.tables import pct
 
 
 @dataclass(frozen=True)

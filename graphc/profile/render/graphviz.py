@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
-from graphc.profile.fmt import duration, short_origin
-from graphc.profile.fmt import nbytes as _fmt_bytes
-from graphc.profile.model import FunctionProfile
-from graphc.profile.steady import has_first_call, steady_state
+from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.data.profiles import function_profiles
+from graphc.profile.data.steady import has_first_call, steady_state
+from graphc.profile.render.fmt import duration, short_origin
+from graphc.profile.render.fmt import nbytes as _fmt_bytes
 
 DESTROY_STYLE = 'color="#c00000", style=bold, penwidth=2.0, label="destroy"'
 VIEW_STYLE = 'color="#1f5fbf", style=dashed, label="view"'
@@ -42,7 +43,7 @@ def heat_color(t: float) -> str:
     return f"#ff{gb:02x}{gb:02x}"
 
 
-def _tooltip(n) -> str:
+def _tooltip(n: NodeRecord) -> str:
     """The full Apply name and the source lines that built the node."""
     lines = [n.apply_name] + [f"from {short_origin(o)}" for o in n.origins]
     return "\n".join(lines)
@@ -105,12 +106,7 @@ def to_dot(stats: Any, all_calls: bool | None = None) -> str:
     ``profiling__all_calls`` flag)."""
     if all_calls is None:
         all_calls = config.profiling__all_calls
-    if isinstance(stats, FunctionProfile):
-        fps = [stats]
-    else:
-        if hasattr(stats, "refresh"):
-            stats.refresh()
-        fps = list(stats.functions)
+    fps = function_profiles(stats)
     lines = [
         "digraph graphc_profile {",
         "  rankdir=TB;",
@@ -133,7 +129,7 @@ def _render(dot_text: str, fmt: str) -> bytes:
     if exe is None:
         raise RuntimeError(
             "Graphviz 'dot' was not found on PATH: install Graphviz (e.g. "
-            "'apt-get install graphviz') or write the DOT text with graphc.profile.graphviz."
+            "'apt-get install graphviz') or write the DOT text with graphc.profile.render.graphviz."
             "to_dot / 'graphc-prof ... --dot out.dot'"
         )
     res = subprocess.run(

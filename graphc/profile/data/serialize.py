@@ -9,8 +9,8 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from graphc.profile import model
-from graphc.profile.model import FunctionProfile
+from graphc.profile.data import model
+from graphc.profile.data.model import FunctionProfile
 
 SCHEMA_VERSION = 1
 _SKIP = {"refresh"}
@@ -48,7 +48,7 @@ def from_plain(tp: Any, data: Any) -> Any:
     if origin is tuple:
         inner = typing.get_args(tp)[0]
         return tuple(from_plain(inner, x) for x in data)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         kwargs = {
             f.name: from_plain(hints[f.name], data[f.name])

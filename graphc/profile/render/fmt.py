@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphc.profile.model import ValueInfo
+from graphc.profile.data.model import ValueInfo
 
 
 def short_origin(origin: str) -> str:
@@ -95,11 +95,6 @@ def fit_lines(lines: Sequence[str], width: int) -> list[str]:
         out += textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=hang,
                              break_on_hyphens=False) or [line[:width]]  # fmt: skip
     return out
-
-
-def pct(part: float, whole: float) -> float:
-    """``part`` as a percentage of ``whole``; 0 when ``whole`` is 0."""
-    return 100.0 * part / whole if whole else 0.0
 
 
 def nbytes(n: int) -> str:

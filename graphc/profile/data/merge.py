@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from graphc.profile import model as pm
+from graphc.profile.data import model as pm
 
 Signature = tuple[str, tuple[tuple[int, str, str], ...]]
 
@@ -42,7 +42,7 @@ def _flops(a: pm.NodeRecord, b: pm.NodeRecord) -> float | None:
     return (a.flops_per_call * a.calls + b.flops_per_call * b.calls) / calls
 
 
-def _pairwise(a: list[int], b: list[int], fn) -> list[int]:
+def _pairwise(a: list[int], b: list[int], fn: Callable[[int, int], int]) -> list[int]:
     if not a or not b:
         return list(a or b)
     return [fn(x, y) for x, y in zip(a, b)]

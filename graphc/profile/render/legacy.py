@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from graphc.profile.diff import DiffTable, apply_diff, class_diff, op_diff
-from graphc.profile.fmt import below, pct
-from graphc.profile.model import FunctionProfile
-from graphc.profile.stats import ProfileStats
-from graphc.profile.summarize import TimeRow, TimeTable, apply_table, class_table, op_table
+from graphc.profile.data.model import FunctionProfile
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData
+from graphc.profile.render.fmt import below
+from graphc.profile.summaries.diff import DiffTable, apply_diff, class_diff, op_diff
+from graphc.profile.summaries.tables import (
+    TimeRow,
+    TimeTable,
+    apply_table,
+    class_table,
+    op_table,
+    pct,
+)
 
 C_FOOTNOTE = "(*) Op is running a c implementation"
 
@@ -35,7 +43,7 @@ def _remaining(tbl: TimeTable, noun: str) -> str:
     )
 
 
-def _time_rows(tbl: TimeTable, extra) -> list[str]:
+def _time_rows(tbl: TimeTable, extra: Callable[[TimeRow], str]) -> list[str]:
     lines = []
     for r in tbl.rows:
         lines.append(
@@ -75,14 +83,14 @@ def _fct_lines(fps: Sequence[FunctionProfile]) -> list[str]:
     return lines
 
 
-def summary_text(
-    fps: Sequence[FunctionProfile], n_apply_to_print: int = 15, n_ops_to_print: int = 20
-) -> str:
-    """The ``ProfileMode.print_summary()`` text for ``fps``."""
-    classes = class_table(fps, n_ops_to_print)
-    ops = op_table(fps, n_ops_to_print)
-    applies = apply_table(fps, n_apply_to_print)
-    n_ops = {}
+def summary_text(stats: ProfileData, options: SummaryOptions) -> str:
+    """The ``ProfileMode.print_summary()`` text for ``stats`` (``options.n_ops`` Class and Op
+    rows, ``options.n_apply`` Apply rows)."""
+    fps = stats.functions
+    classes = class_table(fps, options.n_ops)
+    ops = op_table(fps, options.n_ops)
+    applies = apply_table(fps, options.n_apply)
+    n_ops: dict[str, set[str]] = {}
     for f in fps:
         for node in f.nodes:
             if node.calls:
@@ -122,14 +130,14 @@ def summary_text(
 
 
 def print_summary(
-    stats: ProfileStats,
+    stats: ProfileData,
     n_apply_to_print: int = 15,
     n_ops_to_print: int = 20,
     file: TextIO | None = None,
 ) -> None:
     """Print the legacy summary of ``stats``."""
-    stats.refresh()
-    (file or sys.stdout).write(summary_text(stats.functions, n_apply_to_print, n_ops_to_print))
+    options = SummaryOptions(n_apply=n_apply_to_print, n_ops=n_ops_to_print)
+    (file or sys.stdout).write(stats.output(summary_text, options))
 
 
 def _diff_section(title: str, tbl: DiffTable, name_header: str, positions: bool) -> list[str]:
@@ -151,13 +159,10 @@ def _diff_section(title: str, tbl: DiffTable, name_header: str, positions: bool)
     return lines + [""]
 
 
-def diff_text(
-    a: Sequence[FunctionProfile],
-    b: Sequence[FunctionProfile],
-    n_apply_to_print: int = 15,
-    n_ops_to_print: int = 20,
-) -> str:
-    """The ``print_diff_summary`` text: a's numbers, b's numbers and a - b."""
+def diff_text(stats_a: ProfileData, stats_b: ProfileData, options: SummaryOptions) -> str:
+    """The ``print_diff_summary`` text: a's numbers, b's numbers and a - b (``options.n_ops``
+    Class and Op rows, ``options.n_apply`` Apply rows)."""
+    a, b = stats_a.functions, stats_b.functions
     local_a = sum(f.thunk_ns() for f in a)
     local_b = sum(f.thunk_ns() for f in b)
     comp_a = sum(f.compile.total_ns for f in a)
@@ -175,16 +180,16 @@ def diff_text(
     ]
     lines += _diff_section(
         "Single Op-wise summary difference:",
-        class_diff(a, b, n_ops_to_print),
+        class_diff(a, b, options.n_ops),
         "<Op class>",
         False,
     )
     lines += _diff_section(
-        "Op-wise summary difference:", op_diff(a, b, n_ops_to_print), "<Op name>", False
+        "Op-wise summary difference:", op_diff(a, b, options.n_ops), "<Op name>", False
     )
     lines += _diff_section(
         "Apply-wise summary difference:",
-        apply_diff(a, b, n_apply_to_print),
+        apply_diff(a, b, options.n_apply),
         "<Apply name>",
         True,
     )
@@ -192,8 +197,8 @@ def diff_text(
 
 
 def print_diff_summary(
-    a: ProfileStats,
-    b: ProfileStats,
+    a: ProfileData,
+    b: ProfileData,
     n_apply_to_print: int = 15,
     n_ops_to_print: int = 20,
     file: TextIO | None = None,
@@ -201,6 +206,5 @@ def print_diff_summary(
     """Print the differences between two profiles (e.g. two modes on one graph)."""
     a.refresh()
     b.refresh()
-    (file or sys.stdout).write(
-        diff_text(a.functions, b.functions, n_apply_to_print, n_ops_to_print)
-    )
+    options = SummaryOptions(n_apply=n_apply_to_print, n_ops=n_ops_to_print)
+    (file or sys.stdout).write(diff_text(a, b, options))

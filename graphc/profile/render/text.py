@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphc.flags import config
-from graphc.profile import memory as mem
-from graphc.profile.fmt import (
+from graphc.profile.data.memplan import MemoryPlanRecord
+from graphc.profile.data.merge import combined_optimizer
+from graphc.profile.data.model import FunctionProfile, StorageRecord
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData
+from graphc.profile.data.steady import has_first_call, steady_state
+from graphc.profile.render.fmt import (
     below,
     fit_lines,
     middle_ellipsis,
@@ -20,12 +24,9 @@ from graphc.profile.fmt import (
     table,
     values_line,
 )
-from graphc.profile.loops import render_loops
-from graphc.profile.memplan import MemoryPlanRecord
-from graphc.profile.merge import combined_optimizer
-from graphc.profile.model import FunctionProfile
-from graphc.profile.steady import has_first_call, steady_state
-from graphc.profile.summarize import (
+from graphc.profile.render.loops import render_loops
+from graphc.profile.summaries.memory import FunctionMemory, MemorySummary, memory_summary
+from graphc.profile.summaries.tables import (
     GlobalSummary,
     Remaining,
     TimeRow,
@@ -36,7 +37,7 @@ from graphc.profile.summarize import (
     op_table,
     source_table,
 )
-from graphc.profile.tips import tips as all_tips
+from graphc.profile.summaries.tips import tips as all_tips
 
 FOOTNOTE = (
     "  (<T: every call took less than the clock resolution T; "
@@ -159,7 +160,7 @@ def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) 
         "<median>",
     ]
     headers += ["<#call>", "<id>", "<Mflops>", "<Gflops/s>"]
-    left = ()
+    left: tuple[int, ...] = ()
     if with_function:
         left = (len(headers),)
         headers.append("<function>")
@@ -173,8 +174,8 @@ def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) 
         rows.append(cells + [r.label])
     names = [row[-1] for row in rows]
     numbers = table(headers[:-1] + [""], [row[:-1] + [""] for row in rows], left=left)
-    own_line = width is not None and len(numbers[0]) + APPLY_NAME_ROOM > width
-    if own_line:  # too narrow for names after the numbers: each name on its own line
+    if width is not None and len(numbers[0]) + APPLY_NAME_ROOM > width:
+        # too narrow for names after the numbers: each name on its own line
         head = [numbers[0].rstrip(), "    " + headers[-1]]
         body = [
             [n.rstrip(), "    " + middle_ellipsis(x, width - 4)] for n, x in zip(numbers[1:], names)
@@ -230,7 +231,7 @@ def _bytes_line(n: int) -> str:
     return f"        CPU: {nbytes(n)} ({n}B)"
 
 
-def _storage_lines(title: str, records, min_size: int = 0) -> list[str]:
+def _storage_lines(title: str, records: Sequence[StorageRecord], min_size: int = 0) -> list[str]:
     """One line per record of at least ``min_size`` bytes, the smaller ones summed."""
     if not records:
         return []
@@ -244,7 +245,7 @@ def _storage_lines(title: str, records, min_size: int = 0) -> list[str]:
     return lines
 
 
-def _memory_lines(m: mem.FunctionMemory, several: bool) -> list[str]:
+def _memory_lines(m: FunctionMemory, several: bool) -> list[str]:
     lines = [f"  Function {m.name}:"] if several else []
     lines += [
         f"    Max peak memory with current setting (vm={m.vm_kind}, allow_gc={m.allow_gc})",
@@ -285,7 +286,7 @@ def plan_lines(rec: MemoryPlanRecord | None) -> list[str]:
     ]
 
 
-def render_memory(s: mem.MemorySummary) -> list[str]:
+def render_memory(s: MemorySummary) -> list[str]:
     """The memory section: peaks over the recorded schedule and the largest outputs."""
     lines = ["Memory Profile", "(intermediate storage created by Apply nodes)", "---"]
     if not s.functions:
@@ -365,48 +366,36 @@ def _step_tables(body: FunctionProfile, n: int, width: int) -> list[str]:
     return lines + render_apply(apply_table([body], n), False, width)
 
 
-def render_summary(
-    fps: Sequence[FunctionProfile],
-    message: str | None = None,
-    n_apply_to_print: int | None = None,
-    n_ops_to_print: int | None = None,
-    min_memory_size: int = 1024,
-    memory: bool | None = None,
-    optimizer: bool | None = None,
-    all_calls: bool = False,
-    width: int | None = None,
-) -> str:
-    """Every section for ``fps``, no line wider than ``width`` (None: the terminal's, see
-    ``report_width``). ``memory``/``optimizer`` None: shown when recorded. Row counts
-    None: the ``profiling__n_apply`` (Apply rows) and ``profiling__n_ops`` (Class, Op and
-    source-line rows) flags, chosen so that one function's report fits about one screen.
+def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
+    """Every section for ``stats``, laid out by ``options``: no line wider than
+    ``options.width`` (None: the terminal's, see ``report_width``); the memory and optimizer
+    sections when asked, or (None) when recorded; ``options.n_apply`` Apply rows and
+    ``options.n_ops`` Class, Op and source-line rows.
 
-    Unless ``all_calls``, times describe the steady state: each function's first call is
-    reported on its own line and left out of every other number.
+    Unless ``options.all_calls``, times describe the steady state: each function's first
+    call is reported on its own line and left out of every other number.
     """
-    width = width or report_width()
-    if n_apply_to_print is None:
-        n_apply_to_print = config.profiling__n_apply
-    if n_ops_to_print is None:
-        n_ops_to_print = config.profiling__n_ops
-    firsts = [] if all_calls else [f for f in fps if has_first_call(f)]
-    recorded, fps = fps, fps if all_calls else [steady_state(f) for f in fps]
-    lines = render_global(global_summary(fps, message)) + render_first_calls(firsts) + [""]
+    width = options.width or report_width()
+    n_apply, n_ops = options.n_apply, options.n_ops
+    recorded = stats.functions
+    firsts = [] if options.all_calls else [f for f in recorded if has_first_call(f)]
+    fps = recorded if options.all_calls else [steady_state(f) for f in recorded]
+    lines = render_global(global_summary(fps, stats.name)) + render_first_calls(firsts) + [""]
     if all(f.timing_supported for f in fps):
-        lines += render_grouped(
-            "Class", class_table(fps, n_ops_to_print), "<Class name>", "Classes", width
-        )
-        lines += render_grouped("Ops", op_table(fps, n_ops_to_print), "<Op name>", "Ops", width)
-        lines += render_apply(apply_table(fps, n_apply_to_print), len(fps) > 1, width)
-        lines += render_sources(source_table(fps, n_ops_to_print), width)
-        lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply_to_print, width))
+        lines += render_grouped("Class", class_table(fps, n_ops), "<Class name>", "Classes", width)
+        lines += render_grouped("Ops", op_table(fps, n_ops), "<Op name>", "Ops", width)
+        lines += render_apply(apply_table(fps, n_apply), len(fps) > 1, width)
+        lines += render_sources(source_table(fps, n_ops), width)
+        lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply, width))
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",
             "",
         ]
+    memory = options.memory
     if memory or (memory is None and any(f.memory_recorded for f in fps)):
-        lines += render_memory(mem.memory_summary(fps, n_apply_to_print, min_memory_size))
+        lines += render_memory(memory_summary(fps, n_apply, options.min_memory_size))
+    optimizer = options.optimizer
     if optimizer or (optimizer is None and any(f.optimizer_profile for f in fps)):
         lines += render_optimizer(fps)
     lines += render_tips(all_tips(recorded))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord
 
 
 def has_first_call(fp: FunctionProfile) -> bool:

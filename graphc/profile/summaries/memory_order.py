@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from graphc.profile.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord
 
 EXHAUSTIVE_MAX_NODES = 12
 EXHAUSTIVE_MAX_STEPS = 50_000

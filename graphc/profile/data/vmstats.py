@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from graphc.profile.memplan import plan_record
-from graphc.profile.model import FunctionProfile, ValueInfo
+from graphc.profile.data.memplan import plan_record
+from graphc.profile.data.model import FunctionProfile, ValueInfo
 
 
 def value_info(sig: Sequence[Any] | None) -> ValueInfo:

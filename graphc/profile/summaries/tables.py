@@ -6,8 +6,12 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from graphc.profile.fmt import pct
-from graphc.profile.model import FunctionProfile, NodeRecord, ValueInfo
+from graphc.profile.data.model import FunctionProfile, NodeRecord, ValueInfo
+
+
+def pct(part: float, whole: float) -> float:
+    """``part`` as a percentage of ``whole``; 0 when ``whole`` is 0."""
+    return 100.0 * part / whole if whole else 0.0
 
 
 @dataclass(frozen=True)
