@@ -130,19 +130,22 @@ def shape_text(shape: tuple[int, ...] | None) -> str:
 
 def values_line(inputs: Sequence[ValueInfo], outputs: Sequence[ValueInfo]) -> str:
     """All of a node's values on one short line: ``    float64 (1000,) (1000, 1000)s ->
-    (1000,)``; the dtype is named once when all share it, ``s`` marks strided values
-    (not C-contiguous), ``?`` an unknown shape."""
+    (1000,)``; a dtype is named where it changes (so once when all share it: ``float64
+    (400,) (1,) -> bool (400,) float64 () ()`` for a loop with several outputs), ``s``
+    marks strided values (not C-contiguous), ``?`` an unknown shape."""
+    last: list[str | None] = [None]
 
-    def one(v: ValueInfo, with_dtype: bool) -> str:
+    def one(v: ValueInfo) -> str:
         mark = "" if v.strides is None or _is_c_contiguous(v) else "s"
         text = shape_text(v.shape).replace(" ", "") + mark
-        return f"{v.dtype} {text}" if with_dtype else text
+        if v.dtype == last[0]:
+            return text
+        last[0] = v.dtype
+        return f"{v.dtype} {text}"
 
-    dtypes = {v.dtype for v in (*inputs, *outputs)}
-    same = len(dtypes) == 1
-    ins = " ".join(one(v, not same) for v in inputs)
-    outs = " ".join(one(v, not same) for v in outputs)
-    return f"    {next(iter(dtypes)) + ' ' if same else ''}{ins} -> {outs}"
+    ins = " ".join(one(v) for v in inputs)
+    outs = " ".join(one(v) for v in outputs)
+    return f"    {ins} -> {outs}"
 
 
 def value_line(kind: str, i: int, v: ValueInfo) -> str:
