@@ -172,8 +172,9 @@ def fused(peers, quick) -> list[Result]:
 
 
 def _multi_consumer(peers, quick) -> Result:
-    """``t = exp(x); [t*2, t.sum(), tanh(t)+y]``: t has three consumers (one loop computes
-    it with the two element-wise ones when multi-output fusion is on)."""
+    """``t = exp(x); [t*2, t.sum(), tanh(t)+y]``: t has three consumers. graphc: one loop
+    writes t*2 and tanh(t)+y and sums t; "sum not in loop": that loop writes t for a
+    separate sum; "no multi-output": t is a node of its own (as before multi-output fusion)."""
     rng = np.random.default_rng(1)
     xv, yv = rng.uniform(-1, 1, 10**6), rng.uniform(-1, 1, 10**6)
 
@@ -184,6 +185,7 @@ def _multi_consumer(peers, quick) -> Result:
 
     f = graphc.function(*graph(graphc, T))
     g = graphc.function(*graph(graphc, T), mode=graphc.Mode().excluding("multi_fusion"))
+    h = graphc.function(*graph(graphc, T), mode=graphc.Mode().excluding("fuse_sum_into_loop"))
 
     def np_multi():
         t = np.exp(xv)
@@ -191,6 +193,7 @@ def _multi_consumer(peers, quick) -> Result:
 
     cands = {
         "graphc": lambda: f(xv, yv),
+        "graphc, sum not in loop": lambda: h(xv, yv),
         "graphc no multi-output": lambda: g(xv, yv),
         "numpy": np_multi,
     }

@@ -5,8 +5,9 @@ interleaved calls (and the spread, min-max) of graphc FAST_RUN with fusion exclu
 gc (the memory plan), the same with ``c|py_nogc`` (every intermediate kept), and numpy,
 for ``(x + y) * z - x`` in float64 and float32, ``sum(exp(x))`` (one pass, and exp then
 sum), and the multi-consumer graph
-``t = exp(x); [t * 2, t.sum(), tanh(t) + y]`` (fusion on, with and without the
-multi-output loop that computes t once with both consumers); then the Theano-tutorial MLP
+``t = exp(x); [t * 2, t.sum(), tanh(t) + y]`` (fusion on: one loop writing t * 2 and
+tanh(t) + y and summing t; that loop writing t for a separate sum; and without multi-output
+fusion, as before it: t a node of its own read by three); then the Theano-tutorial MLP
 step (784-500-10, batch 128, SGD on 4 shared variables) against a hand-written numpy step,
 with the tracemalloc peaks of graphc's first two steps (buffers it keeps between calls are
 made then) and of one numpy step.
@@ -118,6 +119,7 @@ def main() -> None:
     args = [rng.uniform(-1, 1, a.n) for _ in range(2)]
     cands = {
         "graphc FAST_RUN": _multi("float64", "c|py"),
+        "graphc, sum not in loop": _multi("float64", "c|py", "fuse_sum_into_loop"),
         "graphc no multi-output": _multi("float64", "c|py", "multi_fusion"),
         "numpy": _np_multi,
     }

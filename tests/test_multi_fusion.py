@@ -265,8 +265,7 @@ def dags(draw):
     """Steps ``(op, i, j)`` over earlier values, and which values are outputs or summed."""
     n = draw(st.integers(2, 12))
     steps = [
-        (draw(st.sampled_from(["u", "b", "b"])), draw(st.integers(0, 99)), draw(st.integers(0, 99)),
-         draw(st.integers(0, 99)))
+        (draw(st.sampled_from(["u", "b", "b", "s"])), *(draw(st.integers(0, 99)) for _ in "ijw"))
         for _ in range(n)
     ]  # fmt: skip
     outs = draw(st.lists(st.integers(0, 99), min_size=1, max_size=4))
@@ -285,7 +284,12 @@ def _build_dag(spec, syms, vals, kind):
     for op, i, j, w in steps:
         a, av = syms[i % len(syms)], vals[i % len(vals)]
         b, bv = syms[j % len(syms)], vals[j % len(vals)]
-        if op == "u":
+        if op == "s":  # a reduction between regions: paths leave a region and come back
+            if a.ndim == 0:
+                continue
+            name = "sum"
+            s, v = a.sum(axis=0), np.sum(av, axis=0)
+        elif op == "u":
             name = unary[w % len(unary)]
             s, v = getattr(T, name)(a), NP[name](av)
         else:
@@ -297,10 +301,10 @@ def _build_dag(spec, syms, vals, kind):
             s, v = s % 97, np.mod(v, 97)  # no overflow
         syms.append(s)
         vals.append(np.asarray(v).astype(s.dtype))
-    k0 = len(syms) - len(steps)
-    pick = [k0 + k % len(steps) for k in outs]
-    out_s = [syms[k] for k in pick] + [syms[k0 + k % len(steps)].sum() for k in sums]
-    out_v = [vals[k] for k in pick] + [vals[k0 + k % len(steps)].sum() for k in sums]
+    made = len(syms) - 3
+    pick = [3 + k % made for k in outs] if made else [0]
+    out_s = [syms[k] for k in pick] + [syms[3 + k % made].sum() for k in sums if made]
+    out_v = [vals[k] for k in pick] + [vals[3 + k % made].sum() for k in sums if made]
     return out_s, out_v
 
 
@@ -327,9 +331,13 @@ def test_random_dags_agree_fused_unfused_and_numpy(spec, dtype, broadcast_x, see
             f = graphc.function([m, r, v], outs, mode=mode(linker, *excl),
                                 on_unused_input="ignore")  # fmt: skip
             fg = f.maker.fgraph
-            for n in fg.toposort():
+            order = fg.toposort()
+            assert len(order) == len(fg.apply_nodes)  # a schedule of every node: no cycle
+            pos = {n: k for k, n in enumerate(order)}
+            for n in order:
                 assert isinstance(n, Apply)
-                if isinstance(n.op, Elemwise):
+                assert all(i.owner is None or pos[i.owner] < pos[n] for i in n.inputs)
+                if isinstance(n.op, Elemwise | ElemwiseSums):
                     assert len(n.inputs) <= 32
             before = [a.copy() for a in vals]
             results[linker, excl] = f(*vals)
