@@ -25,6 +25,7 @@ from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.import_clock import imports_ns
 from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
+from graphc.linker.c.common import c_string
 from graphc.linker.c.registry import CThunkCode, c_code_for
 from graphc.tensor.type import TensorType
 
@@ -261,14 +262,10 @@ def _thunk(k: int, body: str, spec: tuple[tuple[int, int], ...], name: str) -> s
         f"}}\n"
         f"static const graphc_in_spec thunk_{k}_in[] = {{{entries}}};\n"
         f"static int thunk_{k}{sig} {{\n"
-        f"    return graphc_checked(thunk_{k}_run, thunk_{k}_in, {len(spec)}, {_c_string(name)},\n"
+        f"    return graphc_checked(thunk_{k}_run, thunk_{k}_in, {len(spec)}, {c_string(name)},\n"
         f"                          params, inputs, outputs);\n"
         f"}}\n"
     )
-
-
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
 def _input_spec(node: Apply) -> tuple[tuple[int, int], ...]:
