@@ -2,8 +2,9 @@
 
 Elemwise: numpy broadcasting checked at run time, any strides (negative, zero), in-place
 outputs, output buffers reused when the slot's previous array is free. Each node gets two
-kernels over one run of elements: a contiguous one (``#pragma omp simd``, so gcc calls
-libmvec's SIMD exp/log/tanh/...) and a strided one. A shared driver collapses dimensions
+kernels over one run of elements: a contiguous one (``#pragma omp simd``: exp, log, tanh,
+sigmoid, ... are graphc's inline vector math, ``vecmath.py``; other functions call
+libmvec's SIMD variants) and a strided one. A shared driver collapses dimensions
 and picks the kernel per run; zero-stride (broadcast) operands of an otherwise contiguous
 run are expanded into a small block buffer so the contiguous kernel still applies.
 """
@@ -18,6 +19,7 @@ import numpy as np
 from graphc.graph.basic import Apply
 from graphc.linker.c.common import C_LIMITS, INT_DTYPES, c_string, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.linker.c.vecmath import VECMATH
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
@@ -452,7 +454,7 @@ static int gc_reduce_acc(PyArrayObject *x, const int *is_red, PyArrayObject *out
 
 """
 
-SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, _DRIVER)
+SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, VECMATH, _DRIVER)
 
 
 def _hash(text: str) -> str:
