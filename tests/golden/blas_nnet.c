@@ -468,7 +468,8 @@ static int graphc_ddot_vv(PyArrayObject *a, PyArrayObject *b, npy_float64 *out) 
 }
 
 #ifdef GRAPHC_HAVE_MVEC
-/* libmvec's SIMD variants, so the `omp simd` loops below vectorize exp/log */
+/* libmvec's SIMD variants (exp with config.c_vecmath off), so the `omp simd` loops
+   below vectorize */
 __attribute__((simd("notinbranch"))) double exp(double);
 __attribute__((simd("notinbranch"))) float expf(float);
 #endif
@@ -476,6 +477,258 @@ __attribute__((simd("notinbranch"))) float expf(float);
 static PyArrayObject *graphc_carray(PyArrayObject *a) {
     return (PyArrayObject *)PyArray_FROM_OF((PyObject *)a,
                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+}
+
+/* ---- graphc vector math, double (graphc/linker/c/vecmath.py) ---- */
+static inline npy_int64 gcvm_bits_f64(double x) { npy_int64 i; memcpy(&i, &x, 8); return i; }
+static inline double gcvm_double(npy_int64 i) { double x; memcpy(&x, &i, 8); return x; }
+#define GCVM_SHIFT64 0x1.8p52
+#define GCVM_LN2HI64 0x1.62e42fefa3800p-1 /* n * LN2HI is exact for |n| < 2^11 */
+#define GCVM_LN2LO64 0x1.ef35793c76730p-45
+
+/* Q(r) = (exp(r) - 1 - r) / r^2 for |r| <= ln2/2 (Horner: no register copies) */
+static inline double gcvm_q_f64(double r) {
+    double q = fma(0x1.af389eea54156p-26, r, 0x1.28917c9f3a495p-22);
+    q = fma(q, r, 0x1.71de0db2eb873p-19);
+    q = fma(q, r, 0x1.a019b914881bap-16);
+    q = fma(q, r, 0x1.a01a01a7c2f2cp-13);
+    q = fma(q, r, 0x1.6c16c17889f3cp-10);
+    q = fma(q, r, 0x1.11111111109b5p-7);
+    q = fma(q, r, 0x1.5555555553d68p-5);
+    q = fma(q, r, 0x1.5555555555556p-3);
+    return fma(q, r, 0x1.0000000000001p-1);
+}
+
+/* x = k*ln2 + r + rc (rc: the rounding error of r), k = rint(x/ln2) = n */
+static inline double gcvm_reduce_f64(double x, npy_int64 *n, double *rc) {
+    double k = fma(x, 0x1.71547652b82fep+0, GCVM_SHIFT64);
+    *n = gcvm_bits_f64(k) - gcvm_bits_f64(GCVM_SHIFT64);
+    k -= GCVM_SHIFT64;
+    const double rh = fma(-k, GCVM_LN2HI64, x); /* exact */
+    const double r = fma(-k, GCVM_LN2LO64, rh);
+    *rc = fma(-k, GCVM_LN2LO64, rh - r);
+    return r;
+}
+
+static inline double gc_vm_exp_npy_float64(double x) {
+    double rc;
+    npy_int64 n;
+    const double r = gcvm_reduce_f64(x, &n, &rc);
+    const double p = 1.0 + (r + fma(r * r, gcvm_q_f64(r), rc));
+    /* 2^n as 2^h * 2^(n-h), h = n/2: both normal for n in [-1076, 1024], and the second
+       product rounds once into the subnormals (or overflows to inf) */
+    const npy_int64 h = n >> 1;
+    const double y = (p * gcvm_double((h + 1023) << 52)) * gcvm_double((n - h + 1023) << 52);
+    /* past these the result is +inf or +0 (and what was computed is meaningless); a NaN
+       fails both compares and has made y a NaN */
+    const double z = x > 710.0 ? INFINITY : y;
+    return x < -746.0 ? 0.0 : z;
+}
+
+/* expm1 for x in [-60, 709.8] (no special values); garbage outside. */
+static inline double gcvm_expm1_core_f64(double x) {
+    double rc;
+    npy_int64 n;
+    const double r = gcvm_reduce_f64(x, &n, &rc);
+    const double tail = fma(r * r, gcvm_q_f64(r), rc);
+    const npy_int64 m = n > 1023 ? 1023 : n;
+    const double s = gcvm_double((m + 1023) << 52);
+    const double y = fma(s, tail, fma(s, r, s - 1.0));
+    return n > 1023 ? y * 2.0 : y;
+}
+
+static inline double gc_vm_expm1_npy_float64(double x) {
+    const double y = gcvm_expm1_core_f64(x);
+    const double z = x > 710.0 ? INFINITY : (x < -60.0 ? -1.0 : y);
+    return fabs(x) < 0x1p-54 ? x : z; /* keeps -0.0 and the subnormals exact */
+}
+
+/* log(1+f) - f + f*f/2 ... : the log's polynomial part, P(z) for z = s*s (Horner) */
+static inline double gcvm_p_f64(double z) {
+    double p = fma(0x1.2b5900de53b32p-3, z, 0x1.39fe51a7c18f9p-3);
+    p = fma(p, z, 0x1.7462b51cb66b1p-3);
+    p = fma(p, z, 0x1.c71c62e3f11e6p-3);
+    p = fma(p, z, 0x1.2492492df281ap-2);
+    p = fma(p, z, 0x1.99999999952d7p-2);
+    return fma(p, z, 0x1.5555555555558p-1);
+}
+
+/* k*ln2 + log(1+f) + c, f in [sqrt(2)/2 - 1, sqrt(2) - 1] (fdlibm's summation order) */
+static inline double gcvm_log_sum_f64(double dk, double f, double c) {
+    const double s = f / (2.0 + f);
+    const double z = s * s;
+    const double hfsq = 0.5 * f * f;
+    const double w = fma(s, fma(z, gcvm_p_f64(z), hfsq), fma(dk, GCVM_LN2LO64, c));
+    return fma(dk, GCVM_LN2HI64, -((hfsq - w) - f));
+}
+
+/* x = 2^k * m, m in [sqrt(2)/2, sqrt(2)), for positive normal x */
+static inline double gcvm_split_f64(double x, npy_int64 *k) {
+    const npy_int64 t = gcvm_bits_f64(x) - 0x3fe6a09e667f3bcdLL;
+    *k = t >> 52;
+    return gcvm_double((t & 0x000fffffffffffffLL) + 0x3fe6a09e667f3bcdLL);
+}
+
+static inline double gc_vm_log_npy_float64(double x) {
+    /* Only constants and variables are selected: gcc does not if-convert a
+       floating-point operation (it may trap) that one arm of a ?: would evaluate. */
+    const int sub = x < 0x1p-1022;
+    npy_int64 k;
+    const double m = gcvm_split_f64(x * (sub ? 0x1p54 : 1.0), &k);
+    double y = gcvm_log_sum_f64((double)(k - (sub ? 54 : 0)), m - 1.0, 0.0);
+    y = x == INFINITY ? x : y;
+    y = x == 0.0 ? -INFINITY : y;
+    y = x < 0.0 ? NAN : y;
+    return x != x ? x : y;
+}
+
+/* log1p for finite x > -1 (no special values) */
+static inline double gcvm_log1p_core_f64(double x) {
+    const double u = 1.0 + x;
+    npy_int64 k;
+    const double m = gcvm_split_f64(u, &k);
+    /* the part of x that 1 + x rounded away: x - (u - 1) for x < 1, 1 - (u - x) else
+       (both exact), relative to u */
+    const double c = ((x < 1.0 ? x : 1.0) - (u - (x < 1.0 ? 1.0 : x))) / u;
+    /* x in (sqrt(2)/2 - 1, sqrt(2) - 1): log(1+f) with f = x itself, k = 0, c = 0 (one
+       compare: gcc vectorizes selects on one mask more reliably than on a & of two) */
+    const int small = fabs(x - 0x1.f0ed99bed9b2ep-5) < 0x1.6a09e667f3bcdp-2;
+    return gcvm_log_sum_f64(small ? 0.0 : (double)k, small ? x : m - 1.0, small ? 0.0 : c);
+}
+
+static inline double gc_vm_log1p_npy_float64(double x) {
+    const double y = gcvm_log1p_core_f64(x);
+    double r = x == INFINITY ? x : y;
+    r = x == -1.0 ? -INFINITY : r;
+    r = x < -1.0 ? NAN : r;
+    r = x != x ? x : r;
+    return fabs(x) < 0x1p-54 ? x : r;
+}
+
+static inline double gc_vm_tanh_npy_float64(double x) {
+    const double ax = fabs(x);
+    const double e = gcvm_expm1_core_f64(2.0 * (ax > 22.0 ? 22.0 : ax)); /* NaN passes */
+    return copysign(e / (e + 2.0), x);
+}
+
+static inline double gc_vm_sigmoid_npy_float64(double x) {
+    const double e = gc_vm_exp_npy_float64(-fabs(x));
+    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
+}
+
+static inline double gc_vm_softplus_npy_float64(double x) {
+    return (x > 0.0 ? x : 0.0) + gcvm_log1p_core_f64(gc_vm_exp_npy_float64(-fabs(x)));
+}
+
+/* ---- graphc vector math, float (graphc/linker/c/vecmath.py) ---- */
+static inline npy_int32 gcvm_bits_f32(float x) { npy_int32 i; memcpy(&i, &x, 4); return i; }
+static inline float gcvm_float(npy_int32 i) { float x; memcpy(&x, &i, 4); return x; }
+#define GCVM_SHIFT32 0x1.8p23f
+#define GCVM_LN2HI32 0x1.62e4p-1f /* n * LN2HI is exact for |n| < 2^10 */
+#define GCVM_LN2LO32 0x1.7f7d1cp-20f
+
+static inline float gcvm_q_f32(float r) {
+    float q = fmaf(0x1.6d10fcp-10f, r, 0x1.120b62p-7f);
+    q = fmaf(q, r, 0x1.55551ap-5f);
+    q = fmaf(q, r, 0x1.5554dep-3f);
+    return fmaf(q, r, 0x1p-1f);
+}
+
+static inline float gcvm_reduce_f32(float x, npy_int32 *n, float *rc) {
+    float k = fmaf(x, 0x1.715476p+0f, GCVM_SHIFT32);
+    *n = gcvm_bits_f32(k) - gcvm_bits_f32(GCVM_SHIFT32);
+    k -= GCVM_SHIFT32;
+    const float rh = fmaf(-k, GCVM_LN2HI32, x);
+    const float r = fmaf(-k, GCVM_LN2LO32, rh);
+    *rc = fmaf(-k, GCVM_LN2LO32, rh - r);
+    return r;
+}
+
+static inline float gc_vm_exp_npy_float32(float x) {
+    float rc;
+    npy_int32 n;
+    const float r = gcvm_reduce_f32(x, &n, &rc);
+    const float p = 1.0f + (r + fmaf(r * r, gcvm_q_f32(r), rc));
+    const npy_int32 h = n >> 1;
+    const float y = (p * gcvm_float((h + 127) << 23)) * gcvm_float((n - h + 127) << 23);
+    const float z = x > 89.0f ? INFINITY : y;
+    return x < -104.0f ? 0.0f : z;
+}
+
+static inline float gcvm_expm1_core_f32(float x) {
+    float rc;
+    npy_int32 n;
+    const float r = gcvm_reduce_f32(x, &n, &rc);
+    const float tail = fmaf(r * r, gcvm_q_f32(r), rc);
+    const npy_int32 m = n > 127 ? 127 : n;
+    const float s = gcvm_float((m + 127) << 23);
+    const float y = fmaf(s, tail, fmaf(s, r, s - 1.0f));
+    return n > 127 ? y * 2.0f : y;
+}
+
+static inline float gc_vm_expm1_npy_float32(float x) {
+    const float y = gcvm_expm1_core_f32(x);
+    const float z = x > 89.0f ? INFINITY : (x < -30.0f ? -1.0f : y);
+    return fabsf(x) < 0x1p-25f ? x : z;
+}
+
+static inline float gcvm_log_sum_f32(float dk, float f, float c) {
+    const float s = f / (2.0f + f);
+    const float z = s * s;
+    const float hfsq = 0.5f * f * f;
+    const float p = fmaf(fmaf(0x1.2ee656p-2f, z, 0x1.997c2ep-2f), z, 0x1.55555cp-1f);
+    const float w = fmaf(s, fmaf(z, p, hfsq), fmaf(dk, GCVM_LN2LO32, c));
+    return fmaf(dk, GCVM_LN2HI32, -((hfsq - w) - f));
+}
+
+static inline float gcvm_split_f32(float x, npy_int32 *k) {
+    const npy_int32 t = gcvm_bits_f32(x) - 0x3f3504f3;
+    *k = t >> 23;
+    return gcvm_float((t & 0x007fffff) + 0x3f3504f3);
+}
+
+static inline float gc_vm_log_npy_float32(float x) {
+    const int sub = x < 0x1p-126f;
+    npy_int32 k;
+    const float m = gcvm_split_f32(x * (sub ? 0x1p25f : 1.0f), &k);
+    float y = gcvm_log_sum_f32((float)(k - (sub ? 25 : 0)), m - 1.0f, 0.0f);
+    y = x == INFINITY ? x : y;
+    y = x == 0.0f ? -INFINITY : y;
+    y = x < 0.0f ? NAN : y;
+    return x != x ? x : y;
+}
+
+static inline float gcvm_log1p_core_f32(float x) {
+    const float u = 1.0f + x;
+    npy_int32 k;
+    const float m = gcvm_split_f32(u, &k);
+    const float c = ((x < 1.0f ? x : 1.0f) - (u - (x < 1.0f ? 1.0f : x))) / u;
+    const int small = fabsf(x - 0x1.f0ed9ap-5f) < 0x1.6a09e6p-2f;
+    return gcvm_log_sum_f32(small ? 0.0f : (float)k, small ? x : m - 1.0f, small ? 0.0f : c);
+}
+
+static inline float gc_vm_log1p_npy_float32(float x) {
+    const float y = gcvm_log1p_core_f32(x);
+    float r = x == INFINITY ? x : y;
+    r = x == -1.0f ? -INFINITY : r;
+    r = x < -1.0f ? NAN : r;
+    r = x != x ? x : r;
+    return fabsf(x) < 0x1p-25f ? x : r;
+}
+
+static inline float gc_vm_tanh_npy_float32(float x) {
+    const float ax = fabsf(x);
+    const float e = gcvm_expm1_core_f32(2.0f * (ax > 10.0f ? 10.0f : ax));
+    return copysignf(e / (e + 2.0f), x);
+}
+
+static inline float gc_vm_sigmoid_npy_float32(float x) {
+    const float e = gc_vm_exp_npy_float32(-fabsf(x));
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
+
+static inline float gc_vm_softplus_npy_float32(float x) {
+    return (x > 0.0f ? x : 0.0f) + gcvm_log1p_core_f32(gc_vm_exp_npy_float32(-fabsf(x)));
 }
 
 /* softmax (take_log 0) or log-softmax (take_log 1) of the contiguous row x[0..n) into y. */
@@ -487,7 +740,7 @@ static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_int
         if (!isfinite(m)) m = 0;
         npy_float64 s = 0;
 #pragma omp simd reduction(+ : s)
-        for (npy_intp j = 0; j < n; j++) s += exp(x[j] - m);
+        for (npy_intp j = 0; j < n; j++) s += gc_vm_exp_npy_float64(x[j] - m);
         const npy_float64 ls = log(s);
 #pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
@@ -495,7 +748,7 @@ static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_int
         npy_float64 s = 0;
 #pragma omp simd reduction(+ : s)
         for (npy_intp j = 0; j < n; j++) {
-            y[j] = exp(x[j] - m);
+            y[j] = gc_vm_exp_npy_float64(x[j] - m);
             s += y[j];
         }
 #pragma omp simd
@@ -522,7 +775,7 @@ static void graphc_softmax_block_f64(const npy_float64 *x, npy_float64 *y, npy_i
     for (npy_intp j = 0; j < n; j++)
 #pragma omp simd
         for (npy_intp k = 0; k < inner; k++) {
-            npy_float64 e = exp(x[j * inner + k] - m[k]);
+            npy_float64 e = gc_vm_exp_npy_float64(x[j * inner + k] - m[k]);
             s[k] += e;
             if (!take_log) y[j * inner + k] = e;
         }
@@ -774,7 +1027,7 @@ static int thunk_4_run(void *params, PyObject *const *inputs, PyObject **outputs
         npy_float64 *row = s + i * cols;
         l[i] = -row[(npy_intp)*(const npy_int32 *)(yp + i * ys)];
 #pragma omp simd
-        for (npy_intp j = 0; j < cols; j++) row[j] = exp(row[j]);
+        for (npy_intp j = 0; j < cols; j++) row[j] = gc_vm_exp_npy_float64(row[j]);
     }
     Py_XSETREF(*o0, (PyObject *)nll);
 
