@@ -616,12 +616,13 @@ static inline double gc_vm_tanh_npy_float64(double x) {
     const double t = fma(s, r, s - 1.0);
     const double tl = fma(s, r, (s - 1.0) - t);
     const double u = fma(s, fma(r * r, gcvm_q_f64(r), rc), tl);
-    const double e = t + u, el = u - (e - t); /* e + el: expm1(a) to about 2^-100 */
-    /* tanh = (e + el) / (e + el + 2): the sum as d + dl (2Sum), the quotient q = e * (1/d)
+    const double e = t + u, el = u - (e - t); /* e + el: expm1(a), e without its rounding */
+    /* tanh = (e + el) / (e + el + 2): the sum as d + dl, the quotient q = e * (1/d)
        corrected by its residual (e + el) - q*(d + dl): rounding errors of the sum, the
        reciprocal and the product do not add up */
     const double d = e + 2.0;
-    const double dl = (e > 2.0 ? 2.0 - (d - e) : e - (d - 2.0)) + el;
+    const double dl = (e - (d - 2.0)) + el; /* exact for e <= 2; past that (tanh > 0.76)
+                                               an error small enough for a correction */
     const double w = 1.0 / d;
     const double q = e * w;
     const double res = fma(-q, dl, fma(-q, d, e) + el);

@@ -25,7 +25,7 @@ Design, the same for ``double`` and ``float``:
   added back as ``c/u``; ``f = x`` when ``x`` is in ``(sqrt(2)/2 - 1, sqrt(2) - 1)``.
 - ``tanh``: ``e/(e + 2)`` with ``e = expm1(2|x|)`` (relative accuracy down to the
   subnormals), ``|x|`` clamped where ``tanh`` rounds to 1, the sign copied back. In
-  double, ``e`` is kept as two doubles, the sum ``e + 2`` too (2Sum), and the quotient is
+  double, ``e`` is kept as two doubles, the sum ``e + 2`` too, and the quotient is
   corrected by its residual; in float one rounded division (the correction would make it
   1.6x slower).
 - ``sigmoid``: ``e = exp(-|x|)``, ``(x >= 0 ? 1 : e) / (1 + e)`` (as the Op's numpy code);
@@ -200,12 +200,13 @@ static inline double gc_vm_tanh_npy_float64(double x) {
     const double t = fma(s, r, s - 1.0);
     const double tl = fma(s, r, (s - 1.0) - t);
     const double u = fma(s, fma(r * r, gcvm_q_f64(r), rc), tl);
-    const double e = t + u, el = u - (e - t); /* e + el: expm1(a) to about 2^-100 */
-    /* tanh = (e + el) / (e + el + 2): the sum as d + dl (2Sum), the quotient q = e * (1/d)
+    const double e = t + u, el = u - (e - t); /* e + el: expm1(a), e without its rounding */
+    /* tanh = (e + el) / (e + el + 2): the sum as d + dl, the quotient q = e * (1/d)
        corrected by its residual (e + el) - q*(d + dl): rounding errors of the sum, the
        reciprocal and the product do not add up */
     const double d = e + 2.0;
-    const double dl = (e > 2.0 ? 2.0 - (d - e) : e - (d - 2.0)) + el;
+    const double dl = (e - (d - 2.0)) + el; /* exact for e <= 2; past that (tanh > 0.76)
+                                               an error small enough for a correction */
     const double w = 1.0 / d;
     const double q = e * w;
     const double res = fma(-q, dl, fma(-q, d, e) + el);
