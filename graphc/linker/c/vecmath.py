@@ -1,9 +1,9 @@
 """graphc's own vector math: exp, expm1, log, log1p, tanh, sigmoid and softplus in C.
 
 The element-wise kernels (``gen_elemwise.py``, ``gen_nnet.py``) run under
-``#pragma omp simd``; the C library's SIMD variants (glibc's libmvec) that gcc calls there
-take a scalar slow path on part of the range (``tanh`` of normally distributed inputs ran
-2.6x slower than numpy's loop). The functions here are ``static inline``, branch-free
+``#pragma omp simd``; gcc calls the C library's SIMD variants there (glibc's libmvec), one
+call per vector, whose exp and tanh in double were slower than numpy's own loops
+(``benchmarks/bench_vecmath.py``). The functions here are ``static inline``, branch-free
 (every special case is a select, which gcc turns into a masked blend), and use nothing but
 ``+ - * /``, ``fma``, compares and integer bit operations on the IEEE encoding, so gcc
 inlines them into the loop and vectorizes them at the full vector width.
