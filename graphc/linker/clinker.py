@@ -299,8 +299,11 @@ def _declare_io(node: Apply, body: str) -> str:
 
 
 def _extra_cflags() -> tuple[str, ...]:
-    # -fwrapv: signed integer overflow wraps, as numpy's integer arithmetic does
-    flags = ["-mprefer-vector-width=512", "-fwrapv"]
+    # -fwrapv: signed integer overflow wraps, as numpy's integer arithmetic does.
+    # -fno-trapping-math: no generated code reads the floating-point exception flags, and
+    # without it gcc will not if-convert (so not vectorize) a select whose arms hold
+    # floating-point operations, as the branch-free vector math (c/vecmath.py) has.
+    flags = ["-mprefer-vector-width=512", "-fwrapv", "-fno-trapping-math"]
     if _compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
     if config.openmp:

@@ -2,8 +2,9 @@
 
 Numpy broadcasting checked at run time, any strides (negative, zero), in-place outputs,
 output buffers reused when the slot's previous array is free. Each node gets two kernels
-over one run of elements: a contiguous one (``#pragma omp simd``, so gcc calls libmvec's
-SIMD exp/log/tanh/...) and a strided one. The shared driver ``gc_ew_loop``
+over one run of elements: a contiguous one (``#pragma omp simd``: exp, log, tanh, sigmoid,
+... are graphc's inline vector math, ``vecmath.py``; other functions call libmvec's SIMD
+variants) and a strided one. The shared driver ``gc_ew_loop``
 (``elemwise_driver.c``) collapses dimensions and picks the kernel per run; zero-stride
 (broadcast) operands of an otherwise contiguous run are expanded into a small block buffer
 so the contiguous kernel still applies.
