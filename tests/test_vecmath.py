@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import graphc
 import graphc.tensor as T
 from graphc.linker import c_available
-from graphc.linker.c import gen_elemwise
+from graphc.linker.c import gen_elemwise, vecmath
 from graphc.linker.c.vecmath import FUNCTIONS, ULP_BOUNDS, VECMATH
 from graphc.scalar import basic as ps
 
@@ -237,6 +237,25 @@ def test_c_linker_agrees_with_numpy_on_strided_and_broadcast_inputs(fn, dtype):
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
         np.testing.assert_allclose(g, w, rtol=tol, atol=float(np.finfo(dtype).smallest_normal))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_many_calls_in_one_loop_use_the_out_of_line_simd_clones(dtype, monkeypatch):
+    # Past INLINE_CALLS, a kernel calls gc_vmo_* (one SIMD clone each) instead of inlining
+    # every use; the values are those of the inline code, within rounding.
+    x = T.vector("x", dtype=dtype)
+    y = sum(T.tanh(x * (k + 1)) + T.exp(-x * k) for k in range(6))
+    v = np.linspace(-3, 3, 1001).astype(dtype)
+    f = graphc.function([x], y, mode=graphc.Mode(linker="c|py"))
+    call = f"gc_vmo_tanh_npy_{dtype}((npy_{dtype})"  # a call, not the definition
+    assert call in f.linked.c_source
+    monkeypatch.setattr(vecmath, "INLINE_CALLS", 10**6)
+    inline = graphc.function([x], y, mode=graphc.Mode(linker="c|py"))
+    assert call not in inline.linked.c_source
+    eps = float(np.finfo(dtype).eps)
+    np.testing.assert_allclose(f(v), inline(v), rtol=8 * eps, atol=8 * eps)
+    np.testing.assert_allclose(f(v), graphc.function([x], y, mode=graphc.Mode(linker="py"))(v),
+                               rtol=64 * eps, atol=64 * eps)  # fmt: skip
 
 
 @pytest.mark.parametrize("fn", ["exp", "tanh"])

@@ -23,6 +23,7 @@ from graphc.graph.basic import Apply
 from graphc.linker.c.common import c_string, ctype, typenum
 from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.linker.c.vecmath import calls_bounded
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import Elemwise
@@ -73,7 +74,7 @@ def _kernels(in_dt: list[str], out_dt: list[str], lines: list[str], outs: list[s
     # Outputs are written after all inputs of the element are read (in-place safe).
     inner_c = "\n        ".join([*reads_c, *lines, *writes_c])
     inner_s = "\n        ".join([*reads_s, *lines, *writes_s])
-    return (
+    return calls_bounded(
         "static void NAME_c(npy_intp n, char **p) {\n"
         + "".join(f"    {b}\n" for b in bases_c)
         + "#pragma omp simd\n"
