@@ -93,6 +93,13 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("openmp_elemwise_minsize", 200_000, int, "elements before an elemwise loop is split"),
     Flag(
+        "c_vecmath",
+        True,
+        _bool,
+        "generated C computes exp, expm1, log, log1p, tanh, sigmoid and softplus with "
+        "graphc's own vector math (graphc/linker/c/vecmath.py); off: the C library's",
+    ),
+    Flag(
         "blas_threads",
         "auto",
         _blas_threads,

@@ -22,6 +22,7 @@ import graphc.tensor as T
 from graphc.graph.basic import Apply, Op
 from graphc.graph.fg import FunctionGraph
 from graphc.linker import clinker
+from graphc.linker.c.common import c_string
 from graphc.scalar import basic as ps
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import elemwise_op
@@ -490,3 +491,14 @@ def test_composite_with_special_constants(compiledir):
         for name, g, w in zip(pair.names, pair.c(v), pair.py(v)):
             _compare(name, g, w, "float64")
             np.testing.assert_array_equal(np.signbit(g), np.signbit(w), err_msg=name)
+
+
+@given(st.text(max_size=300))
+def test_c_string_is_one_valid_c_literal_of_printable_ascii(text):
+    lit = c_string(text)
+    assert re.fullmatch(r'"(?:[ !#-/0-9:->@-\[\]-~]|\\["\\?])*"', lit), lit
+    body = re.sub(r'\\(["\\?])', r"\1", lit[1:-1])
+    if len(text) <= 200:
+        assert body == "".join(ch if " " <= ch <= "~" else "?" for ch in text)
+    else:
+        assert len(body) == 200 and body.endswith("...")

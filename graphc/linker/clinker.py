@@ -25,6 +25,7 @@ from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.import_clock import imports_ns
 from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
+from graphc.linker.c.common import c_string
 from graphc.linker.c.registry import CThunkCode, c_code_for
 from graphc.tensor.type import TensorType
 
@@ -261,14 +262,10 @@ def _thunk(k: int, body: str, spec: tuple[tuple[int, int], ...], name: str) -> s
         f"}}\n"
         f"static const graphc_in_spec thunk_{k}_in[] = {{{entries}}};\n"
         f"static int thunk_{k}{sig} {{\n"
-        f"    return graphc_checked(thunk_{k}_run, thunk_{k}_in, {len(spec)}, {_c_string(name)},\n"
+        f"    return graphc_checked(thunk_{k}_run, thunk_{k}_in, {len(spec)}, {c_string(name)},\n"
         f"                          params, inputs, outputs);\n"
         f"}}\n"
     )
-
-
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
 def _input_spec(node: Apply) -> tuple[tuple[int, int], ...]:
@@ -302,8 +299,11 @@ def _declare_io(node: Apply, body: str) -> str:
 
 
 def _extra_cflags() -> tuple[str, ...]:
-    # -fwrapv: signed integer overflow wraps, as numpy's integer arithmetic does
-    flags = ["-mprefer-vector-width=512", "-fwrapv"]
+    # -fwrapv: signed integer overflow wraps, as numpy's integer arithmetic does.
+    # -fno-trapping-math: no generated code reads the floating-point exception flags, and
+    # without it gcc will not if-convert (so not vectorize) a select whose arms hold
+    # floating-point operations, as the branch-free vector math (c/vecmath.py) has.
+    flags = ["-mprefer-vector-width=512", "-fwrapv", "-fno-trapping-math"]
     if _compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
     if config.openmp:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.scalar import basic as ps
 from graphc.scalar.basic import FLOAT_DTYPES, Composite, ScalarOp, ctype, upcast
@@ -91,6 +92,19 @@ def _helper(helper: str, float_only: bool = False) -> CExprRule:
             return None
         ct = ctype(out_dtype)
         return f"gc_{helper}_{ct}(" + ", ".join(_cast_all(names, ct)) + ")"
+
+    return rule
+
+
+def _vecmath(fn: str, fallback: CExprRule) -> CExprRule:
+    """``gc_vm_<fn>_<ctype>(x)``, graphc's vector math (``graphc/linker/c/vecmath.py``) for
+    float outputs; ``fallback`` (the C library's) with ``config.c_vecmath`` off."""
+
+    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
+        if not config.c_vecmath or out_dtype not in FLOAT_DTYPES:
+            return fallback(names, in_dtypes, out_dtype)
+        ct = ctype(out_dtype)
+        return f"gc_vm_{fn}_{ct}(({ct}){names[0]})"
 
     return rule
 
@@ -204,13 +218,13 @@ code_for_op: dict[type[ScalarOp], CExprRule] = {
     ps.Maximum: _max,
     ps.Minimum: _min,
     # transcendental
-    ps.Exp: _float_function("exp"),
+    ps.Exp: _vecmath("exp", _float_function("exp")),
     ps.Exp2: _float_function("exp2"),
-    ps.Expm1: _float_function("expm1"),
-    ps.Log: _float_function("log"),
+    ps.Expm1: _vecmath("expm1", _float_function("expm1")),
+    ps.Log: _vecmath("log", _float_function("log")),
     ps.Log2: _float_function("log2"),
     ps.Log10: _float_function("log10"),
-    ps.Log1p: _float_function("log1p"),
+    ps.Log1p: _vecmath("log1p", _float_function("log1p")),
     ps.Sqrt: _float_function("sqrt"),
     ps.Sin: _float_function("sin"),
     ps.Cos: _float_function("cos"),
@@ -220,11 +234,11 @@ code_for_op: dict[type[ScalarOp], CExprRule] = {
     ps.Arctan: _float_function("atan"),
     ps.Sinh: _float_function("sinh"),
     ps.Cosh: _float_function("cosh"),
-    ps.Tanh: _float_function("tanh"),
+    ps.Tanh: _vecmath("tanh", _float_function("tanh")),
     ps.Arctan2: _float_or_same("atan2"),
     ps.Sqr: _template("({0} * {0})"),
-    ps.Sigmoid: _helper("sigmoid", float_only=True),
-    ps.Softplus: _helper("softplus", float_only=True),
+    ps.Sigmoid: _vecmath("sigmoid", _helper("sigmoid", float_only=True)),
+    ps.Softplus: _vecmath("softplus", _helper("softplus", float_only=True)),
     ps.Erf: _float_or_same("erf"),
     ps.Floor: _float_or_same("floor"),
     ps.Ceil: _float_or_same("ceil"),

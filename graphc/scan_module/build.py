@@ -156,6 +156,7 @@ def scan(
     its outputs, optionally a dict of shared-variable updates and an ``until(condition)``.
     Returns ``(outputs, updates)``: each output stacked over the steps (a single Variable
     when there is one, unless ``return_list``), and the updates to pass to ``function``.
+    A constant negative ``n_steps`` runs ``-n_steps`` steps in the other direction.
 
     The step graph is compiled with the enclosing function's optimizer and linker;
     ``mode``, ``profile`` and ``allow_gc`` are accepted for Theano compatibility.
@@ -194,6 +195,7 @@ def build_scan(
         outs_info[k].last_only = True
     explicit_nonseqs = [T.as_tensor_variable(v) if not isinstance(v, Variable) else v
                         for v in as_list(non_sequences)]  # fmt: skip
+    n_steps, go_backwards = _direction(n_steps, go_backwards)
     if go_backwards:
         seqs = [_Seq(s.outer[::-1], s.taps) for s in seqs]
     n_steps_var = _steps(seqs, n_steps, name)
@@ -353,15 +355,22 @@ def _loop_invariants(outputs: list, placeholders: set) -> list[Any]:
     return list(dict.fromkeys(found))
 
 
+def _direction(n_steps: Any, go_backwards: bool) -> tuple[Any, bool]:
+    """A constant negative ``n_steps`` runs ``-n_steps`` steps the other way (as Theano)."""
+    if n_steps is None:
+        return None, go_backwards
+    n = T.as_tensor_variable(n_steps)
+    if isinstance(n, Constant) and n.data.ndim == 0 and int(n.data) < 0:
+        return -int(n.data), not go_backwards
+    return n_steps, go_backwards
+
+
 def _steps(seqs: list[_Seq], n_steps, name: str | None) -> Any:
     """The number of steps: ``n_steps`` if given, else the shortest sequence (after taps)."""
     if n_steps is not None:
         n = T.as_tensor_variable(n_steps)
         if n.ndim != 0 or n.dtype[:3] not in ("int", "uin"):
             raise TypeError(f"scan: n_steps must be an integer scalar, got {n_steps!r}")
-        if isinstance(n, Constant) and int(n.data) < 0:
-            raise ValueError(f"scan: n_steps must be >= 0, got {int(n.data)} (going "
-                             "backwards is go_backwards=True)")  # fmt: skip
         return T.cast(n, "int64")
     if not seqs:
         raise ValueError(f"scan{f' {name}' if name else ''}: no sequences, so n_steps must be "

@@ -288,7 +288,8 @@ class _Runner:
         n = int(n_raw)
         name = op.info.name or "scan"
         if n < 0:
-            raise ValueError(f"{name}: n_steps must be >= 0, got {n}")
+            raise ValueError(f"{name}: n_steps must be >= 0, got {n} (a negative n_steps runs "
+                             "backwards only when it is a constant)")  # fmt: skip
         for k, s in enumerate(seqs):
             if s.shape[0] < n:
                 raise ValueError(f"{name}: sequence {k} has {s.shape[0]} rows, fewer than the "

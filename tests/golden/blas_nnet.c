@@ -135,7 +135,7 @@
         npy_float64 *row = s + i * cols;
         l[i] = -row[(npy_intp)*(const npy_int32 *)(yp + i * ys)];
 #pragma omp simd
-        for (npy_intp j = 0; j < cols; j++) row[j] = exp(row[j]);
+        for (npy_intp j = 0; j < cols; j++) row[j] = gc_vm_exp_npy_float64(row[j]);
     }
     Py_XSETREF(*o0, (PyObject *)nll);
 
@@ -286,6 +286,8 @@ static int graphc_ddot_vv(PyArrayObject *a, PyArrayObject *b, npy_float64 *out) 
 
 /* library text: graphc.linker.c.gen_nnet._SHARED */
 
+/* library text: graphc.linker.c.elemwise_support.VECMATH */
+
 /* softmax (take_log 0) or log-softmax (take_log 1) of the contiguous row x[0..n) into y. */
 static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_intp n, int take_log) {
     npy_float64 m = x[0];
@@ -295,7 +297,7 @@ static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_int
         if (!isfinite(m)) m = 0;
         npy_float64 s = 0;
 #pragma omp simd reduction(+ : s)
-        for (npy_intp j = 0; j < n; j++) s += exp(x[j] - m);
+        for (npy_intp j = 0; j < n; j++) s += gc_vm_exp_npy_float64(x[j] - m);
         const npy_float64 ls = log(s);
 #pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
@@ -303,7 +305,7 @@ static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_int
         npy_float64 s = 0;
 #pragma omp simd reduction(+ : s)
         for (npy_intp j = 0; j < n; j++) {
-            y[j] = exp(x[j] - m);
+            y[j] = gc_vm_exp_npy_float64(x[j] - m);
             s += y[j];
         }
 #pragma omp simd
@@ -330,7 +332,7 @@ static void graphc_softmax_block_f64(const npy_float64 *x, npy_float64 *y, npy_i
     for (npy_intp j = 0; j < n; j++)
 #pragma omp simd
         for (npy_intp k = 0; k < inner; k++) {
-            npy_float64 e = exp(x[j * inner + k] - m[k]);
+            npy_float64 e = gc_vm_exp_npy_float64(x[j * inner + k] - m[k]);
             s[k] += e;
             if (!take_log) y[j * inner + k] = e;
         }

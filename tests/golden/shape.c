@@ -287,6 +287,8 @@ done:
 
 /* library text: graphc.linker.c.elemwise_support._SCALAR_HELPERS */
 
+/* library text: graphc.linker.c.elemwise_support.VECMATH */
+
 /* library text: graphc.linker.c.elemwise_support._DRIVER */
 
 static void gc_ew_14dc6f367924_c(npy_intp n, char **p) {

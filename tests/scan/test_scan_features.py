@@ -172,6 +172,32 @@ def test_bad_steps_are_reported_with_the_step_and_the_shapes(compiled):
     graphc.scan(lambda h, W: h * W, outputs_info=h0, n_steps=2, non_sequences=W, strict=True)
 
 
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_a_constant_negative_n_steps_runs_the_other_way(go_backwards):
+    # Theano: a negative n_steps runs backwards (forwards when go_backwards is also set)
+    m, h0 = T.dmatrix("m"), T.dvector("h0")
+
+    def compiled(n_steps, backwards):
+        hs, _ = graphc.scan(lambda row, h: 0.5 * h + row, sequences=m, outputs_info=h0,
+                            n_steps=n_steps, go_backwards=backwards)  # fmt: skip
+        return graphc.function([m, h0], [hs, graphc.grad(hs[-1].sum(), m)])
+
+    mv, hv = np.arange(12.0).reshape(6, 2), np.ones(2)
+    want, h = [], hv
+    for row in (mv if go_backwards else mv[::-1])[:4]:
+        h = 0.5 * h + row
+        want.append(h)
+    got, grad = compiled(-4, go_backwards)(mv, hv)
+    np.testing.assert_allclose(got, want)
+    same, same_grad = compiled(4, not go_backwards)(mv, hv)
+    np.testing.assert_allclose(got, same)
+    np.testing.assert_allclose(grad, same_grad)
+    n = T.iscalar("n")
+    hs, _ = graphc.scan(lambda h: h * 2.0, outputs_info=h0, n_steps=n)
+    with pytest.raises(ValueError, match="negative n_steps runs backwards only when"):
+        graphc.function([h0, n], hs)(hv, -2)
+
+
 def test_theano_import_paths():
     import graphc as theano
 

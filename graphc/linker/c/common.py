@@ -39,17 +39,18 @@ def typenum(dtype: str) -> str:
 
 
 def c_string(s: str, limit: int = 200) -> str:
-    """``s`` as a C string literal (printable ASCII, shortened)."""
+    """``s`` as a C string literal (printable ASCII, other characters as ``?``, shortened;
+    ``?`` escaped so that no trigraph forms)."""
     if len(s) > limit:
         s = s[: limit - 3] + "..."
     out = []
     for ch in s:
-        if ch in '"\\':
+        if ch in '"\\?':
             out.append("\\" + ch)
         elif " " <= ch <= "~":
             out.append(ch)
         else:
-            out.append("?")
+            out.append("\\?")
     return '"' + "".join(out) + '"'
 
 

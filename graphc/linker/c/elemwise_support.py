@@ -15,6 +15,7 @@ import hashlib
 from pathlib import Path
 
 from graphc.linker.c.common import INT_DTYPES, ctype
+from graphc.linker.c.vecmath import VECMATH
 
 _UNARY_MVEC = (
     "acos asin atan cbrt cos cosh erf erfc exp exp10 exp2 expm1 log log10 log1p log2 "
@@ -97,7 +98,7 @@ GC_DEF_FLT(npy_float32, f)
 # The loop drivers, kept as C source beside this module (installed as package data).
 _DRIVER = "\n" + Path(__file__).with_name("elemwise_driver.c").read_text(encoding="utf-8") + "\n"
 
-SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, _DRIVER)
+SUPPORT = (_mvec_decls(), _SCALAR_HELPERS, VECMATH, _DRIVER)
 
 
 def _hash(text: str) -> str:

@@ -2,8 +2,9 @@
 
 Numpy broadcasting checked at run time, any strides (negative, zero), in-place outputs,
 output buffers reused when the slot's previous array is free. Each node gets two kernels
-over one run of elements: a contiguous one (``#pragma omp simd``, so gcc calls libmvec's
-SIMD exp/log/tanh/...) and a strided one. The shared driver ``gc_ew_loop``
+over one run of elements: a contiguous one (``#pragma omp simd``: exp, log, tanh, sigmoid,
+... are graphc's inline vector math, ``vecmath.py``; other functions call libmvec's SIMD
+variants) and a strided one. The shared driver ``gc_ew_loop``
 (``elemwise_driver.c``) collapses dimensions and picks the kernel per run; zero-stride
 (broadcast) operands of an otherwise contiguous run are expanded into a small block buffer
 so the contiguous kernel still applies.
@@ -31,6 +32,7 @@ from graphc.graph.basic import Apply
 from graphc.linker.c.common import c_string, ctype, typenum
 from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.linker.c.vecmath import calls_bounded
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import Elemwise
@@ -96,7 +98,7 @@ def _kernels(
     # Outputs are written after all inputs of the element are read (in-place safe).
     inner_c = "\n        ".join([*reads_c, *lines, *writes_c, *accs])
     inner_s = "\n        ".join([*reads_s, *lines, *writes_s, *accs])
-    return (
+    return calls_bounded(
         "static void NAME_c(npy_intp n, char **p) {\n"
         + "".join(f"    {b}\n" for b in bases_c)
         + init

@@ -7,16 +7,19 @@ last-axis case then runs over contiguous rows.
 
 from __future__ import annotations
 
+from graphc.flags import config
 from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, FLOAT_DTYPES, INT_DTYPES, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.linker.c.vecmath import VECMATH
 from graphc.tensor import nnet
 
 # Helpers shared by every dtype: emitted once per module (support code is deduplicated by
 # text, so a helper must never sit in a per-dtype block, or two dtypes redefine it).
 _SHARED = r"""
 #ifdef GRAPHC_HAVE_MVEC
-/* libmvec's SIMD variants, so the `omp simd` loops below vectorize exp/log */
+/* libmvec's SIMD variants (exp with config.c_vecmath off), so the `omp simd` loops
+   below vectorize */
 __attribute__((simd("notinbranch"))) double exp(double);
 __attribute__((simd("notinbranch"))) float expf(float);
 #endif
@@ -126,9 +129,17 @@ static int graphc_softmax_SFX(PyArrayObject *a, int axis, int take_log, PyObject
 """
 
 
+def _exp(dtype: str) -> str:
+    """The C exp of the vectorized loops: graphc's vector math (``vecmath.py``) unless
+    ``config.c_vecmath`` is off."""
+    if config.c_vecmath:
+        return f"gc_vm_exp_{ctype(dtype)}"
+    return "expf" if dtype == "float32" else "exp"
+
+
 def _kernels(dtype: str) -> str:
     sfx = "f32" if dtype == "float32" else "f64"
-    exp, log = ("expf", "logf") if dtype == "float32" else ("exp", "log")
+    exp, log = _exp(dtype), ("logf" if dtype == "float32" else "log")
     return (
         _KERNELS.replace("_SFX", "_" + sfx)
         .replace("REAL", ctype(dtype))
@@ -139,7 +150,7 @@ def _kernels(dtype: str) -> str:
 
 
 def _support(dtype: str) -> tuple[str, ...]:
-    return (COMMON, _SHARED, _kernels(dtype))
+    return (COMMON, _SHARED, VECMATH, _kernels(dtype))
 
 
 def _sfx(dtype: str) -> str:
@@ -225,7 +236,7 @@ def gen_xent_sm_1hot(node: Apply) -> CThunkCode | None:
     if dt not in FLOAT_DTYPES or ity is None or any(o.dtype != dt for o in node.outputs):
         return None
     ct, tn, sfx = ctype(dt), typenum(dt), _sfx(dt)
-    exp = "expf" if dt == "float32" else "exp"
+    exp = _exp(dt)
     name = str(node.op)
     body = (
         _matrix_and_labels(name, "i0", dt, 1, y.dtype, ity)

@@ -1,0 +1,375 @@
+"""graphc's own vector math: exp, expm1, log, log1p, tanh, sigmoid and softplus in C.
+
+The element-wise kernels (``gen_elemwise.py``, ``gen_nnet.py``) run under
+``#pragma omp simd``; gcc calls the C library's SIMD variants there (glibc's libmvec), one
+call per vector, whose exp and tanh in double were slower than numpy's own loops
+(``benchmarks/bench_vecmath.py``). The functions here are ``static inline``, branch-free
+(every special case is a select, which gcc turns into a masked blend), and use nothing but
+``+ - * /``, ``fma``, compares and integer bit operations on the IEEE encoding, so gcc
+inlines them into the loop and vectorizes them at the full vector width.
+
+Design, the same for ``double`` and ``float``:
+
+- ``exp``: ``x = n*ln2 + r`` with ``n = rint(x/ln2)`` (the 1.5*2^52 shift trick) and
+  ``|r| <= ln2/2``, reduced in two steps (Cody-Waite; ``ln2``'s high part has trailing zero
+  bits so ``n*LN2HI`` and ``x - n*LN2HI`` are exact); ``exp(r) = 1 + r + r*r*Q(r)``; the
+  result is scaled by ``2^n`` as two products (``2^(n+a) * 2^-a``) so that results in the
+  subnormal range are rounded once and results past the largest double become ``inf``.
+- ``expm1``: the same reduction, and ``2^n*(1 + expm1(r)) - 1`` evaluated as
+  ``fma(2^n, r*r*Q(r) + c, fma(2^n, r, 2^n - 1))`` where ``c`` is the rounding error of the
+  reduced argument: exact cancellation for ``n = 0``, one rounding of the large part else.
+- ``log``: ``x = 2^k * m`` with ``m`` in ``[sqrt(2)/2, sqrt(2))`` read from the bits
+  (subnormal inputs scaled by 2^54 first), ``f = m - 1``, ``s = f/(2+f)``, ``z = s*s`` and
+  ``log(1+f) = f - f*f/2 + s*(f*f/2 + z*P(z))``, summed with ``k*ln2`` in fdlibm's order.
+- ``log1p``: ``u = 1 + x`` split as for ``log`` with the rounding error of ``1 + x``
+  added back as ``c/u``; ``f = x`` when ``x`` is in ``(sqrt(2)/2 - 1, sqrt(2) - 1)``.
+- ``tanh``: ``e/(e + 2)`` with ``e = expm1(2|x|)`` (relative accuracy down to the
+  subnormals), ``|x|`` clamped where ``tanh`` rounds to 1, the sign copied back. In
+  double, ``e`` is kept as two doubles, the sum ``e + 2`` too, and the quotient is
+  corrected by its residual; in float one rounded division (the correction would make it
+  1.6x slower).
+- ``sigmoid``: ``e = exp(-|x|)``, ``(x >= 0 ? 1 : e) / (1 + e)`` (as the Op's numpy code);
+  ``softplus``: ``max(x, 0) + log1p(exp(-|x|))``.
+
+``Q`` and ``P`` are Chebyshev (near-minimax) fits made by ``scripts/vecmath_coefficients.py``
+(degree 9 and 6 for double, 4 and 2 for float).
+
+Special values follow numpy: NaN in gives NaN out; ``exp(+-inf) = inf, 0``; overflow gives
+``inf`` and underflow subnormals then ``+0``; ``log(0) = -inf``, ``log(x < 0) = nan``,
+``log(inf) = inf``; ``log1p(-1) = -inf``; signed zeros and tiny arguments are returned
+unchanged by ``expm1``, ``log1p`` and ``tanh`` (``tanh(-0.0) = -0.0``).
+
+Accuracy, checked by ``tests/test_vecmath.py`` against an 80-bit ``np.longdouble``
+reference over uniform, normal, wide, huge, tiny and subnormal inputs, in units in the last
+place of the exact value (below the normal range, of the smallest subnormal):
+:data:`ULP_BOUNDS` (exp, log, log1p 1 ulp; expm1, softplus 2; sigmoid 3; tanh 1.5 in
+double, 3 in float).
+"""
+
+from __future__ import annotations
+
+import re
+
+ULP_BOUNDS: dict[str, dict[str, float]] = {
+    "float64": {"exp": 1.0, "expm1": 2.0, "log": 1.0, "log1p": 1.0, "tanh": 1.5,
+                "sigmoid": 3.0, "softplus": 2.0},
+    "float32": {"exp": 1.0, "expm1": 2.0, "log": 1.0, "log1p": 1.0, "tanh": 3.0,
+                "sigmoid": 3.0, "softplus": 2.0},
+}  # fmt: skip
+"""dtype -> function -> the largest error in ulps that tests/test_vecmath.py allows. The
+largest errors measured (2.8 million inputs per function and dtype: the test's samples,
+jittered), float64 / float32: exp 0.97 / 0.95, expm1 1.61 / 1.36, log 0.84 / 0.84,
+log1p 0.82 / 0.85, tanh 1.17 / 2.40, sigmoid 2.45 / 2.40, softplus 1.61 / 1.56."""
+
+FUNCTIONS = ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus")
+"""The functions defined here, as ``gc_vm_<name>_npy_float64`` and ``gc_vm_<name>_npy_float32``."""
+
+_F64 = r"""
+/* ---- graphc vector math, double (graphc/linker/c/vecmath.py) ---- */
+static inline npy_int64 gcvm_bits_f64(double x) { npy_int64 i; memcpy(&i, &x, 8); return i; }
+static inline double gcvm_double(npy_int64 i) { double x; memcpy(&x, &i, 8); return x; }
+#define GCVM_SHIFT64 0x1.8p52
+#define GCVM_LN2HI64 0x1.62e42fefa3800p-1 /* n * LN2HI is exact for |n| < 2^11 */
+#define GCVM_LN2LO64 0x1.ef35793c76730p-45
+
+/* Q(r) = (exp(r) - 1 - r) / r^2 for |r| <= ln2/2, in Estrin's scheme: a short chain of
+   dependent operations (the loops are latency-bound with Horner's) */
+static inline double gcvm_q_f64(double r) {
+    const double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    const double p01 = fma(0x1.5555555555556p-3, r, 0x1.0000000000001p-1);
+    const double p23 = fma(0x1.11111111109b5p-7, r, 0x1.5555555553d68p-5);
+    const double p45 = fma(0x1.a01a01a7c2f2cp-13, r, 0x1.6c16c17889f3cp-10);
+    const double p67 = fma(0x1.71de0db2eb873p-19, r, 0x1.a019b914881bap-16);
+    const double p89 = fma(0x1.af389eea54156p-26, r, 0x1.28917c9f3a495p-22);
+    return fma(p89, r8, fma(fma(p67, r2, p45), r4, fma(p23, r2, p01)));
+}
+
+/* x = k*ln2 + r + rc (rc: the rounding error of r), k = rint(x/ln2) = n */
+static inline double gcvm_reduce_f64(double x, npy_int64 *n, double *rc) {
+    double k = fma(x, 0x1.71547652b82fep+0, GCVM_SHIFT64);
+    *n = gcvm_bits_f64(k) - gcvm_bits_f64(GCVM_SHIFT64);
+    k -= GCVM_SHIFT64;
+    const double rh = fma(-k, GCVM_LN2HI64, x); /* exact */
+    const double r = fma(-k, GCVM_LN2LO64, rh);
+    *rc = fma(-k, GCVM_LN2LO64, rh - r);
+    return r;
+}
+
+static inline double gc_vm_exp_npy_float64(double x) {
+    double rc;
+    npy_int64 n;
+    const double r = gcvm_reduce_f64(x, &n, &rc);
+    const double p = 1.0 + (r + fma(r * r, gcvm_q_f64(r), rc));
+    /* 2^n as 2^h * 2^(n-h), h = n/2: both normal for n in [-1076, 1024], and the second
+       product rounds once into the subnormals (or overflows to inf) */
+    const npy_int64 h = n >> 1;
+    const double y = (p * gcvm_double((h + 1023) << 52)) * gcvm_double((n - h + 1023) << 52);
+    /* past these the result is +inf or +0 (and what was computed is meaningless); a NaN
+       fails both compares and has made y a NaN */
+    const double z = x > 710.0 ? INFINITY : y;
+    return x < -746.0 ? 0.0 : z;
+}
+
+/* expm1 for x in [-60, 709.8] (no special values); garbage outside. */
+static inline double gcvm_expm1_core_f64(double x) {
+    double rc;
+    npy_int64 n;
+    const double r = gcvm_reduce_f64(x, &n, &rc);
+    const double tail = fma(r * r, gcvm_q_f64(r), rc);
+    const npy_int64 m = n > 1023 ? 1023 : n;
+    const double s = gcvm_double((m + 1023) << 52);
+    const double y = fma(s, tail, fma(s, r, s - 1.0));
+    return n > 1023 ? y * 2.0 : y;
+}
+
+static inline double gc_vm_expm1_npy_float64(double x) {
+    const double y = gcvm_expm1_core_f64(x);
+    const double z = x > 710.0 ? INFINITY : (x < -60.0 ? -1.0 : y);
+    return fabs(x) < 0x1p-54 ? x : z; /* keeps -0.0 and the subnormals exact */
+}
+
+/* log(1+f) - f + f*f/2 ... : the log's polynomial part, P(z) for z = s*s (Horner) */
+static inline double gcvm_p_f64(double z) {
+    double p = fma(0x1.2b5900de53b32p-3, z, 0x1.39fe51a7c18f9p-3);
+    p = fma(p, z, 0x1.7462b51cb66b1p-3);
+    p = fma(p, z, 0x1.c71c62e3f11e6p-3);
+    p = fma(p, z, 0x1.2492492df281ap-2);
+    p = fma(p, z, 0x1.99999999952d7p-2);
+    return fma(p, z, 0x1.5555555555558p-1);
+}
+
+/* k*ln2 + log(1+f) + c, f in [sqrt(2)/2 - 1, sqrt(2) - 1] (fdlibm's summation order) */
+static inline double gcvm_log_sum_f64(double dk, double f, double c) {
+    const double s = f / (2.0 + f);
+    const double z = s * s;
+    const double hfsq = 0.5 * f * f;
+    const double w = fma(s, fma(z, gcvm_p_f64(z), hfsq), fma(dk, GCVM_LN2LO64, c));
+    return fma(dk, GCVM_LN2HI64, -((hfsq - w) - f));
+}
+
+/* x = 2^k * m, m in [sqrt(2)/2, sqrt(2)), for positive normal x */
+static inline double gcvm_split_f64(double x, npy_int64 *k) {
+    const npy_int64 t = gcvm_bits_f64(x) - 0x3fe6a09e667f3bcdLL;
+    *k = t >> 52;
+    return gcvm_double((t & 0x000fffffffffffffLL) + 0x3fe6a09e667f3bcdLL);
+}
+
+static inline double gc_vm_log_npy_float64(double x) {
+    /* Only constants and variables are selected: gcc does not if-convert a
+       floating-point operation (it may trap) that one arm of a ?: would evaluate. */
+    const int sub = x < 0x1p-1022;
+    npy_int64 k;
+    const double m = gcvm_split_f64(x * (sub ? 0x1p54 : 1.0), &k);
+    double y = gcvm_log_sum_f64((double)(k - (sub ? 54 : 0)), m - 1.0, 0.0);
+    y = x == INFINITY ? x : y;
+    y = x == 0.0 ? -INFINITY : y;
+    y = x < 0.0 ? NAN : y;
+    return x != x ? x : y;
+}
+
+/* log1p for finite x > -1 (no special values) */
+static inline double gcvm_log1p_core_f64(double x) {
+    const double u = 1.0 + x;
+    npy_int64 k;
+    const double m = gcvm_split_f64(u, &k);
+    /* the part of x that 1 + x rounded away: x - (u - 1) for x < 1, 1 - (u - x) else
+       (both exact), relative to u */
+    const double c = ((x < 1.0 ? x : 1.0) - (u - (x < 1.0 ? 1.0 : x))) / u;
+    /* x in (sqrt(2)/2 - 1, sqrt(2) - 1): log(1+f) with f = x itself, k = 0, c = 0 (one
+       compare: gcc vectorizes selects on one mask more reliably than on a & of two) */
+    const int small = fabs(x - 0x1.f0ed99bed9b2ep-5) < 0x1.6a09e667f3bcdp-2;
+    return gcvm_log_sum_f64(small ? 0.0 : (double)k, small ? x : m - 1.0, small ? 0.0 : c);
+}
+
+static inline double gc_vm_log1p_npy_float64(double x) {
+    const double y = gcvm_log1p_core_f64(x);
+    double r = x == INFINITY ? x : y;
+    r = x == -1.0 ? -INFINITY : r;
+    r = x < -1.0 ? NAN : r;
+    r = x != x ? x : r;
+    return fabs(x) < 0x1p-54 ? x : r;
+}
+
+static inline double gc_vm_tanh_npy_float64(double x) {
+    const double ax = fabs(x);
+    const double a = 2.0 * (ax > 22.0 ? 22.0 : ax); /* tanh rounds to 1 past 22; NaN passes */
+    double rc;
+    npy_int64 n;
+    const double r = gcvm_reduce_f64(a, &n, &rc); /* n in [0, 64] */
+    const double s = gcvm_double((n + 1023) << 52);
+    /* e = expm1(a) = (s - 1) + s*r + s*(r*r*Q(r) + rc), the rounding error of the first
+       sum (tl) carried into the second: e is rounded once */
+    const double t = fma(s, r, s - 1.0);
+    const double tl = fma(s, r, (s - 1.0) - t);
+    const double u = fma(s, fma(r * r, gcvm_q_f64(r), rc), tl);
+    const double e = t + u, el = u - (e - t); /* e + el: expm1(a), e without its rounding */
+    /* tanh = (e + el) / (e + el + 2): the sum as d + dl, the quotient q = e * (1/d)
+       corrected by its residual (e + el) - q*(d + dl): rounding errors of the sum, the
+       reciprocal and the product do not add up */
+    const double d = e + 2.0;
+    const double dl = (e - (d - 2.0)) + el; /* exact for e <= 2; past that (tanh > 0.76)
+                                               an error small enough for a correction */
+    const double w = 1.0 / d;
+    const double q = e * w;
+    const double res = fma(-q, dl, fma(-q, d, e) + el);
+    return copysign(fma(res, w, q), x);
+}
+
+static inline double gc_vm_sigmoid_npy_float64(double x) {
+    const double e = gc_vm_exp_npy_float64(-fabs(x));
+    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
+}
+
+static inline double gc_vm_softplus_npy_float64(double x) {
+    return (x > 0.0 ? x : 0.0) + gcvm_log1p_core_f64(gc_vm_exp_npy_float64(-fabs(x)));
+}
+"""
+
+_F32 = r"""
+/* ---- graphc vector math, float (graphc/linker/c/vecmath.py) ---- */
+static inline npy_int32 gcvm_bits_f32(float x) { npy_int32 i; memcpy(&i, &x, 4); return i; }
+static inline float gcvm_float(npy_int32 i) { float x; memcpy(&x, &i, 4); return x; }
+#define GCVM_SHIFT32 0x1.8p23f
+#define GCVM_LN2HI32 0x1.62e4p-1f /* n * LN2HI is exact for |n| < 2^10 */
+#define GCVM_LN2LO32 0x1.7f7d1cp-20f
+
+static inline float gcvm_q_f32(float r) {
+    const float r2 = r * r;
+    const float p01 = fmaf(0x1.5554dep-3f, r, 0x1p-1f);
+    const float p23 = fmaf(0x1.120b62p-7f, r, 0x1.55551ap-5f);
+    return fmaf(fmaf(0x1.6d10fcp-10f, r2, p23), r2, p01);
+}
+
+static inline float gcvm_reduce_f32(float x, npy_int32 *n, float *rc) {
+    float k = fmaf(x, 0x1.715476p+0f, GCVM_SHIFT32);
+    *n = gcvm_bits_f32(k) - gcvm_bits_f32(GCVM_SHIFT32);
+    k -= GCVM_SHIFT32;
+    const float rh = fmaf(-k, GCVM_LN2HI32, x);
+    const float r = fmaf(-k, GCVM_LN2LO32, rh);
+    *rc = fmaf(-k, GCVM_LN2LO32, rh - r);
+    return r;
+}
+
+static inline float gc_vm_exp_npy_float32(float x) {
+    float rc;
+    npy_int32 n;
+    const float r = gcvm_reduce_f32(x, &n, &rc);
+    const float p = 1.0f + (r + fmaf(r * r, gcvm_q_f32(r), rc));
+    const npy_int32 h = n >> 1;
+    const float y = (p * gcvm_float((h + 127) << 23)) * gcvm_float((n - h + 127) << 23);
+    const float z = x > 89.0f ? INFINITY : y;
+    return x < -104.0f ? 0.0f : z;
+}
+
+static inline float gcvm_expm1_core_f32(float x) {
+    float rc;
+    npy_int32 n;
+    const float r = gcvm_reduce_f32(x, &n, &rc);
+    const float tail = fmaf(r * r, gcvm_q_f32(r), rc);
+    const npy_int32 m = n > 127 ? 127 : n;
+    const float s = gcvm_float((m + 127) << 23);
+    const float y = fmaf(s, tail, fmaf(s, r, s - 1.0f));
+    return n > 127 ? y * 2.0f : y;
+}
+
+static inline float gc_vm_expm1_npy_float32(float x) {
+    const float y = gcvm_expm1_core_f32(x);
+    const float z = x > 89.0f ? INFINITY : (x < -30.0f ? -1.0f : y);
+    return fabsf(x) < 0x1p-25f ? x : z;
+}
+
+static inline float gcvm_log_sum_f32(float dk, float f, float c) {
+    const float s = f / (2.0f + f);
+    const float z = s * s;
+    const float hfsq = 0.5f * f * f;
+    const float p = fmaf(fmaf(0x1.2ee656p-2f, z, 0x1.997c2ep-2f), z, 0x1.55555cp-1f);
+    const float w = fmaf(s, fmaf(z, p, hfsq), fmaf(dk, GCVM_LN2LO32, c));
+    return fmaf(dk, GCVM_LN2HI32, -((hfsq - w) - f));
+}
+
+static inline float gcvm_split_f32(float x, npy_int32 *k) {
+    const npy_int32 t = gcvm_bits_f32(x) - 0x3f3504f3;
+    *k = t >> 23;
+    return gcvm_float((t & 0x007fffff) + 0x3f3504f3);
+}
+
+static inline float gc_vm_log_npy_float32(float x) {
+    const int sub = x < 0x1p-126f;
+    npy_int32 k;
+    const float m = gcvm_split_f32(x * (sub ? 0x1p25f : 1.0f), &k);
+    float y = gcvm_log_sum_f32((float)(k - (sub ? 25 : 0)), m - 1.0f, 0.0f);
+    y = x == INFINITY ? x : y;
+    y = x == 0.0f ? -INFINITY : y;
+    y = x < 0.0f ? NAN : y;
+    return x != x ? x : y;
+}
+
+static inline float gcvm_log1p_core_f32(float x) {
+    const float u = 1.0f + x;
+    npy_int32 k;
+    const float m = gcvm_split_f32(u, &k);
+    const float c = ((x < 1.0f ? x : 1.0f) - (u - (x < 1.0f ? 1.0f : x))) / u;
+    const int small = fabsf(x - 0x1.f0ed9ap-5f) < 0x1.6a09e6p-2f;
+    return gcvm_log_sum_f32(small ? 0.0f : (float)k, small ? x : m - 1.0f, small ? 0.0f : c);
+}
+
+static inline float gc_vm_log1p_npy_float32(float x) {
+    const float y = gcvm_log1p_core_f32(x);
+    float r = x == INFINITY ? x : y;
+    r = x == -1.0f ? -INFINITY : r;
+    r = x < -1.0f ? NAN : r;
+    r = x != x ? x : r;
+    return fabsf(x) < 0x1p-25f ? x : r;
+}
+
+static inline float gc_vm_tanh_npy_float32(float x) {
+    const float ax = fabsf(x);
+    const float a = 2.0f * (ax > 10.0f ? 10.0f : ax);
+    float rc;
+    npy_int32 n;
+    const float r = gcvm_reduce_f32(a, &n, &rc); /* n in [0, 29] */
+    const float s = gcvm_float((n + 127) << 23);
+    const float t = fmaf(s, r, s - 1.0f);
+    const float tl = fmaf(s, r, (s - 1.0f) - t);
+    const float e = t + fmaf(s, fmaf(r * r, gcvm_q_f32(r), rc), tl);
+    /* one division, without double's correction of the quotient: here it would cost as
+       much per vector as in double for twice the lanes (tanh 1.6x slower) */
+    return copysignf(e / (e + 2.0f), x);
+}
+
+static inline float gc_vm_sigmoid_npy_float32(float x) {
+    const float e = gc_vm_exp_npy_float32(-fabsf(x));
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
+
+static inline float gc_vm_softplus_npy_float32(float x) {
+    return (x > 0.0f ? x : 0.0f) + gcvm_log1p_core_f32(gc_vm_exp_npy_float32(-fabsf(x)));
+}
+"""
+
+# Out-of-line twins: ``#pragma omp declare simd`` makes gcc compile one SIMD clone of each
+# (called per vector from the loop) instead of inlining the function at every use.
+_OUT_OF_LINE = "".join(
+    f"#pragma omp declare simd notinbranch\n__attribute__((noinline)) static {c} "
+    f"gc_vmo_{fn}_{ct}({c} x) {{ return gc_vm_{fn}_{ct}(x); }}\n"
+    for ct, c in (("npy_float64", "double"), ("npy_float32", "float"))
+    for fn in FUNCTIONS
+)
+
+VECMATH = _F64 + _F32 + _OUT_OF_LINE
+"""The C definitions (support code of every element-wise kernel)."""
+
+INLINE_CALLS = 8
+"""A node's kernels (contiguous and strided loop) with more vector-math calls than this call
+the out-of-line SIMD clones: inlining the 33 ``tanh`` of a long fused chain made its C
+compile 40% slower, while out-of-line calls cost a kernel ~10%."""
+
+_CALL = re.compile(r"\bgc_vm_(?=\w+\()")
+
+
+def calls_bounded(kernel: str) -> str:
+    """``kernel`` (C text), its vector-math calls made out of line when there are more than
+    ``INLINE_CALLS`` of them."""
+    if len(_CALL.findall(kernel)) <= INLINE_CALLS:
+        return kernel
+    return _CALL.sub("gc_vmo_", kernel)
