@@ -11,7 +11,7 @@ import graphc
 import graphc.tensor as T
 from graphc.linker import c_available
 from graphc.opt.engine import RewriteWarning
-from graphc.opt.fusion import MAX_INPUTS
+from graphc.opt.fusion import MAX_INPUTS, is_heavy
 from graphc.scalar.basic import Composite
 from graphc.tensor.elemwise import Elemwise
 
@@ -48,16 +48,16 @@ def test_chain_with_broadcast_fuses_to_one_loop(linker, dtype):
 def test_shared_intermediate_is_computed_once():
     x = T.dvector("x")
     e = T.exp(x) + 1.0
-    f = graphc.function([x], [T.sin(e) * 2.0, e.sum()], mode=graphc.Mode(linker="py"))
-    (loop,) = f.maker.fgraph.toposort()  # one loop: sin(e) * 2 and sum(e)
+    f = graphc.function([x], [T.sqrt(e) * 2.0, e.sum()], mode=graphc.Mode(linker="py"))
+    (loop,) = f.maker.fgraph.toposort()  # one loop: sqrt(e) * 2 and sum(e)
     assert [n.op.name for n in loop.op.inner.nodes].count("exp") == 1
-    g = graphc.function([x], [T.sin(e) * 2.0, e.sum()],
+    g = graphc.function([x], [T.sqrt(e) * 2.0, e.sum()],
                         mode=graphc.Mode(linker="py").excluding("multi_fusion"))  # fmt: skip
     names = [n.op.scalar_op.name for n in g.maker.fgraph.toposort() if isinstance(n.op, Elemwise)]
     assert sum("exp" in s for s in names) == 1  # without it, e stays a node of its own
     v = np.linspace(0, 1, 4)
     a, s = f(v)
-    np.testing.assert_allclose(a, np.sin(np.exp(v) + 1) * 2)
+    np.testing.assert_allclose(a, np.sqrt(np.exp(v) + 1) * 2)
     np.testing.assert_allclose(s, (np.exp(v) + 1).sum())
 
 
@@ -145,3 +145,23 @@ def test_random_graphs_agree(steps, seed):
     for res in results:
         for got, w in zip(res, wants):
             np.testing.assert_allclose(got, w, rtol=1e-9, atol=1e-12)
+
+
+def _loops(f):
+    return [n for n in f.maker.fgraph.toposort() if isinstance(n.op, Elemwise)]
+
+
+def test_heavy_functions_share_a_loop_only_when_independent():
+    # exp and tanh of different values: one loop; tanh of (a function of) exp: two loops,
+    # since one loop would make each element wait on exp before tanh can start
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    apart = graphc.function([x, y, z], T.exp(x) * y + T.tanh(z) - x**2)
+    assert len(_loops(apart)) == 1
+    chained = graphc.function([x, y], T.tanh(T.exp(x) * 2.0) + y)
+    loops = _loops(chained)
+    assert len(loops) == 2
+    assert [is_heavy(n) for n in loops] == [True, True]
+    v, w = np.linspace(-2, 2, 9), np.linspace(0, 1, 9)
+    np.testing.assert_allclose(chained(v, w), np.tanh(np.exp(v) * 2.0) + w, rtol=1e-12)
+    np.testing.assert_allclose(apart(v, w, v + w), np.exp(v) * w + np.tanh(v + w) - v**2,
+                               rtol=1e-12)  # fmt: skip

@@ -291,13 +291,13 @@ def _line() -> int:
 def test_source_lines_survive_fusion_and_reach_every_output():
     x = T.dvector("x")
     a, la = T.exp(x), _line()
-    b, lb = T.tanh(a) * 2, _line()
+    b, lb = T.sqrt(a) * 2, _line()
     c, lc = T.dot(b, b), _line()
     total, ls = b.sum(), _line()  # summed in the loop that makes b (b is not rewritten)
     f = graphc.function([x], [c, total], profile=True)
     nodes = f.maker.fgraph.toposort()
     fused = [n for n in nodes if "Composite" in str(n.op)]
-    assert fused, "the exp/tanh/mul chain is fused"
+    assert fused, "the exp/sqrt/mul chain is fused"
     want = {f"{__file__}:{la}", f"{__file__}:{lb}", f"{__file__}:{ls}"}
     assert set(fused[0].origins) == want
     dot = [n for n in nodes if "dot" in str(n.op).lower()][0]

@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING
 
 from graphc.graph.basic import new_node_origins
 from graphc.opt.engine import define_pass, register
-from graphc.opt.fusion import MAX_INPUTS, _fusable, _is_const_input, _scalar_graph_multi
+from graphc.opt.fusion import (
+    MAX_INPUTS,
+    _fusable,
+    _is_const_input,
+    _scalar_graph_multi,
+    heavy_chain,
+)
 from graphc.scalar.basic import Composite
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSums
@@ -125,6 +131,13 @@ def _outputs(fgraph: FunctionGraph, members: list, mset: set) -> list:
     ]
 
 
+def _heavy_link(fgraph: FunctionGraph, n: Apply, mset: set) -> bool:
+    """``n`` would join a heavy function to another in one loop (see ``fusion.HEAVY``)."""
+    producers = [i.owner for i in n.inputs if i.owner in mset]
+    consumers = [c for c, _ in fgraph.clients.get(n.outputs[0], ()) if c in mset]
+    return heavy_chain(n, producers + consumers)
+
+
 def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
     shape = _shape(seed)
     k0 = reach.pos[seed]
@@ -137,7 +150,7 @@ def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
         for n in _neighbours(fgraph, m):
             if n in mset or n in taken or n not in reach.pos or not _fusable(n):
                 continue
-            if _shape(n) != shape:
+            if _shape(n) != shape or _heavy_link(fgraph, n, mset):
                 continue
             k = reach.pos[n]
             nbits, nau, ndu = bits | (1 << k), au | reach.anc[k], du | reach.desc[k]

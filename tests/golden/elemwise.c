@@ -42,7 +42,7 @@
     { PyArrayObject *a = gc_prepare_output(o0, 2, shape, NPY_FLOAT32);
       if (a == NULL) goto done;
       data[2] = PyArray_BYTES(a); es[2] = 4; gc_strides(a, 2, &st[4]); }
-    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_9a735882bdef_c, gc_ew_9a735882bdef_s);
+    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_35b6e65233bf_c, gc_ew_35b6e65233bf_s);
     rc = 0;
 done:
     Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
@@ -156,7 +156,7 @@ done:
 
 /* library text: graphc.linker.c.elemwise_support._DRIVER */
 
-static void gc_ew_9a735882bdef_c(npy_intp n, char **p) {
+static void gc_ew_35b6e65233bf_c(npy_intp n, char **p) {
     const npy_float32 *q0 = (const npy_float32 *)p[0];
     const npy_float32 *q1 = (const npy_float32 *)p[1];
     npy_float32 *q2 = (npy_float32 *)p[2];
@@ -174,16 +174,16 @@ static void gc_ew_9a735882bdef_c(npy_intp n, char **p) {
         q2[i] = (npy_float32)(t6);
     }
 }
-static void gc_ew_9a735882bdef_s(npy_intp n, char **p, const npy_intp *s) {
+static void gc_ew_35b6e65233bf_s(npy_intp n, char **p, const npy_intp *s) {
     for (npy_intp i = 0; i < n; i++) {
         const npy_float32 x0 = *(const npy_float32 *)(p[0] + i * s[0]);
         const npy_float32 x1 = *(const npy_float32 *)(p[1] + i * s[1]);
-        npy_float32 t0 = gc_vm_exp_npy_float32((npy_float32)x0);
+        npy_float32 t0 = gc_vmo_exp_npy_float32((npy_float32)x0);
         npy_float32 t1 = (((npy_float32)t0) * ((npy_float32)x1));
         npy_float32 t2 = fabsf((npy_float32)x0);
         npy_float32 t3 = sqrtf((npy_float32)t2);
         npy_float32 t4 = (((npy_float32)t1) + ((npy_float32)t3));
-        npy_float32 t5 = gc_vm_tanh_npy_float32((npy_float32)x1);
+        npy_float32 t5 = gc_vmo_tanh_npy_float32((npy_float32)x1);
         npy_float32 t6 = (((npy_float32)t4) - ((npy_float32)t5));
         *(npy_float32 *)(p[2] + i * s[2]) = (npy_float32)(t6);
     }

@@ -98,7 +98,7 @@ def _kernels(
     # Outputs are written after all inputs of the element are read (in-place safe).
     inner_c = "\n        ".join([*reads_c, *lines, *writes_c, *accs])
     inner_s = "\n        ".join([*reads_s, *lines, *writes_s, *accs])
-    return calls_bounded(
+    contiguous = (
         "static void NAME_c(npy_intp n, char **p) {\n"
         + "".join(f"    {b}\n" for b in bases_c)
         + init
@@ -106,12 +106,15 @@ def _kernels(
         "    for (npy_intp i = 0; i < n; i++) {\n"
         f"        {inner_c}\n"
         "    }\n" + fin + "}\n"
+    )
+    strided = (
         "static void NAME_s(npy_intp n, char **p, const npy_intp *s) {\n"
         + init
         + "    for (npy_intp i = 0; i < n; i++) {\n"
         f"        {inner_s}\n"
         "    }\n" + fin + "}\n"
     )
+    return calls_bounded(contiguous + strided, strided_from=len(contiguous))
 
 
 def _declarations(label: str, nin: int, nop: int, ndx: int) -> list[str]:

@@ -367,9 +367,12 @@ compile 40% slower, while out-of-line calls cost a kernel ~10%."""
 _CALL = re.compile(r"\bgc_vm_(?=\w+\()")
 
 
-def calls_bounded(kernel: str) -> str:
+def calls_bounded(kernel: str, strided_from: int | None = None) -> str:
     """``kernel`` (C text), its vector-math calls made out of line when there are more than
-    ``INLINE_CALLS`` of them."""
-    if len(_CALL.findall(kernel)) <= INLINE_CALLS:
+    ``INLINE_CALLS`` of them; from ``strided_from`` on (the strided loop, which is not
+    vectorized) always out of line, so each function is inlined once per node at most."""
+    if len(_CALL.findall(kernel)) > INLINE_CALLS:
+        return _CALL.sub("gc_vmo_", kernel)
+    if strided_from is None:
         return kernel
-    return _CALL.sub("gc_vmo_", kernel)
+    return kernel[:strided_from] + _CALL.sub("gc_vmo_", kernel[strided_from:])
