@@ -374,3 +374,20 @@ def test_heavy_functions_chained_stay_in_separate_loops(linker):
     want = [tv * 2, tv.sum(), np.tanh(tv) + yv, np.tanh(np.log(xv * xv + 1.0)) * yv]
     for got, ref in zip(f(xv, yv), want):
         np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_heavy_functions_joined_through_a_cheap_value_stay_apart():
+    # exp -> (*2, read twice) -> tanh: the path between the two goes through a shared cheap
+    # value, which multi-output fusion would otherwise put in the same loop as both
+    x, y = T.dvector("x"), T.dvector("y")
+    u = T.exp(x) * 2.0
+    outs = [u + y, T.tanh(u) * y]
+    f = graphc.function([x, y], outs, mode=mode("py"))
+    for node in f.maker.fgraph.toposort():
+        if isinstance(node.op, Elemwise):
+            names = [n.op.name for n in getattr(node.op.scalar_op, "nodes", ())]
+            assert not ("exp" in names and "tanh" in names), names
+    xv, yv = np.linspace(-1, 1, 5), np.linspace(1, 2, 5)
+    uv = np.exp(xv) * 2.0
+    for got, want in zip(f(xv, yv), [uv + yv, np.tanh(uv) * yv]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

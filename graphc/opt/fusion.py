@@ -22,8 +22,6 @@ from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSum
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from graphc.graph.basic import Apply, Variable
     from graphc.graph.fg import FunctionGraph
 
@@ -50,11 +48,6 @@ def is_heavy(node: Apply) -> bool:
     if isinstance(op, Composite):
         return any(getattr(n.op, "name", None) in HEAVY for n in op.nodes)
     return op.name in HEAVY
-
-
-def heavy_chain(producer: Apply, consumers: Iterable) -> bool:
-    """Both ``producer`` and one of ``consumers`` (Elemwise nodes) are heavy."""
-    return is_heavy(producer) and any(is_heavy(c) for c in consumers)
 
 
 def _has_c(node) -> bool:

@@ -34,7 +34,7 @@ from graphc.opt.fusion import (
     _fusable,
     _is_const_input,
     _scalar_graph_multi,
-    heavy_chain,
+    is_heavy,
 )
 from graphc.scalar.basic import Composite
 from graphc.tensor.elemwise import Elemwise
@@ -131,18 +131,14 @@ def _outputs(fgraph: FunctionGraph, members: list, mset: set) -> list:
     ]
 
 
-def _heavy_link(fgraph: FunctionGraph, n: Apply, mset: set) -> bool:
-    """``n`` would join a heavy function to another in one loop (see ``fusion.HEAVY``)."""
-    producers = [i.owner for i in n.inputs if i.owner in mset]
-    consumers = [c for c, _ in fgraph.clients.get(n.outputs[0], ()) if c in mset]
-    return heavy_chain(n, producers + consumers)
-
-
 def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
     shape = _shape(seed)
     k0 = reach.pos[seed]
     members, mset = [seed], {seed}
     bits, au, du = 1 << k0, reach.anc[k0], reach.desc[k0]
+    # heavy members (fusion.HEAVY): a heavy node may not join above or below one of them,
+    # since one loop would chain the two (paths between members stay in a convex region)
+    heavy = bits if is_heavy(seed) else 0
     ext = {i for i in seed.inputs if not _is_const_input(i)}
     queue = deque([seed])
     while queue and len(members) < MAX_MEMBERS:
@@ -150,9 +146,12 @@ def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
         for n in _neighbours(fgraph, m):
             if n in mset or n in taken or n not in reach.pos or not _fusable(n):
                 continue
-            if _shape(n) != shape or _heavy_link(fgraph, n, mset):
+            if _shape(n) != shape:
                 continue
             k = reach.pos[n]
+            n_heavy = is_heavy(n)
+            if n_heavy and (reach.anc[k] | reach.desc[k]) & heavy:
+                continue
             nbits, nau, ndu = bits | (1 << k), au | reach.anc[k], du | reach.desc[k]
             if not reach.convex(nbits, nau, ndu):
                 continue
@@ -166,6 +165,7 @@ def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
                 continue
             members.append(n)
             mset, bits, au, du, ext = next_set, nbits, nau, ndu, next_ext
+            heavy |= (1 << k) if n_heavy else 0
             queue.append(n)
     members.sort(key=reach.pos.__getitem__)
     return members
