@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from graphc import flags_theano
+
 
 def _bool(v: Any) -> bool:
     if isinstance(v, bool):
@@ -172,8 +174,6 @@ class Config:
 
     def get(self, name: str) -> Any:
         """A flag, a section (``get("profiling").n_apply``) or an ignored Theano name."""
-        from graphc import flags_theano
-
         name = name.replace(".", "__")
         if name in self._values:
             return self._values[name]
@@ -257,8 +257,6 @@ class Config:
 
 
 def _theano_name(name: str) -> bool:
-    from graphc import flags_theano
-
     return flags_theano.is_theano_name(name)
 
 

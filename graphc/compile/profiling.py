@@ -15,6 +15,8 @@ import numpy as np
 from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
+from graphc.linker.clinker import has_c_code
+from graphc.linker.program import gc_schedule
 from graphc.profile.data import model
 from graphc.profile.data.model import FunctionProfile, StorageRecord
 from graphc.profile.data.vmstats import update_from_vm_stats
@@ -308,8 +310,6 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
     maker = fn.maker
     linked = fn.linked
     prog = linked.program
-    from graphc.linker.program import gc_schedule
-
     frees = gc_schedule(prog) if maker.allow_gc else None
     nodes = []
     for i, (node, impl, spec) in enumerate(zip(linked.schedule, linked.impls, prog.nodes)):
@@ -325,7 +325,7 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
                 input_slots=list(spec.inputs),
                 output_slots=list(spec.outputs),
                 frees_after=list(frees[i]) if frees is not None else None,
-                has_c_impl=_has_c(node),
+                has_c_impl=has_c_code(node),
                 origins=list(node.origins),
             )
         )
@@ -382,14 +382,6 @@ def _const_name(linked, slot) -> str:
         if s == slot and isinstance(v, Constant):
             return str(v)
     return f"constant@{slot}"
-
-
-def _has_c(node: Apply) -> bool | None:
-    try:
-        from graphc.linker.clinker import has_c_code
-    except ImportError:
-        return None
-    return has_c_code(node)
 
 
 def start_profile(

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphc.flags import config
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorVariable
 
@@ -74,8 +75,6 @@ def shared(
     if isinstance(value, bool | int | float) and not strict:
         arr = np.asarray(value)
         if arr.dtype == np.float64:
-            from graphc.flags import config
-
             arr = arr.astype(config.floatX)
     else:
         arr = np.asarray(value)

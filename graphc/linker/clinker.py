@@ -16,7 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -25,12 +25,12 @@ from graphc.graph.basic import Apply, Variable
 from graphc.graph.fg import FunctionGraph
 from graphc.import_clock import imports_ns
 from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
+from graphc.linker.blas_threads import coordinate
 from graphc.linker.c.common import c_string
 from graphc.linker.c.registry import CThunkCode, c_code_for
+from graphc.linker.cache import CacheError, get_cache
+from graphc.linker.compiler import Compiler, CompilerUnavailable, find_compiler
 from graphc.tensor.type import TensorType
-
-if TYPE_CHECKING:
-    from graphc.linker.compiler import Compiler
 
 __all__ = ["available", "has_c_code", "link_cpy", "generate_module", "reset_available"]
 
@@ -41,9 +41,6 @@ _avail: dict[tuple[str, str], tuple[bool, str]] = {}
 def _compiler() -> Compiler:
     """The compiler, probed once per binary and remembered in the compile cache (a new
     process does not run ``cc --version`` and the libmvec link test again)."""
-    from graphc.linker.cache import CacheError, get_cache
-    from graphc.linker.compiler import find_compiler
-
     try:
         probe_dir = get_cache().dir / "compilers"
     except (CacheError, OSError):
@@ -52,8 +49,6 @@ def _compiler() -> Compiler:
 
 
 def _probe() -> tuple[bool, str]:
-    from graphc.linker.compiler import CompilerUnavailable
-
     key = (os.environ.get("CC", ""), os.environ.get("PATH", ""))
     found = _avail.get(key)
     if found is not None:
@@ -349,8 +344,6 @@ class _CModuleBuild:
         libraries = tuple(dict.fromkeys(lib for c in wrapped for lib in c.libraries))
         self.phases["codegen"] = _phase_clock() - t0
         self.source = source
-        from graphc.linker.cache import CompilerUnavailable, get_cache
-
         t1 = _phase_clock()
         cache = get_cache()
         stats0 = (cache.stats.compiled, cache.stats.disk_hits) if hasattr(cache, "stats") else None
@@ -368,8 +361,6 @@ class _CModuleBuild:
         for k, idx in zip(c_nodes, index):
             impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx])
         if any(_calls_blas(order[k]) for k in c_nodes):  # scipy's BLAS is loaded by now
-            from graphc.linker.blas_threads import coordinate
-
             coordinate()
         return impls
 

@@ -9,7 +9,9 @@ import numpy as np
 from graphc.graph.basic import Constant
 from graphc.tensor.blas import Dot22, Gemm, Gemv
 from graphc.tensor.elemwise import DimShuffle, Elemwise
+from graphc.tensor.math import cast
 from graphc.tensor.type import TensorType
+from graphc.tensor.variable import TensorConstant
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -52,8 +54,6 @@ def is_const(var: Variable, value) -> bool:
 def fit(old, new):
     """``new`` adjusted to stand in for ``old``: cast to its dtype; None when the static
     broadcast patterns differ (the replacement would change the shape)."""
-    from graphc.tensor.math import cast
-
     if new is None or old.type.ndim != new.type.ndim:
         return None
     if any(a == 1 and b != 1 for a, b in zip(new.type.shape, old.type.shape)):
@@ -65,9 +65,6 @@ def fit(old, new):
 
 def make_const(value, dtype: DTypeLike | None = None, ndim: int | None = None):
     """A TensorConstant of exactly ``value``'s shape (or ``ndim`` size-1 axes)."""
-    from graphc.tensor.type import TensorType
-    from graphc.tensor.variable import TensorConstant
-
     arr = np.array(value, dtype=dtype)
     if ndim is not None:
         arr = arr.reshape((1,) * ndim)
