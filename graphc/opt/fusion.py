@@ -19,7 +19,7 @@ from graphc.opt.utils import fit, scalar_const, size_key
 from graphc.scalar.basic import Composite, ScalarType
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
-from graphc.tensor.math import CAReduce, ElemwiseSum
+from graphc.tensor.math import CAReduce, ElemwiseSums
 
 if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Variable
@@ -201,7 +201,8 @@ def _same_shape_inputs(node) -> bool:
 
 @register("reduce_fusion", "reduce_fusion", "fusion", "fast_run", tracks=(CAReduce,))
 def fuse_sum_of_elemwise(fgraph, node):
-    # Sum{all axes}(Elemwise{f}(x, y)) -> Sum{f}(x, y): one pass, no intermediate array
+    # Sum{all axes}(Elemwise{f}(x, y)) -> Sum{f}(x, y) (an ElemwiseSums summing its one value):
+    # one pass, no intermediate array
     op = node.op
     x = node.inputs[0]
     if op.scalar_op.name != "add" or sorted(op.axis) != list(range(x.type.ndim)):
@@ -218,5 +219,5 @@ def fuse_sum_of_elemwise(fgraph, node):
     if not t_in:
         return None
     with new_node_origins(tuple(dict.fromkeys((*p.origins, *node.origins)))):
-        new = ElemwiseSum(Composite(s_in, [s_out]))(*t_in)
+        new = ElemwiseSums(Composite(s_in, [s_out]), (), (0,))(*t_in)
     return [fit(node.outputs[0], new)]

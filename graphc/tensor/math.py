@@ -215,51 +215,14 @@ class CAReduce(Op):
         return switch(eq(n_zeros, 0), prod_nonzero / x, switch(eq(n_zeros, 1), with_one_zero, 0))
 
 
-class ElemwiseSum(Op):
-    """``sum(Elemwise{inner}(*inputs))`` over every axis, in one pass without the
-    intermediate array (what the ``reduce_fusion`` rewrite makes of ``sum(exp(x))``).  The
-    inputs have one shape (the rewrite proves it); float32/float64 only, summed in the
-    element dtype as ``Sum`` does.  Like a fused Composite it has no gradient: rewrites make
-    it after ``grad`` ran."""
-
-    __props__ = ("inner",)
-
-    def __init__(self, inner: ps.ScalarOp):
-        self.inner = inner
-
-    def __str__(self) -> str:
-        return f"Sum{{{self.inner}}}"
-
-    def make_node(self, *inputs: Variable) -> Apply:
-        inputs = [as_tensor_variable(i) for i in inputs]
-        if not inputs or len({i.ndim for i in inputs}) != 1:
-            raise TypeError(f"{self}: expects inputs of one ndim, got {inputs}")
-        (dt,) = self.inner.output_dtypes(*(i.dtype for i in inputs))
-        if dt not in ("float32", "float64"):
-            raise TypeError(f"{self}: the element function must give floats, not {dt}")
-        return Apply(self, inputs, [TensorType(dt, ())()])
-
-    def perform(self, node, inputs, output_storage):
-        dt = node.outputs[0].type.dtype
-        with np.errstate(all="ignore"):
-            res = self.inner.evaluate(dt, *inputs)
-        output_storage[0][0] = np.asarray(np.sum(res, dtype=dt), dtype=dt)
-
-    def infer_shape(self, fgraph, node, shapes):
-        return [()]
-
-    def flops(self, node, input_shapes, output_shapes) -> float:
-        n = float(np.prod(input_shapes[0])) if input_shapes else 0.0
-        return n * (len(getattr(self.inner, "nodes", ())) + 1)
-
-
 class ElemwiseSums(Op):
     """One loop of a multi-output ``Elemwise{inner}`` that also sums some of its values over
     every axis: outputs are the arrays of inner outputs ``kept`` and then the sums of inner
     outputs ``summed`` (0-d, in the element dtype as ``Sum``; float32/float64 only), so a
     value whose only other reader is a full sum is never written out (what the
     ``reduce_fusion`` pass makes of ``t = exp(x); [t * 2, t.sum()]``). Each value has the
-    broadcast shape of the inputs it reads, as in a multi-output Elemwise. No gradient:
+    broadcast shape of the inputs it reads, as in a multi-output Elemwise. ``sum(exp(x))``
+    is ``ElemwiseSums(Composite{exp(i0)}, kept=(), summed=(0,))``. No gradient:
     rewrites make it after ``grad`` ran."""
 
     __props__ = ("inner", "kept", "summed")
@@ -270,6 +233,8 @@ class ElemwiseSums(Op):
         self.summed = tuple(int(k) for k in summed)
 
     def __str__(self) -> str:
+        if not self.kept and self.summed == (0,):
+            return f"Sum{{{self.inner}}}"
         parts = []
         if self.kept:
             parts.append("values " + ",".join(map(str, self.kept)))

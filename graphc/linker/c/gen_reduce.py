@@ -1,4 +1,4 @@
-"""C thunks for the reductions: CAReduce, Argmax and ElemwiseSum.
+"""C thunks for the reductions: CAReduce and Argmax.
 
 A CAReduce or Argmax node gets three functions over one output element: ``NAME_init``
 (the accumulator), ``NAME_step`` (one run of the reduced axes: n elements at byte stride
@@ -19,9 +19,8 @@ import numpy as np
 from graphc.graph.basic import Apply
 from graphc.linker.c.common import C_LIMITS, c_string, ctype, typenum
 from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
-from graphc.linker.c.gen_elemwise import scalar_code
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.tensor.math import Argmax, CAReduce, ElemwiseSum
+from graphc.tensor.math import Argmax, CAReduce
 
 
 class _Parts(NamedTuple):
@@ -322,69 +321,3 @@ def gen_argmax(node: Apply) -> CThunkCode | None:
     empty = c_string(f"%s: attempt to get the arg{op.kind} of an empty axis")
     body = _reduce_body(node, tuple(op.axis), name, 0, empty, c_string(str(op)), False)
     return CThunkCode(body=body, support=(*SUPPORT, code))
-
-
-@register_c(ElemwiseSum)
-def gen_elemwise_sum(node: Apply) -> CThunkCode | None:
-    """One pass over C-contiguous copies-if-needed of the inputs, four independent partial
-    sums per vector lane (the element function vectorizes through libmvec as in the fused
-    Elemwise loops)."""
-    in_dt = [i.type.dtype for i in node.inputs]
-    dt = node.outputs[0].type.dtype
-    nin, nd = len(in_dt), node.inputs[0].type.ndim
-    if nin > 64 or nd > 32:
-        return None
-    got = scalar_code(node.op.inner, in_dt, [dt])
-    if got is None:
-        return None
-    lines, (expr,) = got
-    t = ctype(dt)
-    # the base pointers are hoisted: loaded inside the simd loop they become gathers
-    bases = [f"const {ctype(d)} *q{k} = (const {ctype(d)} *)p[{k}];" for k, d in enumerate(in_dt)]
-    reads = [f"const {ctype(d)} x{k} = q{k}[i];" for k, d in enumerate(in_dt)]
-    inner = "\n        ".join([*reads, *lines, f"acc += {_store(expr, dt)};"])
-    kern = (
-        f"static {t} NAME_sum(npy_intp n, char **p) {{\n"
-        + "".join(f"    {b}\n" for b in bases)
-        + f"    {t} acc = 0;\n"
-        "#pragma omp simd reduction(+:acc)\n"
-        "    for (npy_intp i = 0; i < n; i++) {\n"
-        f"        {inner}\n"
-        "    }\n"
-        "    return acc;\n"
-        "}\n"
-    )
-    name = "gc_ewsum_" + _hash(kern)
-    kern = kern.replace("NAME", name)
-    b = [
-        f"    const char *name = {c_string(str(node.op))};",
-        f"    PyArrayObject *in[{nin}];",
-        f"    char *data[{nin}];",
-        "    int rc = -1;",
-        f"    for (int k = 0; k < {nin}; k++) in[k] = NULL;",
-    ]
-    for k, d in enumerate(in_dt):
-        b.append(
-            f"    {{ PyArrayObject *a = gc_input(inputs[{k}], {k}, {nd}, {typenum(d)}, name);\n"
-            "      if (a == NULL) goto done;\n"
-            f"      in[{k}] = (PyArrayObject *)PyArray_FromAny((PyObject *)a, NULL, 0, 0,"
-            " NPY_ARRAY_CARRAY_RO, NULL);\n"
-            "      Py_DECREF(a);\n"
-            f"      if (in[{k}] == NULL) goto done; }}"
-        )
-        if k:
-            b.append(
-                f"    if (!PyArray_SAMESHAPE(in[{k}], in[0])) {{ PyErr_Format(PyExc_ValueError,"
-                ' "%s: inputs of different shapes", name); goto done; }'
-            )
-        b.append(f"    data[{k}] = PyArray_BYTES(in[{k}]);")
-    b += [
-        f"    {{ PyArrayObject *out = gc_prepare_output(o0, 0, NULL, {typenum(dt)});",
-        "      if (out == NULL) goto done;",
-        f"      *({t} *)PyArray_DATA(out) = {name}_sum(PyArray_SIZE(in[0]), data); }}",
-        "    rc = 0;",
-        "done:",
-        f"    for (int k = 0; k < {nin}; k++) Py_XDECREF(in[k]);",
-        "    if (rc < 0) FAIL;",
-    ]
-    return CThunkCode(body="\n".join(b), support=(*SUPPORT, kern))
