@@ -108,6 +108,13 @@ FLAGS: tuple[Flag, ...] = (
         "BLAS pools (numpy's, scipy's) set via threadpoolctl when graphc first links a BLAS "
         "node: auto (split the cores when they oversubscribe), off, or a thread count",
     ),
+    Flag(
+        "blas_library",
+        "auto",
+        _choice("auto", "numpy", "scipy"),
+        "BLAS the generated C calls: numpy's own OpenBLAS (one thread pool with the "
+        "user's numpy products), scipy's cython_blas, or auto (numpy's when found)",
+    ),
     Flag("profile", False, _bool, "profile every function; print summaries at exit"),
     Flag("profile_memory", False, _bool, "add the memory section to profiles"),
     Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),

@@ -1,15 +1,17 @@
 """Coordinating the process's BLAS thread pools (numpy's and scipy's OpenBLAS).
 
-graphc's C code calls scipy's BLAS; numpy's ``dot``/``@`` call numpy's own copy of OpenBLAS.
-Each library keeps a pool of threads that spin for a while after every call, so a program
-mixing numpy and graphc products runs up to twice as many busy threads as there are cores
-and every product waits for threads the other pool holds (a 7.9 ms step took 30-50 ms).
+numpy's ``dot``/``@`` call numpy's own copy of OpenBLAS; graphc's C code calls the same one
+where it can (``blas_lib``), else scipy's. Each library keeps a pool of threads that spin
+for a while after every call, so a program mixing numpy products and products in a second
+pool runs up to twice as many busy threads as there are cores and every product waits for
+threads the other pool holds (a 7.9 ms step took 30-50 ms).
 
 Through threadpoolctl (a dependency of graphc; the code still runs where it is missing),
 the first function graphc links with a BLAS node applies the ``blas_threads`` flag once:
 
-- ``auto`` (default): when two or more BLAS pools together have more threads than the
-  process may use cores, each gets ``max(1, cores // pools)`` threads; else nothing changes;
+- ``auto`` (default): when graphc calls a pool other than numpy's and two or more BLAS pools
+  together have more threads than the process may use cores, each gets
+  ``max(1, cores // pools)`` threads; else nothing changes (graphc adds no pool);
 - ``off``: the pools are left alone;
 - an integer ``N``: every BLAS pool gets ``N`` threads.
 
@@ -26,6 +28,7 @@ import warnings
 from collections.abc import Sequence
 
 from graphc.flags import config
+from graphc.linker.blas_lib import blas_library
 
 __all__ = ["coordinate", "plan_threads", "pools", "set_blas_threads"]
 
@@ -125,6 +128,8 @@ def coordinate() -> dict[str, int]:
             if str(setting).strip().lower() != "auto":
                 _warn_missing()
             return {}
+        if str(setting).strip().lower() == "auto" and blas_library().source == "numpy":
+            return {}  # graphc's products run in numpy's pool: no pool added
         libs = [lib for lib in ctl.lib_controllers if lib.user_api == "blas"]
         plan = plan_threads([lib.num_threads for lib in libs], _cpus(), setting)
         if plan is None:

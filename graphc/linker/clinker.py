@@ -360,7 +360,7 @@ class _CModuleBuild:
         self.module = module
         for k, idx in zip(c_nodes, index):
             impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx])
-        if any(_calls_blas(order[k]) for k in c_nodes):  # scipy's BLAS is loaded by now
+        if any(_calls_blas(order[k]) for k in c_nodes):  # the BLAS library is loaded by now
             coordinate()
         return impls
 

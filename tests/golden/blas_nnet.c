@@ -141,7 +141,60 @@
 
 /* library text: graphc.linker.c.common.COMMON */
 
-/* library text: graphc.linker.c.gen_blas.LOADER */
+typedef int graphc_bint; /* scipy's BLAS, 32-bit integers */
+#define GRAPHC_BINT_MAX INT_MAX
+typedef void (*graphc_sgemm_t)(char *, char *, graphc_bint *, graphc_bint *, graphc_bint *,
+                               float *, float *, graphc_bint *, float *, graphc_bint *, float *,
+                               float *, graphc_bint *);
+typedef void (*graphc_dgemm_t)(char *, char *, graphc_bint *, graphc_bint *, graphc_bint *,
+                               double *, double *, graphc_bint *, double *, graphc_bint *,
+                               double *, double *, graphc_bint *);
+typedef void (*graphc_sgemv_t)(char *, graphc_bint *, graphc_bint *, float *, float *,
+                               graphc_bint *, float *, graphc_bint *, float *, float *,
+                               graphc_bint *);
+typedef void (*graphc_dgemv_t)(char *, graphc_bint *, graphc_bint *, double *, double *,
+                               graphc_bint *, double *, graphc_bint *, double *, double *,
+                               graphc_bint *);
+typedef float (*graphc_sdot_t)(graphc_bint *, float *, graphc_bint *, float *, graphc_bint *);
+typedef double (*graphc_ddot_t)(graphc_bint *, double *, graphc_bint *, double *,
+                                graphc_bint *);
+static graphc_sgemm_t graphc_sgemm;
+static graphc_dgemm_t graphc_dgemm;
+static graphc_sgemv_t graphc_sgemv;
+static graphc_dgemv_t graphc_dgemv;
+static graphc_sdot_t graphc_sdot;
+static graphc_ddot_t graphc_ddot;
+
+/* Fill the function pointers from graphc.linker.blas_lib.addresses (once; later calls
+   return 0): the routines of the library this code was generated for. */
+static int graphc_blas_load(void) {
+    if (graphc_ddot != NULL) return 0;
+    PyObject *mod = PyImport_ImportModule("graphc.linker.blas_lib");
+    if (mod == NULL) return -1;
+    PyObject *t = PyObject_CallMethod(mod, "addresses", "si", "scipy", 0);
+    Py_DECREF(mod);
+    if (t == NULL) return -1;
+    void *fns[6];
+    for (int k = 0; k < 6; k++) {
+        fns[k] = PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 6
+                     ? PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, k)) : NULL;
+        if (fns[k] == NULL) {
+            Py_DECREF(t);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "BLAS routine not found");
+            return -1;
+        }
+    }
+    Py_DECREF(t);
+    graphc_sgemm = (graphc_sgemm_t)fns[0];
+    graphc_dgemm = (graphc_dgemm_t)fns[1];
+    graphc_sgemv = (graphc_sgemv_t)fns[2];
+    graphc_dgemv = (graphc_dgemv_t)fns[3];
+    graphc_sdot = (graphc_sdot_t)fns[4];
+    graphc_ddot = (graphc_ddot_t)fns[5];
+    return 0;
+}
+
+/* library text: graphc.linker.c.gen_blas.HELPERS */
 
 /* z <- beta * z for a 1-d or 2-d array (beta == 0 writes zeros without reading z). */
 static void graphc_dscale(PyArrayObject *z, npy_float64 beta) {
@@ -167,7 +220,7 @@ static int graphc_dgemm_into(PyArrayObject *Z, npy_float64 alpha, PyArrayObject 
         graphc_dscale(Z, beta);
         return 0;
     }
-    if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+    if (M > GRAPHC_BINT_MAX || N > GRAPHC_BINT_MAX || K > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "gemm: dimension too large for BLAS");
         return -1;
     }
@@ -187,7 +240,7 @@ static int graphc_dgemm_into(PyArrayObject *Z, npy_float64 alpha, PyArrayObject 
         graphc_fmat_of(Zc, &fz);
     }
     {
-        int m = (int)M, n = (int)N, k = (int)K;
+        graphc_bint m = (graphc_bint)M, n = (graphc_bint)N, k = (graphc_bint)K;
         /* let other threads run during big products (only C data is touched below) */
         PyThreadState *ts = (double)M * N * K > 1e6 ? PyEval_SaveThread() : NULL;
         if (fz.trans == 'N') { /* Z column-major: Z = op(X) op(Y) */
@@ -218,12 +271,13 @@ static int graphc_dgemv_into(PyArrayObject *y, npy_float64 alpha, PyArrayObject 
         graphc_dscale(y, beta);
         return 0;
     }
-    if (M > INT_MAX || N > INT_MAX) {
+    if (M > GRAPHC_BINT_MAX || N > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "gemv: dimension too large for BLAS");
         return -1;
     }
     graphc_fmat fa;
-    int rc = -1, incx, incy;
+    int rc = -1;
+    graphc_bint incx, incy;
     PyArrayObject *Ac, *xc, *yc = NULL;
     Ac = graphc_maybe_copy(A, graphc_fmat_of(A, &fa) < 0 || graphc_overlap(A, y));
     xc = graphc_maybe_copy(x, graphc_inc_of(x) == 0 || graphc_overlap(x, y));
@@ -239,7 +293,7 @@ static int graphc_dgemv_into(PyArrayObject *y, npy_float64 alpha, PyArrayObject 
     }
     {
         npy_float64 *yd = (npy_float64 *)PyArray_DATA(yc != NULL ? yc : y), *xd = (npy_float64 *)PyArray_DATA(xc);
-        int m = (int)M, n = (int)N;
+        graphc_bint m = (graphc_bint)M, n = (graphc_bint)N;
         if (fa.trans == 'N') {
             char t = 'N';
             graphc_dgemv(&t, &m, &n, &alpha, (npy_float64 *)fa.data, &fa.ld, xd, &incx,
@@ -266,7 +320,7 @@ static int graphc_ddot_vv(PyArrayObject *a, PyArrayObject *b, npy_float64 *out) 
         *out = 0;
         return 0;
     }
-    if (n > INT_MAX) {
+    if (n > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "dot: dimension too large for BLAS");
         return -1;
     }
@@ -277,7 +331,7 @@ static int graphc_ddot_vv(PyArrayObject *a, PyArrayObject *b, npy_float64 *out) 
         Py_XDECREF(bc);
         return -1;
     }
-    int nn = (int)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
+    graphc_bint nn = (graphc_bint)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
     *out = graphc_ddot(&nn, (npy_float64 *)PyArray_DATA(ac), &ia, (npy_float64 *)PyArray_DATA(bc), &ib);
     Py_DECREF(ac);
     Py_DECREF(bc);

@@ -1,6 +1,7 @@
-"""C for Dot, Dot22, Gemv and Gemm through the machine's BLAS (scipy's ``cython_blas``).
+"""C for Dot, Dot22, Gemv and Gemm through the machine's BLAS (numpy's OpenBLAS, else
+scipy's ``cython_blas``: ``graphc.linker.blas_lib``).
 
-The Fortran routines are found once per module in ``scipy.linalg.cython_blas.__pyx_capi__``.
+The Fortran routines' addresses are looked up once per module when it loads.
 A C-ordered matrix is its Fortran-ordered transpose, so C- and F-contiguous operands (and
 any with a usable leading dimension) are passed with transpose flags instead of copies.
 float32 and float64 only; other dtypes run the Ops' Python code.
@@ -9,23 +10,31 @@ float32 and float64 only; other dtypes run the Ops' Python code.
 from __future__ import annotations
 
 from graphc.graph.basic import Apply
+from graphc.linker.blas_lib import blas_library
 from graphc.linker.c.common import COMMON, check_operand, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import blas
 
 _PREFIX = {"float32": "s", "float64": "d"}
 
-LOADER = r"""
-typedef void (*graphc_sgemm_t)(char *, char *, int *, int *, int *, float *, float *, int *,
-                               float *, int *, float *, float *, int *);
-typedef void (*graphc_dgemm_t)(char *, char *, int *, int *, int *, double *, double *, int *,
-                               double *, int *, double *, double *, int *);
-typedef void (*graphc_sgemv_t)(char *, int *, int *, float *, float *, int *, float *, int *,
-                               float *, float *, int *);
-typedef void (*graphc_dgemv_t)(char *, int *, int *, double *, double *, int *, double *, int *,
-                               double *, double *, int *);
-typedef float (*graphc_sdot_t)(int *, float *, int *, float *, int *);
-typedef double (*graphc_ddot_t)(int *, double *, int *, double *, int *);
+_LOADER = r"""
+typedef @BINT@ graphc_bint; /* @LIBRARY@ */
+#define GRAPHC_BINT_MAX @BINT_MAX@
+typedef void (*graphc_sgemm_t)(char *, char *, graphc_bint *, graphc_bint *, graphc_bint *,
+                               float *, float *, graphc_bint *, float *, graphc_bint *, float *,
+                               float *, graphc_bint *);
+typedef void (*graphc_dgemm_t)(char *, char *, graphc_bint *, graphc_bint *, graphc_bint *,
+                               double *, double *, graphc_bint *, double *, graphc_bint *,
+                               double *, double *, graphc_bint *);
+typedef void (*graphc_sgemv_t)(char *, graphc_bint *, graphc_bint *, float *, float *,
+                               graphc_bint *, float *, graphc_bint *, float *, float *,
+                               graphc_bint *);
+typedef void (*graphc_dgemv_t)(char *, graphc_bint *, graphc_bint *, double *, double *,
+                               graphc_bint *, double *, graphc_bint *, double *, double *,
+                               graphc_bint *);
+typedef float (*graphc_sdot_t)(graphc_bint *, float *, graphc_bint *, float *, graphc_bint *);
+typedef double (*graphc_ddot_t)(graphc_bint *, double *, graphc_bint *, double *,
+                                graphc_bint *);
 static graphc_sgemm_t graphc_sgemm;
 static graphc_dgemm_t graphc_dgemm;
 static graphc_sgemv_t graphc_sgemv;
@@ -33,40 +42,26 @@ static graphc_dgemv_t graphc_dgemv;
 static graphc_sdot_t graphc_sdot;
 static graphc_ddot_t graphc_ddot;
 
-static void *graphc_blas_fn(PyObject *capi, const char *name) {
-    PyObject *cap = PyDict_GetItemString(capi, name); /* borrowed */
-    if (cap == NULL) {
-        PyErr_Format(PyExc_ImportError, "scipy.linalg.cython_blas does not export %s", name);
-        return NULL;
-    }
-    const char *cname = PyCapsule_GetName(cap);
-    if (cname == NULL && PyErr_Occurred()) return NULL;
-    return PyCapsule_GetPointer(cap, cname);
-}
-
-/* Fill the function pointers from scipy's cython_blas (once; later calls return 0). */
+/* Fill the function pointers from graphc.linker.blas_lib.addresses (once; later calls
+   return 0): the routines of the library this code was generated for. */
 static int graphc_blas_load(void) {
     if (graphc_ddot != NULL) return 0;
-    PyObject *mod = PyImport_ImportModule("scipy.linalg.cython_blas");
+    PyObject *mod = PyImport_ImportModule("graphc.linker.blas_lib");
     if (mod == NULL) return -1;
-    PyObject *capi = PyObject_GetAttrString(mod, "__pyx_capi__");
+    PyObject *t = PyObject_CallMethod(mod, "addresses", "si", "@SOURCE@", @ILP64@);
     Py_DECREF(mod);
-    if (capi == NULL) return -1;
-    if (!PyDict_Check(capi)) {
-        Py_DECREF(capi);
-        PyErr_SetString(PyExc_ImportError, "scipy.linalg.cython_blas.__pyx_capi__ is not a dict");
-        return -1;
-    }
-    static const char *names[6] = {"sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot"};
+    if (t == NULL) return -1;
     void *fns[6];
     for (int k = 0; k < 6; k++) {
-        fns[k] = graphc_blas_fn(capi, names[k]);
+        fns[k] = PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 6
+                     ? PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, k)) : NULL;
         if (fns[k] == NULL) {
-            Py_DECREF(capi);
+            Py_DECREF(t);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "BLAS routine not found");
             return -1;
         }
     }
-    Py_DECREF(capi);
+    Py_DECREF(t);
     graphc_sgemm = (graphc_sgemm_t)fns[0];
     graphc_dgemm = (graphc_dgemm_t)fns[1];
     graphc_sgemv = (graphc_sgemv_t)fns[2];
@@ -75,13 +70,15 @@ static int graphc_blas_load(void) {
     graphc_ddot = (graphc_ddot_t)fns[5];
     return 0;
 }
+"""
 
+HELPERS = r"""
 /* A matrix in Fortran terms: trans 'N' = data is column-major with leading dimension ld;
    'T' = data is row-major (its column-major reading is the transpose). */
 typedef struct {
     char *data;
     char trans;
-    int ld;
+    graphc_bint ld;
 } graphc_fmat;
 
 /* Describe a 2-d non-empty array for BLAS without copying; -1 when it cannot be. */
@@ -90,7 +87,7 @@ static int graphc_fmat_of(PyArrayObject *a, graphc_fmat *f) {
     const npy_intp m = PyArray_DIM(a, 0), n = PyArray_DIM(a, 1);
     const npy_intp s0 = PyArray_STRIDE(a, 0), s1 = PyArray_STRIDE(a, 1);
     npy_intp ld;
-    if (!PyArray_ISALIGNED(a) || m > INT_MAX || n > INT_MAX) return -1;
+    if (!PyArray_ISALIGNED(a) || m > GRAPHC_BINT_MAX || n > GRAPHC_BINT_MAX) return -1;
     if ((s1 == es || n == 1) && (m == 1 || (s0 > 0 && s0 % es == 0 && s0 / es >= n))) {
         ld = m == 1 ? (n > 1 ? n : 1) : s0 / es;
         f->trans = 'T';
@@ -100,19 +97,19 @@ static int graphc_fmat_of(PyArrayObject *a, graphc_fmat *f) {
     } else {
         return -1;
     }
-    if (ld > INT_MAX) return -1;
-    f->ld = (int)ld;
+    if (ld > GRAPHC_BINT_MAX) return -1;
+    f->ld = (graphc_bint)ld;
     f->data = PyArray_DATA(a);
     return 0;
 }
 
 /* The element stride of a vector usable as a BLAS increment (> 0), or 0 if it is not. */
-static int graphc_inc_of(PyArrayObject *v) {
+static graphc_bint graphc_inc_of(PyArrayObject *v) {
     const npy_intp es = PyArray_ITEMSIZE(v), s = PyArray_STRIDE(v, 0);
-    if (!PyArray_ISALIGNED(v) || PyArray_DIM(v, 0) > INT_MAX) return 0;
+    if (!PyArray_ISALIGNED(v) || PyArray_DIM(v, 0) > GRAPHC_BINT_MAX) return 0;
     if (PyArray_DIM(v, 0) <= 1) return 1;
-    if (s <= 0 || s % es || s / es > INT_MAX) return 0;
-    return (int)(s / es);
+    if (s <= 0 || s % es || s / es > GRAPHC_BINT_MAX) return 0;
+    return (graphc_bint)(s / es);
 }
 
 /* Whether the memory spans of two arrays intersect (conservative). */
@@ -165,7 +162,7 @@ static int graphc_Pgemm_into(PyArrayObject *Z, REAL alpha, PyArrayObject *X, PyA
         graphc_Pscale(Z, beta);
         return 0;
     }
-    if (M > INT_MAX || N > INT_MAX || K > INT_MAX) {
+    if (M > GRAPHC_BINT_MAX || N > GRAPHC_BINT_MAX || K > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "gemm: dimension too large for BLAS");
         return -1;
     }
@@ -185,7 +182,7 @@ static int graphc_Pgemm_into(PyArrayObject *Z, REAL alpha, PyArrayObject *X, PyA
         graphc_fmat_of(Zc, &fz);
     }
     {
-        int m = (int)M, n = (int)N, k = (int)K;
+        graphc_bint m = (graphc_bint)M, n = (graphc_bint)N, k = (graphc_bint)K;
         /* let other threads run during big products (only C data is touched below) */
         PyThreadState *ts = (double)M * N * K > 1e6 ? PyEval_SaveThread() : NULL;
         if (fz.trans == 'N') { /* Z column-major: Z = op(X) op(Y) */
@@ -216,12 +213,13 @@ static int graphc_Pgemv_into(PyArrayObject *y, REAL alpha, PyArrayObject *A, PyA
         graphc_Pscale(y, beta);
         return 0;
     }
-    if (M > INT_MAX || N > INT_MAX) {
+    if (M > GRAPHC_BINT_MAX || N > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "gemv: dimension too large for BLAS");
         return -1;
     }
     graphc_fmat fa;
-    int rc = -1, incx, incy;
+    int rc = -1;
+    graphc_bint incx, incy;
     PyArrayObject *Ac, *xc, *yc = NULL;
     Ac = graphc_maybe_copy(A, graphc_fmat_of(A, &fa) < 0 || graphc_overlap(A, y));
     xc = graphc_maybe_copy(x, graphc_inc_of(x) == 0 || graphc_overlap(x, y));
@@ -237,7 +235,7 @@ static int graphc_Pgemv_into(PyArrayObject *y, REAL alpha, PyArrayObject *A, PyA
     }
     {
         REAL *yd = (REAL *)PyArray_DATA(yc != NULL ? yc : y), *xd = (REAL *)PyArray_DATA(xc);
-        int m = (int)M, n = (int)N;
+        graphc_bint m = (graphc_bint)M, n = (graphc_bint)N;
         if (fa.trans == 'N') {
             char t = 'N';
             graphc_Pgemv(&t, &m, &n, &alpha, (REAL *)fa.data, &fa.ld, xd, &incx,
@@ -264,7 +262,7 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
         *out = 0;
         return 0;
     }
-    if (n > INT_MAX) {
+    if (n > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "dot: dimension too large for BLAS");
         return -1;
     }
@@ -275,7 +273,7 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
         Py_XDECREF(bc);
         return -1;
     }
-    int nn = (int)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
+    graphc_bint nn = (graphc_bint)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
     *out = graphc_Pdot(&nn, (REAL *)PyArray_DATA(ac), &ia, (REAL *)PyArray_DATA(bc), &ib);
     Py_DECREF(ac);
     Py_DECREF(bc);
@@ -293,8 +291,21 @@ def _typed(dtype: str) -> str:
 _INIT = ("if (graphc_blas_load() < 0) FAIL;",)
 
 
+def loader() -> str:
+    """The declarations and loader of the BLAS routines, for the library the
+    ``blas_library`` flag selects (``graphc.linker.blas_lib``)."""
+    lib = blas_library()
+    width, bint, bmax = (64, "int64_t", "INT64_MAX") if lib.ilp64 else (32, "int", "INT_MAX")
+    fill = {"@BINT@": bint, "@BINT_MAX@": bmax, "@SOURCE@": lib.source, "@ILP64@": str(width // 64),
+            "@LIBRARY@": f"{lib.source}'s BLAS, {width}-bit integers"}  # fmt: skip
+    text = _LOADER
+    for key, value in fill.items():
+        text = text.replace(key, value)
+    return text
+
+
 def _support(dtype: str) -> tuple[str, ...]:
-    return (COMMON, LOADER, _typed(dtype))
+    return (COMMON, loader(), HELPERS, _typed(dtype))
 
 
 def _float_dtype(node: Apply) -> str | None:

@@ -6,7 +6,7 @@ where the tap falls in the padding); a chunk is as many images as fit ``C_CHUNK_
 the products are few and large while the buffer stays in cache. The forward pass forms
 ``W @ cols`` and copies it into NCHW order; the gradient w.r.t. the filters accumulates
 ``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
-the windows (col2im). BLAS is scipy's ``cython_blas`` (the loader of ``gen_blas``). float32
+the windows (col2im). BLAS is the library ``gen_blas.loader()`` loads. float32
 and float64; inputs of another float dtype are cast to the output's.
 """
 
@@ -20,7 +20,7 @@ from graphc.linker.c.common import (
     store_out_epilogue,
     typed_template,
 )
-from graphc.linker.c.gen_blas import LOADER
+from graphc.linker.c.gen_blas import HELPERS, loader
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
     C_CHUNK_BYTES,
@@ -93,11 +93,11 @@ static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_int
     return b < 1 ? 1 : b;
 }
 
-/* Whether BLAS (int dimensions) can take this geometry; sets ValueError if not. */
+/* Whether BLAS (graphc_bint dimensions) can take this geometry; sets ValueError if not. */
 static int graphc_conv_fits(const graphc_conv_geom *g) {
     npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
-    if (ckk > INT_MAX || g->f > INT_MAX || ckk * p > NPY_MAX_INTP / 8 ||
-        graphc_conv_batch(g->n, ckk, p, 8) * p > INT_MAX) {
+    if (ckk > GRAPHC_BINT_MAX || g->f > GRAPHC_BINT_MAX || ckk * p > NPY_MAX_INTP / 8 ||
+        graphc_conv_batch(g->n, ckk, p, 8) * p > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "conv2d: sizes too large for BLAS");
         return -1;
     }
@@ -228,7 +228,7 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (gw == NULL) { PyErr_NoMemory(); goto done; }
     }
     {
-        int F = (int)g.f, K = (int)ckk;
+        graphc_bint F = (graphc_bint)g.f, K = (graphc_bint)ckk;
         REAL one = 1, zero = 0;
         char nn = 'N', tt = 'T';
         const REAL *top = kind == 0 ? NULL : (const REAL *)PyArray_DATA(B);
@@ -238,7 +238,7 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (kind == 1) memset(o, 0, (size_t)PyArray_NBYTES(out));
         for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch) {
             const npy_intp nb = g.n - n0 < batch ? g.n - n0 : batch;
-            int M = (int)(nb * p), LD = (int)bp;
+            graphc_bint M = (graphc_bint)(nb * p), LD = (graphc_bint)bp;
             if (kind != 0) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
                 for (npy_intp b = 0; b < nb; b++)
                     for (npy_intp f = 0; f < g.f; f++)
@@ -305,7 +305,7 @@ def gen_conv(node: Apply) -> CThunkCode | None:
     )
     return CThunkCode(
         body=body,
-        support=(COMMON, LOADER, _CHUNK, _GEOMETRY, _typed(dtype)),
+        support=(COMMON, loader(), HELPERS, _CHUNK, _GEOMETRY, _typed(dtype)),
         init=("if (graphc_blas_load() < 0) FAIL;",),
         key=(op, tuple(i.type for i in node.inputs)),
     )
