@@ -24,9 +24,11 @@ import graphc
 import graphc.tensor as T
 
 try:
-    from benchmarks.common import interleaved_samples, mlp_graph, numpy_mlp_step, size_parser
+    from benchmarks.common import (NumpyMlpStep, interleaved_samples, mlp_graph, numpy_mlp_step,
+                                   size_parser)
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import interleaved_samples, mlp_graph, numpy_mlp_step, size_parser  # type: ignore[no-redef]
+    from common import (NumpyMlpStep, interleaved_samples, mlp_graph,  # type: ignore[no-redef]
+                        numpy_mlp_step, size_parser)
 
 
 def _chain(dtype: str, linker: str):
@@ -87,7 +89,9 @@ def mlp(repeats: int) -> None:
     # the first two calls of a fresh function: buffers kept between calls are made then
     fresh = _mlp(np.random.default_rng(2))[0]
     peak = _peak(lambda: (fresh(xv, yv), fresh(xv, yv)))
-    cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: numpy_mlp_step(npp, xv, yv)}
+    buffered = NumpyMlpStep([q.get_value() for q in params], len(yv))
+    cands = {"graphc FAST_RUN": lambda: f(xv, yv), "numpy": lambda: numpy_mlp_step(npp, xv, yv),
+             "numpy, out= buffers": lambda: buffered(xv, yv)}  # fmt: skip
     _run("MLP step 784-500-10, batch 128", cands, [], repeats)
     print(f"  {'graphc FAST_RUN':24s} peak of its first two steps: {peak / 1e6:.2f} MB")
     print(f"  {'numpy':24s} peak of one step: {_peak(cands['numpy']) / 1e6:.2f} MB")

@@ -132,6 +132,50 @@ def numpy_mlp_step(params: list[np.ndarray], xv: np.ndarray, yv: np.ndarray) -> 
     return cost
 
 
+class NumpyMlpStep:
+    """The step of ``numpy_mlp_step`` written as a careful numpy programmer would for speed:
+    every intermediate in a buffer made once (``out=``, in-place operators), so no call
+    allocates (or page-faults) a temporary, whatever the allocator does with freed memory.
+    Same results as ``numpy_mlp_step`` to rounding."""
+
+    def __init__(self, params: list[np.ndarray], n: int):
+        self.params = params
+        w1, _, w2, _ = params
+        self.h = np.empty((n, w1.shape[1]))
+        self.z = np.empty((n, w2.shape[1]))
+        self.gh = np.empty_like(self.h)
+        self.gw1 = np.empty_like(w1)
+        self.gw2 = np.empty_like(w2)
+        self.rows = np.arange(n)
+
+    def __call__(self, xv: np.ndarray, yv: np.ndarray) -> float:
+        w1, b1, w2, b2 = self.params
+        h, z, gh, rows, n = self.h, self.z, self.gh, self.rows, len(yv)
+        np.matmul(xv, w1, out=h)
+        h += b1
+        np.tanh(h, out=h)
+        np.matmul(h, w2, out=z)
+        z += b2
+        z -= z.max(axis=1, keepdims=True)
+        np.exp(z, out=z)
+        z /= z.sum(axis=1, keepdims=True)  # p
+        cost = -np.log(z[rows, yv]).mean()
+        z[rows, yv] -= 1
+        z /= n  # the gradient of the cost w.r.t. the logits
+        np.matmul(z, w2.T, out=gh)
+        np.matmul(h.T, z, out=self.gw2)
+        np.multiply(h, h, out=h)
+        np.subtract(1, h, out=h)
+        gh *= h
+        np.matmul(xv.T, gh, out=self.gw1)
+        for q, g in ((w1, self.gw1), (w2, self.gw2)):
+            g *= 0.01
+            q -= g
+        b1 -= 0.01 * gh.sum(0)
+        b2 -= 0.01 * z.sum(0)
+        return float(cost)
+
+
 def median_spread(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
     """Per candidate: (median, interquartile range / median) of its samples."""
     out = {}
