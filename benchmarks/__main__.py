@@ -24,8 +24,13 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
-from benchmarks.common import (NumpyMlpStep, interleaved_samples, median_spread, mlp_graph,
-                               numpy_mlp_step)
+from benchmarks.common import (
+    NumpyMlpStep,
+    interleaved_samples,
+    median_spread,
+    mlp_graph,
+    numpy_mlp_step,
+)
 
 
 @dataclass

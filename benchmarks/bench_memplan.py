@@ -24,11 +24,15 @@ import graphc
 import graphc.tensor as T
 
 try:
-    from benchmarks.common import (NumpyMlpStep, interleaved_samples, mlp_graph, numpy_mlp_step,
-                                   size_parser)
+    from benchmarks.common import (
+        NumpyMlpStep,
+        interleaved_samples,
+        mlp_graph,
+        numpy_mlp_step,
+        size_parser,
+    )
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import (NumpyMlpStep, interleaved_samples, mlp_graph,  # type: ignore[no-redef]
-                        numpy_mlp_step, size_parser)
+    from common import NumpyMlpStep, interleaved_samples, mlp_graph, numpy_mlp_step, size_parser  # type: ignore[no-redef]
 
 
 def _chain(dtype: str, linker: str):
