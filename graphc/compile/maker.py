@@ -98,10 +98,11 @@ class FunctionMaker:
         self.phases["linker"] = time.perf_counter_ns() - t0 - imports.ns
         return linked
 
-    def compile_inner(self, inputs: list, outputs: list) -> Function:
-        """An inner graph (a scan's step) compiled with this function's optimizer and
-        linker; its profile, if any, is collected by the enclosing function's."""
-        mode = self.mode
+    def compile_inner(self, inputs: list, outputs: list, mode: Any = None) -> Function:
+        """An inner graph (a scan's step) compiled with ``mode`` (a Mode or its name), by
+        default this function's optimizer and linker; its profile, if any, is collected by
+        the enclosing function's."""
+        mode = self.mode if mode is None else get_mode(mode)
         if getattr(mode, "profile_stats", None) is not None or mode.profile:
             mode = Mode(mode.linker, mode.optimizer, mode.included, mode.excluded,
                         mode.required, vm=mode.vm)  # fmt: skip

@@ -49,7 +49,7 @@ class Linked:
     c_module: Any = None  # that module once imported (it owns the C thunks)
 
 
-InnerCompiler = Callable[[list[Variable], list[Variable]], Any]
+InnerCompiler = Callable[[list[Variable], list[Variable], Any], Any]  # inputs, outputs, mode
 
 
 def py_impl(node: Apply, compile_inner: InnerCompiler | None = None) -> NodeImpl:

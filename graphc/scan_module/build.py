@@ -158,12 +158,15 @@ def scan(
     when there is one, unless ``return_list``), and the updates to pass to ``function``.
     A constant negative ``n_steps`` runs ``-n_steps`` steps in the other direction.
 
-    The step graph is compiled with the enclosing function's optimizer and linker;
-    ``mode``, ``profile`` and ``allow_gc`` are accepted for Theano compatibility.
+    The step graph is compiled with ``mode`` (a Mode or its name) when given, else with the
+    enclosing function's optimizer and linker; either way its profile is part of the
+    enclosing function's. ``profile`` and ``allow_gc`` are accepted for Theano
+    compatibility.
     """
-    del mode, profile, allow_gc  # the enclosing function's settings apply
+    del profile, allow_gc  # the enclosing function's settings apply
     results, updates, _ = build_scan(fn, sequences, outputs_info, non_sequences, n_steps,
-                                     truncate_gradient, go_backwards, name, strict)  # fmt: skip
+                                     truncate_gradient, go_backwards, name, strict,
+                                     mode=mode)  # fmt: skip
     if not results:
         return None, updates
     if len(results) == 1 and not return_list:
@@ -182,6 +185,7 @@ def build_scan(
     name: str | None = None,
     strict: bool = False,
     last_only=(),
+    mode: Mode | str | None = None,
 ):
     """``(outputs, updates, node outputs)``: ``scan``'s work, also giving the Scan node's
     raw outputs (each state's whole buffer, initial rows included). The ``outputs_info``
@@ -234,6 +238,7 @@ def build_scan(
         as_while=cond is not None,
         name=name,
         truncate_gradient=int(truncate_gradient),
+        mode=mode,
     )
     inner_inputs = args + [ph for _, ph, _ in shared_states] + nonseq_inner
     op = Scan(info, ScanInner(inner_inputs, inner_outs))

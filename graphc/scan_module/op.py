@@ -49,6 +49,7 @@ class ScanInfo:
     as_while: bool = False
     name: str | None = None
     truncate_gradient: int = -1
+    mode: Any = None  # the step's compile mode (scan's ``mode=``); None: the enclosing one's
 
     @property
     def n_states(self) -> int:
@@ -221,14 +222,21 @@ class Scan(Op):
 
     # ------------------------------------------------------------------ running
     def make_perform(self, node: Apply, compile_inner: Callable) -> Callable:
-        """The thunk: the step graph compiled once with the enclosing function's mode."""
-        fn = compile_inner(self.inner.inputs, self.inner.outputs)
+        """The thunk: the step graph compiled once, with scan's ``mode`` if it had one, else
+        with the enclosing function's."""
+        fn = compile_inner(self.inner.inputs, self.inner.outputs, self.info.mode)
         return _Runner(self, fn)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         if self._fallback is None:  # outside a compiled function (e.g. ``Variable.eval``)
             self._fallback = _Runner(
-                self, function(self.inner.inputs, self.inner.outputs, on_unused_input="ignore")
+                self,
+                function(
+                    self.inner.inputs,
+                    self.inner.outputs,
+                    mode=self.info.mode,
+                    on_unused_input="ignore",
+                ),
             )
         self._fallback(inputs, output_storage)
 

@@ -144,6 +144,7 @@ def scan_merge(fgraph, node):
             oi.as_while
             or other.inputs[0] is not node.inputs[0]
             or oi.truncate_gradient != info.truncate_gradient
+            or oi.mode != info.mode
             or not _independent(node, other)
         ):
             continue

@@ -12,6 +12,7 @@ import pytest
 
 import graphc
 import graphc.tensor as T
+from graphc.compile.mode import get_mode
 from graphc.scan_module import Scan
 from graphc.tensor.shared_randomstreams import RandomStreams
 
@@ -409,3 +410,31 @@ def test_independent_loops_over_the_same_steps_merge_into_one():
     grads = graphc.grad(summed.sum() + doubled.sum(), x)
     np.testing.assert_allclose(graphc.function([x], grads)(args[0]),
                                np.arange(4, 0, -1)[:, None] * np.ones((4, 3)) + 2)  # fmt: skip
+
+
+def _inner_functions(f):
+    return [i.perform.inner_function for n, i in zip(f.linked.schedule, f.linked.impls)
+            if isinstance(n.op, Scan)]  # fmt: skip
+
+
+def test_scan_mode_compiles_the_step_with_that_mode():
+    x = T.matrix("x")
+    step = lambda v, h: T.tanh(h + v)  # noqa: E731
+    h0 = T.zeros_like(x[0])
+    own, _ = graphc.scan(step, sequences=x, outputs_info=h0, mode=graphc.Mode(linker="py"))
+    named, _ = graphc.scan(step, sequences=x, outputs_info=h0, mode="FAST_COMPILE")
+    inherited, _ = graphc.scan(step, sequences=x, outputs_info=h0)
+    f = graphc.function([x], [own, named, inherited], mode=graphc.Mode(linker="c|py"))
+    inner = _inner_functions(f)
+    assert len(inner) == 3  # loops with different modes do not merge
+    modes = sorted((fn.maker.mode.linker, fn.maker.mode.optimizer) for fn in inner)
+    assert modes == sorted([("c|py", "fast_run"), ("py", "fast_run"),
+                            (get_mode("FAST_COMPILE").linker, "fast_compile")])  # fmt: skip
+    assert not any(i.is_c for fn in inner if fn.maker.mode.linker == "py" for i in fn.linked.impls)
+    xv = np.random.default_rng(0).normal(size=(5, 3))
+    want, h = [], np.zeros(3)
+    for row in xv:
+        h = np.tanh(h + row)
+        want.append(h)
+    for got in f(xv):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
