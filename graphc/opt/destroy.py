@@ -14,11 +14,20 @@ from then on). The handler rejects, in ``validate``, any graph where
   depends on the destroyer's result: the orderings would form a cycle).
 
 ``orderings`` makes each destroyer run after every other reader of what it destroys.
+
+The cycle check is incremental: the handler keeps an order key per node that is a
+topological order of the graph it last accepted (data edges and orderings), and a
+``validate`` looks only at the edges added since (inputs changed by a replacement, new
+orderings). An edge that agrees with the keys needs nothing; one that does not is checked
+and the keys around it repaired by a search bounded by the two keys (Pearce and Kelly's
+dynamic topological order), so a candidate costs the size of the region it reorders, not
+of the whole graph. Imported nodes get a key just after their latest input.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from graphc.graph.basic import Constant, io_toposort
@@ -38,18 +47,44 @@ class DestroyHandler(Feature):
         self.destroyers: set = set()
         self.validate_ns = 0
         self.mutable = frozenset(mutable)  # graph inputs the function may overwrite
+        self._reset_order()
+
+    def _reset_order(self) -> None:
+        # ``_key[n]`` (unique tuples) is a topological order of the last accepted graph
+        # except for the edges in ``_pending``; ``_accepted`` holds the orderings that order
+        # respects. Without destroyers there are no orderings and no order is kept.
+        self._ordered = False
+        self._key: dict = {}
+        self._seq = 0
+        self._pending: list = []
+        self._accepted: set = set()
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
         if any(isinstance(f, DestroyHandler) for f in fgraph.features if f is not self):
             raise ValueError("a FunctionGraph can have only one DestroyHandler")
         self.destroyers = {n for n in fgraph.apply_nodes if n.op.destroy_map}
+        self._reset_order()
 
     def on_import(self, fgraph: FunctionGraph, node: Apply, reason: str) -> None:
         if node.op.destroy_map:
             self.destroyers.add(node)
+        if self._ordered:
+            # just after its latest input (its inputs are in the graph, so they have keys;
+            # a larger sequence number than any in use keeps the keys unique)
+            key = self._key
+            first = max((key[i.owner][0] for i in node.inputs if i.owner is not None), default=-1)
+            self._seq += 1
+            key[node] = (first, self._seq)
 
     def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str) -> None:
         self.destroyers.discard(node)
+        self._key.pop(node, None)
+
+    def on_change_input(
+        self, fgraph: FunctionGraph, node, i: int, old: Variable, new: Variable, reason: str
+    ) -> None:
+        if self._ordered and node != OUTPUT and new.owner is not None:
+            self._pending.append((new.owner, node))
 
     # ------------------------------------------------------------------ analysis
     @staticmethod
@@ -109,18 +144,87 @@ class DestroyHandler(Feature):
 
     def validate(self, fgraph: FunctionGraph) -> None:
         if not self.destroyers:
-            return
+            return  # no orderings: a FunctionGraph alone has no cycle
         t0 = time.perf_counter_ns()
         try:
             order = self._analyse(fgraph)
-            try:
-                io_toposort(fgraph.inputs, fgraph.outputs, order)
-            except ValueError as e:
-                raise InconsistencyError(
-                    f"a destroyed value would be read after its destroyer ({e})"
-                ) from None
+            if not self._ordered:
+                # keys from the data edges alone; every ordering is then a new edge
+                nodes = io_toposort(fgraph.inputs, fgraph.outputs)
+                self._key = {n: (k, 0) for k, n in enumerate(nodes)}
+                self._seq = 0
+                self._pending = []
+                self._accepted = set()
+                self._ordered = True
+            self._check_new_edges(fgraph, order)
         finally:
             self.validate_ns += time.perf_counter_ns() - t0
+
+    def _check_new_edges(self, fgraph: FunctionGraph, order: dict) -> None:
+        """Raise if an edge added since the last accepted graph closes a cycle; else
+        repair the keys so they order the graph as it is now."""
+        current = {(r, d) for d, rs in order.items() for r in rs}
+        edges = self._pending + [e for e in current if e not in self._accepted]
+        todo = set(edges)  # edges not yet part of the ordered graph: searches skip them
+        after: dict = {}
+        for d, rs in order.items():
+            for r in rs:
+                after.setdefault(r, []).append(d)
+        key = self._key
+        nodes = fgraph.apply_nodes
+        for u, v in edges:  # u must run before v
+            todo.discard((u, v))
+            if u not in nodes or v not in nodes or key[u] < key[v]:
+                continue
+            if (u, v) not in current and not any(i.owner is u for i in v.inputs):
+                continue  # the edge was removed again
+            try:
+                self._reorder(fgraph, u, v, order, after, todo)
+            except InconsistencyError:
+                # what the searches did not see stays to be checked; the rest is ordered
+                self._pending = [e for e in edges if e in todo]
+                self._accepted = current - todo
+                raise
+        self._pending = []
+        self._accepted = current
+
+    def _reorder(self, fgraph, u, v, order: dict, after: dict, todo: set) -> None:
+        """Add the edge u -> v (``key[u] > key[v]``) to the ordered graph: raise if v
+        already reaches u, else move u's ancestors keyed after v before v's descendants
+        keyed before u (Pearce and Kelly)."""
+        key = self._key
+        ku, kv = key[u], key[v]
+        back = {u}  # ancestors of u keyed after v: v among them means a cycle
+        queue = deque([u])
+        while queue:
+            x = queue.popleft()
+            preds = [i.owner for i in x.inputs if i.owner is not None]
+            preds.extend(order.get(x, ()))
+            for p in preds:
+                if p in back or key[p] < kv or (p, x) in todo:
+                    continue
+                if p is v:
+                    raise InconsistencyError(
+                        f"a destroyed value would be read after its destroyer ({v} must run "
+                        f"before {u} and after it)"
+                    )
+                back.add(p)
+                queue.append(p)
+        fwd = {v}  # descendants of v keyed before u
+        stack = [v]
+        clients = fgraph.clients
+        while stack:
+            x = stack.pop()
+            succs = [c for o in x.outputs for c, _ in clients.get(o, ()) if c != OUTPUT]
+            succs.extend(after.get(x, ()))
+            for c in succs:
+                if c in fwd or key[c] > ku or (x, c) in todo:
+                    continue
+                fwd.add(c)
+                stack.append(c)
+        moved = sorted(back, key=key.__getitem__) + sorted(fwd, key=key.__getitem__)
+        for n, k in zip(moved, sorted(key[n] for n in moved)):
+            key[n] = k
 
     def orderings(self, fgraph: FunctionGraph) -> dict:
         if not self.destroyers:
