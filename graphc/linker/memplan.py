@@ -103,16 +103,13 @@ def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> Mem
         by_start.setdefault(producer[s], []).append(s)
     buffer_of = [NO_BUFFER] * n
     free: dict[Any, list[int]] = {}  # key -> buffers free now
-    busy: list[tuple[int, int, Any]] = []  # (end node, buffer, key)
+    # end node -> (buffer, key) in the order taken; a value produced by node j ends at a
+    # node >= j, so its buffer is free again from node end + 1 on
+    busy: dict[int, list[tuple[int, Any]]] = {}
     n_buffers = 0
     for i in range(len(program.nodes)):
-        still = []
-        for e, b, k in busy:
-            if e < i:
-                free.setdefault(k, []).append(b)
-            else:
-                still.append((e, b, k))
-        busy = still
+        for b, k in busy.pop(i - 1, ()):
+            free.setdefault(k, []).append(b)
         for s in by_start.get(i, ()):
             k = info[s].key
             pool = free.get(k)
@@ -121,7 +118,7 @@ def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> Mem
             else:
                 b, n_buffers = n_buffers, n_buffers + 1
             buffer_of[s] = b
-            busy.append((end[s], b, k))
+            busy.setdefault(end[s], []).append((b, k))
     return MemoryPlan(buffer_of=tuple(buffer_of), n_buffers=n_buffers)
 
 
