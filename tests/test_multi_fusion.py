@@ -14,7 +14,8 @@ import graphc.tensor as T
 from graphc.graph.basic import Apply
 from graphc.linker import c_available
 from graphc.opt.engine import RewriteWarning
-from graphc.opt.fusion_multi import Reach
+from graphc.opt.fusion import _fusable
+from graphc.opt.fusion_multi import Reach, _grow
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import ElemwiseSums
 
@@ -247,6 +248,77 @@ def test_reach_bitsets_match_a_graph_walk():
             assert reach.desc[reach.pos[m]] >> k & 1
 
 
+def _contract_every_node(reach, members):
+    """Contraction updating the bitsets of every node (a direct transcription of the
+    definition: an ancestor of a member reaches all any member reaches, and vice versa)."""
+    bits = au = du = 0
+    for m in members:
+        k = reach.pos[m]
+        bits |= 1 << k
+        au |= reach.anc[k]
+        du |= reach.desc[k]
+    au &= ~bits
+    du &= ~bits
+    for k in range(len(reach.order)):
+        if reach.desc[k] & bits:
+            reach.desc[k] |= bits | du
+        if reach.anc[k] & bits:
+            reach.anc[k] |= bits | au
+    for m in members:
+        reach.anc[reach.pos[m]], reach.desc[reach.pos[m]] = au, du
+
+
+def _check_live_contraction(fg) -> int:
+    """Take the regions multi_fusion would take, contracting each with ``live`` and with
+    every node updated: the nodes that may still join a region must see the same bitsets,
+    and the same regions must grow. Returns the number of regions."""
+    fast, ref = Reach(fg), Reach(fg)
+    seeds = [n for n in fast.order if _fusable(n)]
+    live = 0
+    for n in seeds:
+        live |= fast.bit(n)
+    taken: set = set()
+    contracted = 0
+    for seed in seeds:
+        if seed in taken:
+            continue
+        members = _grow(fg, seed, fast, taken)
+        assert members == _grow(fg, seed, ref, taken)
+        if len(members) < 2:
+            continue
+        taken.update(members)
+        for m in members:
+            live &= ~fast.bit(m)
+        fast.contract(members, live)
+        _contract_every_node(ref, members)
+        contracted += 1
+        for n in seeds:
+            k = fast.pos[n]
+            if n not in taken:
+                assert (fast.anc[k], fast.desc[k]) == (ref.anc[k], ref.desc[k])
+    return contracted
+
+
+@pytest.mark.parametrize("steps", [16, 40])
+def test_contract_keeps_the_bitsets_of_live_nodes_exact(steps):
+    # the regions of a gradient chain
+    x = T.dvector("x")
+    ws = [T.dscalar(f"w{i}") for i in range(steps)]
+    y = x
+    for w in ws:
+        y = T.tanh(y * w + 0.5)
+    g = graphc.grad(y.sum(), [x, *ws])
+    m = mode("py", "fuse_multi_output", "inplace")
+    fg = graphc.function([x, *ws], g, mode=m).maker.fgraph
+    assert _check_live_contraction(fg) >= steps // 16
+    # contract() without ``live`` updates every node, as the definition does
+    a, b = Reach(fg), Reach(fg)
+    some = [n for n in a.order if _fusable(n)][:3]
+    a.contract(some)
+    _contract_every_node(b, some)
+    assert (a.anc, a.desc) == (b.anc, b.desc)
+
+
 # ------------------------------------------------------------------ random DAGs
 
 UNARY = {
@@ -391,3 +463,15 @@ def test_heavy_functions_joined_through_a_cheap_value_stay_apart():
     uv = np.exp(xv) * 2.0
     for got, want in zip(f(xv, yv), [uv + yv, np.tanh(uv) * yv]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags())
+def test_contract_keeps_the_bitsets_of_live_nodes_exact_in_random_dags(spec):
+    m, r, v = T.dmatrix("m"), T.drow("r"), T.dvector("v")
+    vals = [np.ones((3, 4)), np.ones((1, 4)), np.ones(4)]
+    with np.errstate(all="ignore"):
+        outs, _ = _build_dag(spec, [m, r, v], vals, "float")
+    md = mode("py", "fuse_multi_output", "inplace")
+    f = graphc.function([m, r, v], outs, mode=md, on_unused_input="ignore")
+    _check_live_contraction(f.maker.fgraph)

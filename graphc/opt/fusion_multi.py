@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from graphc.graph.basic import new_node_origins
 from graphc.opt.engine import define_pass, register
 from graphc.opt.fusion import (
@@ -50,6 +52,14 @@ define_pass("multi_fusion", "once")
 
 MAX_OUTPUTS = 16  # values one fused loop may write (inputs + outputs stay under the C limit)
 MAX_MEMBERS = 256  # nodes in one region (growing checks are quadratic in it)
+
+
+def _bit_positions(x: int) -> list[int]:
+    """The positions of the set bits of ``x`` (>= 0), ascending."""
+    if not x:
+        return []
+    raw = np.frombuffer(x.to_bytes((x.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+    return np.flatnonzero(np.unpackbits(raw, bitorder="little")).tolist()
 
 
 class Reach:
@@ -81,8 +91,11 @@ class Reach:
     def bit(self, node: Apply) -> int:
         return 1 << self.pos[node]
 
-    def contract(self, members: list) -> None:
-        """Treat ``members`` as one node from now on."""
+    def contract(self, members: list, live: int | None = None) -> None:
+        """Treat ``members`` as one node from now on. Only the bitsets of the nodes in
+        ``live`` (a bitset; default every node) are kept up to date: the others are never
+        read again. A node's bitsets change only when it is an ancestor (or descendant) of
+        a member, so only those are visited."""
         bits = au = du = 0
         for m in members:
             k = self.pos[m]
@@ -91,11 +104,15 @@ class Reach:
             du |= self.desc[k]
         au &= ~bits
         du &= ~bits
-        for k in range(len(self.order)):
-            if self.desc[k] & bits:  # an ancestor of the region reaches all it reaches
-                self.desc[k] |= bits | du
-            if self.anc[k] & bits:
-                self.anc[k] |= bits | au
+        keep = ~0 if live is None else live
+        # (anc and desc are transposes: k is in some member's anc iff a member is in
+        # desc[k], so the ancestors to update are exactly au's bits)
+        down, up = bits | du, bits | au
+        desc, anc = self.desc, self.anc
+        for k in _bit_positions(au & keep):
+            desc[k] |= down
+        for k in _bit_positions(du & keep):
+            anc[k] |= up
         for m in members:
             k = self.pos[m]
             self.anc[k], self.desc[k] = au, du
@@ -196,6 +213,9 @@ def fuse_multi_output(fgraph: FunctionGraph, ctx):
     if len(seeds) < 2:
         return
     reach = Reach(fgraph)
+    live = 0  # the nodes whose bitsets may still be read: seeds not yet in a region
+    for seed in seeds:
+        live |= reach.bit(seed)
     taken: set = set()
     regions = []
     for seed in seeds:
@@ -205,7 +225,9 @@ def fuse_multi_output(fgraph: FunctionGraph, ctx):
         if len(members) < 2:
             continue
         taken.update(members)
-        reach.contract(members)
+        for m in members:
+            live &= ~reach.bit(m)
+        reach.contract(members, live)
         regions.append(members)
     for members in regions:
         pairs = _fuse(fgraph, members)
