@@ -59,7 +59,9 @@ class FunctionGraph:
         self.outputs: list[Variable] = list(outputs)
         self.apply_nodes: set[Apply] = set()
         self.variables: set[Variable] = set()
-        self.clients: dict[Variable, list[tuple[Any, int]]] = {}
+        # per variable, its (node, input position) readers in the order they came; a dict
+        # used as an ordered set, so a reader is dropped in O(1)
+        self.clients: dict[Variable, dict[tuple[Any, int], None]] = {}
         self.features: list[Feature] = []
         self.profile: dict[str, Any] = {}
         for v in inputs:
@@ -68,7 +70,7 @@ class FunctionGraph:
             self.add_input(v)
         for i, out in enumerate(self.outputs):
             self._import_var(out, reason="init")
-            self.clients[out].append((OUTPUT, i))
+            self.clients[out][(OUTPUT, i)] = None
         for f in features:
             self.attach_feature(f)
 
@@ -78,7 +80,7 @@ class FunctionGraph:
             return
         self.inputs.append(var)
         self.variables.add(var)
-        self.clients.setdefault(var, [])
+        self.clients.setdefault(var, {})
 
     def _import_var(self, var: Variable, reason: str) -> None:
         if var in self.variables:
@@ -90,7 +92,7 @@ class FunctionGraph:
                     "an input of the function"
                 )
             self.variables.add(var)
-            self.clients.setdefault(var, [])
+            self.clients.setdefault(var, {})
             return
         self._import_node(var.owner, reason)
 
@@ -121,9 +123,9 @@ class FunctionGraph:
             self.apply_nodes.add(new)
             for out in new.outputs:
                 self.variables.add(out)
-                self.clients.setdefault(out, [])
+                self.clients.setdefault(out, {})
             for i, inp in enumerate(new.inputs):
-                self.clients[inp].append((new, i))
+                self.clients[inp][(new, i)] = None
             self._notify("on_import", new, reason)
 
     def _prune(self, var: Variable, reason: str) -> None:
@@ -147,7 +149,7 @@ class FunctionGraph:
             for i, inp in enumerate(node.inputs):
                 cl = self.clients.get(inp)
                 if cl is not None:
-                    cl.remove((node, i))
+                    del cl[(node, i)]
                     stack.append(inp)
 
     def change_input(self, node: Any, i: int, new: Variable, reason: str = "") -> None:
@@ -165,8 +167,8 @@ class FunctionGraph:
             self._check_type(old, new, reason)
             node.inputs[i] = new
         self._import_var(new, reason)
-        self.clients[new].append((node, i))
-        self.clients[old].remove((node, i))
+        self.clients[new][(node, i)] = None
+        del self.clients[old][(node, i)]
         self._notify("on_change_input", node, i, old, new, reason)
         self._prune(old, reason)
 
