@@ -245,3 +245,25 @@ def test_a_new_input_that_depends_on_the_destroyer_is_rejected():
     fg2.attach_feature(dh2)
     assert try_candidate(fg2, dh2, fg2.outputs[1].owner.inputs[0].owner, 0, False)
     assert try_redirect(fg2, dh2, z, T.cos(fg2.outputs[1].owner.inputs[0]), False)
+
+
+def test_a_destroyer_pruned_and_imported_again_has_its_orderings_checked():
+    # sin overwrites e after e * z read it. A change made and undone without a
+    # validate takes sin out and brings it back (with a new order key); then making z
+    # depend on sin's result is a cycle only the ordering e * z -> sin shows
+    a = T.dmatrix("a")
+    e = T.exp(a)
+    z = T.tanh(a)
+    r = e * z
+    fg = FunctionGraph([a], [r + 1.0, T.sin(e) * 2.0], clone=False)
+    dh = DestroyHandler()
+    fg.attach_feature(dh)
+    sin_node = fg.outputs[1].owner.inputs[0].owner
+    assert try_candidate(fg, dh, sin_node, 0, reference_first=False)
+    destroyed = fg.outputs[1].owner.inputs[0]
+    history = fg.checkpoint()
+    fg.replace_all([(destroyed, T.sin(e))])
+    assert destroyed.owner not in fg.apply_nodes
+    fg.revert(history)
+    assert destroyed.owner in fg.apply_nodes
+    assert not try_redirect(fg, dh, z, T.neg(destroyed), reference_first=False)

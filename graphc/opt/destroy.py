@@ -50,14 +50,16 @@ class DestroyHandler(Feature):
         self._reset_order()
 
     def _reset_order(self) -> None:
-        # ``_key[n]`` (unique tuples) is a topological order of the last accepted graph
-        # except for the edges in ``_pending``; ``_accepted`` holds the orderings that order
-        # respects. Without destroyers there are no orderings and no order is kept.
+        # ``_key[n]`` (unique tuples) is a topological order of the graph as last
+        # validated, but for the data edges in ``_pending`` (inputs changed since) and the
+        # orderings not in ``_accepted`` or touching a node in ``_fresh`` (imported since,
+        # with a new key). Set up by the first validate with destroyers, kept from then on.
         self._ordered = False
         self._key: dict = {}
         self._seq = 0
         self._pending: list = []
         self._accepted: set = set()
+        self._fresh: set = set()
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
         if any(isinstance(f, DestroyHandler) for f in fgraph.features if f is not self):
@@ -75,6 +77,7 @@ class DestroyHandler(Feature):
             first = max((key[i.owner][0] for i in node.inputs if i.owner is not None), default=-1)
             self._seq += 1
             key[node] = (first, self._seq)
+            self._fresh.add(node)
 
     def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str) -> None:
         self.destroyers.discard(node)
@@ -155,6 +158,7 @@ class DestroyHandler(Feature):
                 self._seq = 0
                 self._pending = []
                 self._accepted = set()
+                self._fresh = set()
                 self._ordered = True
             self._check_new_edges(fgraph, order)
         finally:
@@ -164,7 +168,11 @@ class DestroyHandler(Feature):
         """Raise if an edge added since the last accepted graph closes a cycle; else
         repair the keys so they order the graph as it is now."""
         current = {(r, d) for d, rs in order.items() for r in rs}
-        edges = self._pending + [e for e in current if e not in self._accepted]
+        accepted, fresh = self._accepted, self._fresh
+        edges = self._pending + [
+            e for e in current if e not in accepted or e[0] in fresh or e[1] in fresh
+        ]
+        self._fresh = set()
         todo = set(edges)  # edges not yet part of the ordered graph: searches skip them
         after: dict = {}
         for d, rs in order.items():
@@ -205,8 +213,8 @@ class DestroyHandler(Feature):
                     continue
                 if p is v:
                     raise InconsistencyError(
-                        f"a destroyed value would be read after its destroyer ({v} must run "
-                        f"before {u} and after it)"
+                        f"a destroyed value would be read after its destroyer ({u} must "
+                        f"run before {v} but depends on it)"
                     )
                 back.add(p)
                 queue.append(p)
