@@ -604,3 +604,38 @@ def test_functions_pickled_with_the_old_loader_name_still_load():
     g = _rebuild_function(*args)
     np.testing.assert_array_equal(g(np.ones(2)), [2.0, 2.0])
     assert loader.__module__ == "graphc.compile.maker"
+
+
+def test_compiling_pauses_the_cyclic_gc_and_restores_its_state():
+    import gc
+    import importlib
+
+    function_module = importlib.import_module("graphc.compile.function")
+
+    x = gt.dvector("x")
+    seen = []
+    real = function_module.FunctionMaker
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    was = gc.isenabled()
+    try:
+        function_module.FunctionMaker = spy
+        gc.enable()
+        graphc.function([x], gt.exp(x) * 2.0)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        graphc.function([x], gt.exp(x) * 2.0)
+        assert seen == [False, False] and not gc.isenabled()
+        gc.enable()
+        with pytest.raises(ValueError, match="neither an input"):
+            graphc.function([x], gt.exp(gt.dmatrix("y")))  # y is not an input
+        assert gc.isenabled()
+    finally:
+        function_module.FunctionMaker = real
+        if was:
+            gc.enable()
+        else:
+            gc.disable()

@@ -10,8 +10,10 @@ the VM records (graphc.compile.profiling).
 
 from __future__ import annotations
 
+import gc
 import inspect
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from graphc.compile.aliasing import default_updates
@@ -56,21 +58,37 @@ def function(
     """
     if name is None:
         name = _caller_location()
-    maker = FunctionMaker(
-        inputs,
-        outputs,
-        get_mode(mode),
-        updates=updates,
-        givens=givens,
-        name=name,
-        profile=profile,
-        on_unused_input=on_unused_input,
-        allow_input_downcast=allow_input_downcast,
-        no_default_updates=no_default_updates,
-    )
-    fn = maker.create()
+    with cyclic_gc_paused():
+        maker = FunctionMaker(
+            inputs,
+            outputs,
+            get_mode(mode),
+            updates=updates,
+            givens=givens,
+            name=name,
+            profile=profile,
+            on_unused_input=on_unused_input,
+            allow_input_downcast=allow_input_downcast,
+            no_default_updates=no_default_updates,
+        )
+        fn = maker.create()
     fn.trust_input = trust_input
     return fn
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Run the body with Python's cyclic garbage collector off (and back on after, if it
+    was on). Compiling allocates many objects that stay alive, so each automatic collection
+    walks a larger heap: on a long graph they took about half of the compile time, growing
+    faster than the graph. Cycles dropped meanwhile (replaced nodes) are collected later."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _caller_location() -> str:
