@@ -267,3 +267,16 @@ def test_a_destroyer_pruned_and_imported_again_has_its_orderings_checked():
     fg.revert(history)
     assert destroyed.owner in fg.apply_nodes
     assert not try_redirect(fg, dh, z, T.neg(destroyed), reference_first=False)
+
+
+@pytest.mark.parametrize("linker", ["py", "c|py"])
+def test_in_place_over_a_view_of_a_broadcast_constant(linker):
+    # e - e becomes second(exp(a), 0.0), whose numpy value is a read-only broadcast of
+    # 0.0; exp then runs in place over its transpose, so perform must hand out an array
+    # of its own
+    a = T.dmatrix("a")
+    e = T.exp(a)
+    out = T.exp((e - e).T)
+    f = graphc.function([a], out, mode=graphc.Mode(linker=linker, optimizer="fast_run"))
+    assert any(n.op.destroy_map for n in f.maker.fgraph.apply_nodes)
+    np.testing.assert_array_equal(f(np.ones((3, 2))), np.ones((2, 3)))

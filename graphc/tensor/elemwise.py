@@ -150,7 +150,11 @@ class Elemwise(Op):
             if dest is not None and inputs[dest].shape == arr.shape:  # else broadcast grew it
                 np.copyto(inputs[dest], arr, casting="unsafe")
                 arr = inputs[dest]
-            elif not arr.flags.owndata and any(np.shares_memory(arr, a) for a in inputs):
+            elif not arr.flags.writeable or (
+                not arr.flags.owndata and any(np.shares_memory(arr, a) for a in inputs)
+            ):
+                # a value of its own that a later node may overwrite in place (numpy's
+                # broadcast_to, e.g. second(x, 0.0), gives a read-only view)
                 arr = arr.copy()
             cell[0] = arr
 
