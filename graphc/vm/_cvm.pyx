@@ -1101,13 +1101,25 @@ cdef int _give_back(PyObject *vm, int k, PyObject *value) except -1:
     return 0
 
 
+cdef void _drop_spares(PyObject *vm) noexcept:
+    """Release every array given back and not used (at the end of a loop)."""
+    cdef CVM self = <CVM>vm
+    cdef int s
+    if self._n_spare:
+        for s in range(self._n_storage):
+            _clear(self._spare, s)
+        self._n_spare = 0
+
+
 cdef struct StepAPI:
     int (*step)(PyObject *, PyObject **, PyObject **) except -1
     int (*give_back)(PyObject *, int, PyObject *) except -1
+    void (*drop_spares)(PyObject *) noexcept
 
 
 cdef StepAPI _STEP_API
 _STEP_API.step = _step
 _STEP_API.give_back = _give_back
+_STEP_API.drop_spares = _drop_spares
 #: for graphc.vm._loop: a capsule of the C functions that call a CVM step by step
 step_api = PyCapsule_New(<void *>&_STEP_API, "graphc.cvm_step_api", NULL)

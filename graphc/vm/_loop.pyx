@@ -60,6 +60,7 @@ cdef extern from *:
 cdef struct StepAPI:  # graphc.vm._cvm's capsule "graphc.cvm_step_api"
     int (*step)(PyObject *, PyObject **, PyObject **) except -1
     int (*give_back)(PyObject *, int, PyObject *) except -1
+    void (*drop_spares)(PyObject *) noexcept
 
 cdef StepAPI *_api = NULL
 cdef object _cvm_type = None
@@ -226,7 +227,7 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
             v = None
             stop = as_while and bool(<object>outs[n_st + n_nit])
             for k in range(n_outs):  # copied out: the next step may write into them
-                if c_vm and k < n_st + n_nit:
+                if c_vm and k < n_st + n_nit and i + 1 < n and not stop:
                     _api.give_back(<PyObject *>vm, <int>k, outs[k])
                 Py_XDECREF(outs[k])
                 outs[k] = NULL
@@ -234,6 +235,8 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
                 return i + 1, nits
         return n, nits
     finally:
+        if c_vm:  # a loop that stopped early or failed: keep no array for the next one
+            _api.drop_spares(<PyObject *>vm)
         if args != NULL:
             for k in range(n_args):
                 Py_XDECREF(args[k])
