@@ -16,7 +16,7 @@ from cpython.exc cimport PyErr_Occurred
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
-from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MAX, int64_t
 from libc.stdlib cimport calloc, free, malloc

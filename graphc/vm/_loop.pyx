@@ -204,9 +204,10 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
                 buf = <cnp.ndarray>states[k]
                 v = _as_array(outs[k])
                 if not _same_shape(v, buf):
+                    shp, want = (<object>v).shape, (<object>buf).shape[1:]
                     raise ValueError(
-                        f"{name}: step {i} returned state {k} of shape {(<object>v).shape}; the state "
-                        f"has shape {(<object>buf).shape[1:]} (a state must keep its shape)")
+                        f"{name}: step {i} returned state {k} of shape {shp}; the state "
+                        f"has shape {want} (a state must keep its shape)")
                 lag = lag_of[k]
                 if keep_last[k]:
                     if lag > 1:
@@ -220,9 +221,10 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
                     nits[j] = np.empty((n, *(<object>v).shape), dtype=(<object>v).dtype)
                 out = <cnp.ndarray>nits[j]
                 if not _same_shape(v, out):
+                    shp, want = (<object>v).shape, (<object>out).shape[1:]
                     raise ValueError(
-                        f"{name}: step {i} returned output {n_st + j} of shape {(<object>v).shape}; "
-                        f"step 0 returned {(<object>out).shape[1:]} (stacked outputs keep one shape)")
+                        f"{name}: step {i} returned output {n_st + j} of shape {shp}; "
+                        f"step 0 returned {want} (stacked outputs keep one shape)")
                 _store(out, i, v)
             v = None
             stop = as_while and bool(<object>outs[n_st + n_nit])
