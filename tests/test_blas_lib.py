@@ -4,6 +4,8 @@ either, and the thread pools left alone when graphc adds none."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -98,3 +100,23 @@ def test_auto_threads_add_no_split_when_graphc_calls_numpys_pool():
             if lib.filepath in before:
                 lib.set_num_threads(before[lib.filepath])
         bt._reset_for_tests()
+
+
+def test_no_second_blas_pool_is_loaded_by_either_linker():
+    """In a fresh process, products compiled by both linkers leave scipy's BLAS unloaded
+    (when numpy has its own): every product runs in numpy's pool."""
+    code = """
+import sys, numpy as np, graphc, graphc.tensor as T
+x, z = T.dmatrix('x'), T.dmatrix('z')
+outs = [T.dot(x, x.T), z - 0.1 * T.dot(x, x.T), T.dot(x, x[0])]
+for linker in ('py', 'c|py'):
+    f = graphc.function([x, z], outs, mode=graphc.Mode(linker=linker))
+    a = np.arange(6.0).reshape(2, 3)
+    got = f(a, np.ones((2, 2)))
+    np.testing.assert_allclose(got[1], np.ones((2, 2)) - 0.1 * a @ a.T)
+print(graphc.linker.blas_lib.blas_library().source, 'scipy.linalg' in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()  # fmt: skip
+    source = blas_lib.blas_library("auto").source
+    assert out == [source, str(source == "scipy")]
