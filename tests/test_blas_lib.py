@@ -56,8 +56,11 @@ def _products():
     x, y, v = T.dmatrix("x"), T.dmatrix("y"), T.dvector("v")
     z = graphc.shared(np.ones((5, 4)), "z")
     xs, ys = T.fmatrix("xs"), T.fmatrix("ys")
-    outs = [T.dot(x, y), T.dot(x, v[:3]), T.dot(v, v), z - 0.5 * T.dot(x, y), T.dot(xs, ys.T)]
-    return graphc.function([x, y, v, xs, ys], outs, mode=C_ONLY)
+    outs = [T.dot(x, y), T.dot(x, v[:3]), T.dot(v, v), T.dot(xs, ys.T), T.dot(xs[0], ys[1]),
+            T.dot(xs, ys[0])]  # fmt: skip
+    f = graphc.function([x, y, v, xs, ys], outs, updates=[(z, z - 0.5 * T.dot(x, y * 2))],
+                        mode=C_ONLY)  # fmt: skip
+    return f, z
 
 
 @pytest.mark.parametrize("library", ["auto", "scipy"])
@@ -68,12 +71,12 @@ def test_either_library_computes_what_numpy_does(library):
     v = rng.standard_normal(7)[::2][:3]  # a BLAS increment of 2
     xs, ys = rng.standard_normal((4, 6)).astype("f4"), rng.standard_normal((5, 6)).astype("f4")
     with graphc.config.change_flags(blas_library=library):
-        f = _products()
-        got = f(x.T, y, v, xs, ys)
-    blas_nodes = [i for n, i in zip(f.linked.schedule, f.linked.impls)
-                  if type(n.op).__name__ in ("Dot22", "Gemv", "Gemm", "Dot")]  # fmt: skip
-    assert blas_nodes and all(i.is_c for i in blas_nodes)
-    want = [x.T @ y, x.T @ v, v @ v, np.ones((5, 4)) - 0.5 * x.T @ y, xs @ ys.T]
+        f, z = _products()
+        got = [*f(x.T, y, v, xs, ys), z.get_value()]
+    ops = {type(n.op).__name__: i.is_c for n, i in zip(f.linked.schedule, f.linked.impls)}
+    assert all(ops.get(name) for name in ("Dot22", "Gemv", "Gemm", "Dot")), ops
+    want = [x.T @ y, x.T @ v, v @ v, xs @ ys.T, xs[0] @ ys[1], xs @ ys[0],
+            np.ones((5, 4)) - x.T @ y]  # fmt: skip
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5 if g.dtype == np.float32 else 1e-12)
 
