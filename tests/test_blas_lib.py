@@ -15,6 +15,7 @@ import graphc
 import graphc.tensor as T
 from graphc.linker import blas_lib
 from graphc.linker import blas_threads as bt
+from graphc.tensor.nnet import conv2d
 
 C_ONLY = graphc.Mode(linker="c|py")
 
@@ -123,3 +124,20 @@ print(graphc.linker.blas_lib.blas_library().source, 'scipy.linalg' in sys.module
                          check=True).stdout.split()  # fmt: skip
     source = blas_lib.blas_library("auto").source
     assert out == [source, str(source == "scipy")]
+
+
+@pytest.mark.parametrize("library", ["auto", "scipy"])
+def test_convolution_through_either_library_matches_the_python_implementation(library):
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    out = conv2d(x, w, border_mode="valid")
+    cost = (out**2).sum()
+    outs = [out, *graphc.grad(cost, [x, w])]
+    rng = np.random.default_rng(3)
+    args = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 2))
+    want = graphc.function([x, w], outs, mode=graphc.Mode(linker="py"))(*args)
+    with graphc.config.change_flags(blas_library=library):
+        f = graphc.function([x, w], outs, mode=C_ONLY)
+    assert sum(i.is_c for n, i in zip(f.linked.schedule, f.linked.impls)
+               if "Conv" in type(n.op).__name__) >= 3  # fmt: skip
+    for g, wv in zip(f(*args), want):
+        np.testing.assert_allclose(g, wv, rtol=1e-10, atol=1e-12)
