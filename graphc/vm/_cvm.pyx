@@ -15,6 +15,7 @@ cimport cython
 from cpython.exc cimport PyErr_Occurred
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MAX, int64_t
@@ -27,7 +28,7 @@ cimport numpy as cnp
 import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
-from graphc.vm.pyvm import MAX_SHAPE_SIGNATURES, RING, public_signatures
+from graphc.vm.pyvm import RECURSED, MAX_SHAPE_SIGNATURES, RING, FunctionBusy, public_signatures
 
 cnp.import_array()
 
@@ -195,6 +196,7 @@ cdef class CVM:
     cdef int *_n_readers         # per slot: distinct reader nodes
     cdef bint _lazy
     cdef bint _running
+    cdef unsigned long _owner     # the thread running this VM (while _running)
     cdef int _cur                # node being run (for failed_node)
     cdef list _cells             # per node: list of 1-element output cells
     cdef list _performs          # per node: perform / lazy callable or None
@@ -703,8 +705,11 @@ cdef class CVM:
         cdef bint profiling
         cdef PyObject *p
         if self._running:  # check and set with no Python code in between (GIL held)
-            raise RuntimeError(_REENTERED)
+            if self._owner == PyThread_get_thread_ident():
+                raise RuntimeError(RECURSED)
+            raise FunctionBusy()
         self._running = True
+        self._owner = PyThread_get_thread_ident()
         try:
             if len(args) != self._n_inputs:
                 raise TypeError(f"expected {self._n_inputs} arguments, got {len(args)}")
