@@ -16,6 +16,7 @@ from cpython.exc cimport PyErr_Occurred
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
+from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MAX, int64_t
@@ -28,7 +29,7 @@ cimport numpy as cnp
 import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
-from graphc.vm.pyvm import MAX_SHAPE_SIGNATURES, RING, public_signatures
+from graphc.vm.pyvm import RECURSED, MAX_SHAPE_SIGNATURES, RING, FunctionBusy, public_signatures
 
 cnp.import_array()
 
@@ -196,6 +197,7 @@ cdef class CVM:
     cdef int *_n_readers         # per slot: distinct reader nodes
     cdef bint _lazy
     cdef bint _running
+    cdef unsigned long _owner     # the thread running this VM (while _running)
     cdef int _cur                # node being run (for failed_node)
     cdef list _cells             # per node: list of 1-element output cells
     cdef list _performs          # per node: perform / lazy callable or None
@@ -729,9 +731,7 @@ cdef class CVM:
     def __call__(self, args):
         cdef int k
         cdef list items
-        if self._running:  # check and set with no Python code in between (GIL held)
-            raise RuntimeError(_REENTERED)
-        self._running = True
+        self._enter()
         try:
             items = args if type(args) is list else list(args)
             if len(items) != self._n_inputs:
@@ -746,6 +746,17 @@ cdef class CVM:
             return result
         finally:
             self._running = False
+
+    cdef inline int _enter(self) except -1:
+        """Mark the VM running in this thread, or raise: FunctionBusy when another thread
+        runs it, RuntimeError when this thread does (a node called it again)."""
+        if self._running:  # check and set with no Python code in between (GIL held)
+            if self._owner == PyThread_get_thread_ident():
+                raise RuntimeError(RECURSED)
+            raise FunctionBusy()
+        self._running = True
+        self._owner = PyThread_get_thread_ident()
+        return 0
 
     cdef int _execute(self, PyObject **args, PyObject **outs) except -1:
         """One call (``_running`` set by the caller): the ``_n_inputs`` arguments are
@@ -1084,9 +1095,7 @@ cdef int _step(PyObject *vm, PyObject **args, PyObject **outs) except -1:
     """Call CVM ``vm`` on the C array ``args`` (borrowed, ``n_inputs`` of them); put new
     references to its outputs in ``outs``. Same checks and semantics as ``CVM.__call__``."""
     cdef CVM self = <CVM>vm
-    if self._running:
-        raise RuntimeError(_REENTERED)
-    self._running = True
+    self._enter()
     try:
         self._execute(args, outs)
     finally:
