@@ -1,4 +1,4 @@
-"""Dot22 and Gemv through generated C (scipy's cython_blas) against numpy.dot.
+"""Dot22 and Gemv through generated C (the BLAS `graphc.linker.blas_lib` picks) against numpy.dot.
 
 Shapes: an MLP layer's 400x784 weights times a 784-vector (Gemv) and a 128x784 batch
 times 784x500 weights (Dot22). Timings are medians over interleaved runs (C, numpy, C, ...)

@@ -24,6 +24,8 @@ import graphc
 import graphc.linker.c
 import graphc.tensor as T
 from graphc.linker import c_available
+from graphc.linker.blas_lib import blas_library
+from graphc.linker.c import gen_blas
 from graphc.linker.c.registry import c_code_for
 from graphc.scalar import basic as ps
 from graphc.tensor import blas, nnet
@@ -84,6 +86,8 @@ def _library_texts() -> dict[str, str]:
                 if isinstance(item, str) and item.count("\n") >= 3:
                     where = f"{mod.__name__}.{name}" + (f"[{k}]" if item is not value else "")
                     texts.setdefault(item, where)
+    lib = blas_library()  # the BLAS loader: a template filled for the library in use
+    texts[gen_blas.loader()] = f"graphc.linker.c.gen_blas.loader() for {lib.source}'s BLAS"
     return texts
 
 

@@ -16,6 +16,7 @@ from graphc.compile.io import In
 from graphc.compile.profile_request import profiling_requested
 from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
+from graphc.vm.pyvm import FunctionBusy
 
 if TYPE_CHECKING:
     from graphc.compile.profiling import FunctionProfiler
@@ -64,8 +65,10 @@ class Function:
         self._calls = 0
         # calls with updates are serialized: reading the shared values, running the VM and
         # writing the updates back form one critical section, so no thread loses an update
-        # (reentrant: a call from inside its own run still gets the VM's "already running")
+        # (reentrant: a call from inside its own run still gets the VM's "already running").
+        # Calls without updates take no lock until two threads meet (see _queue_calls).
         self._update_lock = threading.RLock() if self.update_targets else None
+        self._queue_lock = threading.Lock()
         self._profiler = None  # counts the calls when profiled
         if profiling_requested(maker.profile, maker.mode):  # else skip importing it
             from graphc.compile.profiling import start_profile
@@ -132,10 +135,33 @@ class Function:
             ) from None
 
     def __call__(self, *args: Any, **kwargs: Any):
-        if self._update_lock is not None:
-            with self._update_lock:
+        lock = self._update_lock
+        if lock is None:
+            try:
                 return self._call(args, kwargs)
-        return self._call(args, kwargs)
+            except FunctionBusy:
+                lock = self._queue_calls()
+        with lock:
+            return self._call_when_free(args, kwargs)
+
+    def _call_when_free(self, args: Any, kwargs: Any):
+        """A call made holding the call lock: it waits out a call still running from before
+        the lock existed (at most one; later calls queue on the lock)."""
+        pause = 2e-5
+        while True:
+            try:
+                return self._call(args, kwargs)
+            except FunctionBusy:
+                time.sleep(pause)
+                pause = min(2 * pause, 1e-3)
+
+    def _queue_calls(self) -> threading.RLock:
+        """From the first time two threads call this function at once, every call takes a
+        lock: the second thread waits for its turn instead of being refused."""
+        with self._queue_lock:
+            if self._update_lock is None:
+                self._update_lock = threading.RLock()
+            return self._update_lock
 
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
@@ -145,6 +171,8 @@ class Function:
         values = self._prepare(args, kwargs)
         try:
             outs = self.vm(values)
+        except FunctionBusy:
+            raise
         except Exception as e:
             raise self._node_error(e, values) from e
         if self._single:
@@ -178,6 +206,8 @@ class Function:
         t1 = pc()
         try:
             outs = self.vm(values)
+        except FunctionBusy:
+            raise
         except Exception as e:
             # a call that raises still counts: its nodes that ran were timed, so the
             # call's time must be in the totals too (thunks <= VM <= call always holds)

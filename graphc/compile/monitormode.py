@@ -8,12 +8,14 @@ their Python ``perform``, one at a time, so every value can be looked at.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from graphc.compile.mode import Mode
 from graphc.graph.basic import Apply, Constant, Variable
+from graphc.vm.pyvm import RECURSED, FunctionBusy
 
 NodeHook = Callable[[int, Apply, "NodeThunk"], Any]
 
@@ -57,7 +59,8 @@ class NodeByNodeVM:
     def __init__(self, linked):
         self.linked = linked
         self.failed_node: int | None = None
-        self._running = False
+        self._lock = threading.Lock()  # one run at a time
+        self._owner: int | None = None  # the thread running it
         by_slot = {s: v for v, s in linked.slots.items()}
         self.in_vars = [by_slot[s] for s in linked.program.inputs]
         self.out_vars = [by_slot[s] for s in linked.program.outputs]
@@ -73,14 +76,17 @@ class NodeByNodeVM:
         pass
 
     def __call__(self, values) -> list:
-        if self._running:
-            raise RuntimeError("function is already running in another thread")
-        self._running = True
+        if not self._lock.acquire(blocking=False):
+            if self._owner == threading.get_ident():
+                raise RuntimeError(RECURSED)
+            raise FunctionBusy()
+        self._owner = threading.get_ident()
         self.failed_node = None
         try:
             return self._call(list(values))
         finally:
-            self._running = False
+            self._owner = None
+            self._lock.release()
 
     def _call(self, values: list) -> list:
         raise NotImplementedError

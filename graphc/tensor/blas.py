@@ -1,9 +1,8 @@
 """Products: ``dot``, ``tensordot``, ``matmul``, ``outer`` and the BLAS-shaped Ops rewrites
 introduce (``Dot22``, ``Gemv``, ``Gemm``).
 
-float32/float64 products run through ``scipy.linalg.blas`` (C-contiguous operands are passed
-as their Fortran-ordered transposes with transpose flags, so nothing is copied); other dtypes
-use ``numpy.dot``.
+The Python implementations compute products with ``numpy.dot``, so they run in numpy's BLAS
+(and its thread pool), as the generated C does (``graphc.linker.blas_lib``).
 """
 
 from __future__ import annotations
@@ -37,42 +36,6 @@ _FLOATS = ("float32", "float64")
 # ------------------------------------------------------------------ BLAS helpers
 
 
-def _fortran(m: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(arr, trans)`` with ``arr`` Fortran-contiguous and ``op(arr, trans) == m``."""
-    if m.flags.f_contiguous:
-        return m, 0
-    if m.flags.c_contiguous:
-        return m.T, 1
-    return np.asfortranarray(m), 0
-
-
-def _fn(kind: str, dtype: str):
-    from scipy.linalg import blas  # imported on first use: it costs ~0.1 s at import
-
-    return getattr(blas, ("d" if dtype == "float64" else "s") + kind)
-
-
-def _mm(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
-    """``a @ b`` for matrices, as a new C-ordered array of ``dtype``."""
-    a = a.astype(dtype, copy=False)
-    b = b.astype(dtype, copy=False)
-    if dtype not in _FLOATS or 0 in a.shape or 0 in b.shape:
-        return np.asarray(np.dot(a, b), dtype=dtype)
-    # (a b)^T = b^T a^T, computed in Fortran order, is a b in C order.
-    o1, t1 = _fortran(b.T)
-    o2, t2 = _fortran(a.T)
-    return _fn("gemm", dtype)(1.0, o1, o2, trans_a=t1, trans_b=t2).T
-
-
-def _mv(a: np.ndarray, x: np.ndarray, dtype: str) -> np.ndarray:
-    a = a.astype(dtype, copy=False)
-    x = x.astype(dtype, copy=False)
-    if dtype not in _FLOATS or 0 in a.shape:
-        return np.asarray(np.dot(a, x), dtype=dtype)
-    af, trans = _fortran(a)
-    return _fn("gemv", dtype)(1.0, af, np.ascontiguousarray(x), trans=trans)
-
-
 def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     """numpy ``dot`` of vectors / matrices as a new array of ``dtype``."""
     ka, kb = a.shape[-1], b.shape[0 if b.ndim == 1 else -2]
@@ -81,12 +44,6 @@ def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
             f"dot: shapes {a.shape} and {b.shape} not aligned: {ka} (dim {a.ndim - 1}) != "
             f"{kb} (dim {max(b.ndim - 2, 0)})"
         )
-    if a.ndim == 2 and b.ndim == 2:
-        return _mm(a, b, dtype)
-    if a.ndim == 2:
-        return _mv(a, b, dtype)
-    if b.ndim == 2:
-        return _mv(b.T, a, dtype)
     return np.asarray(np.dot(a.astype(dtype, copy=False), b.astype(dtype, copy=False)), dtype)
 
 
@@ -323,7 +280,7 @@ class _ScaledUpdate(Op):
         beta: np.generic,
         dt: str,
     ) -> np.ndarray:
-        """The update with numpy (for dtypes BLAS lacks and empty operands)."""
+        """The update, its product through numpy (numpy's BLAS for float32/float64)."""
         prod = alpha * np.dot(a, b)
         res = np.asarray(prod if beta == 0 else beta * z + prod, dtype=dt)
         if self.inplace:
@@ -362,17 +319,7 @@ class Gemv(_ScaledUpdate):
             raise ValueError(f"{self}: shape mismatch y {y.shape}, A {A.shape}, x {x.shape}")
         if self.inplace:  # y is overwritten while A and x are read: they must not alias it
             A, x = _unaliased(y, A), _unaliased(y, x)  # noqa: N806
-        if dt not in _FLOATS or 0 in A.shape:
-            output_storage[0][0] = self._numpy_update(y, alpha, A, x, beta, dt)
-            return
-        af, trans = _fortran(A)
-        xc = np.ascontiguousarray(x)
-        ow = self.inplace and y.flags.c_contiguous
-        res = _fn("gemv", dt)(alpha, af, xc, beta=beta, y=y, trans=trans, overwrite_y=ow)
-        if self.inplace and res is not y:
-            y[...] = res
-            res = y
-        output_storage[0][0] = res
+        output_storage[0][0] = self._numpy_update(y, alpha, A, x, beta, dt)
 
     def flops(
         self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
@@ -458,20 +405,7 @@ class Gemm(_ScaledUpdate):
             raise ValueError(f"{self}: shape mismatch Z {Z.shape}, X {X.shape}, Y {Y.shape}")
         if self.inplace:  # Z is overwritten while X and Y are read: they must not alias it
             X, Y = _unaliased(Z, X), _unaliased(Z, Y)  # noqa: N806
-        if dt not in _FLOATS or 0 in Z.shape or X.shape[1] == 0:
-            output_storage[0][0] = self._numpy_update(Z, alpha, X, Y, beta, dt)
-            return
-        # Z^T <- beta Z^T + alpha Y^T X^T in Fortran order: Z's own buffer when C-ordered.
-        o1, t1 = _fortran(Y.T)
-        o2, t2 = _fortran(X.T)
-        ow = self.inplace and Z.flags.c_contiguous
-        rt = _fn("gemm", dt)(alpha, o1, o2, beta=beta, c=Z.T, trans_a=t1, trans_b=t2,
-                             overwrite_c=ow)  # fmt: skip
-        res = rt.T
-        if self.inplace and not np.shares_memory(res, Z):
-            Z[...] = res
-            res = Z
-        output_storage[0][0] = res
+        output_storage[0][0] = self._numpy_update(Z, alpha, X, Y, beta, dt)
 
     def flops(
         self, node: Apply, input_shapes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]

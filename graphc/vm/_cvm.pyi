@@ -6,6 +6,8 @@ from typing import Any, Literal
 from graphc.linker.program import Program
 
 C_RING: int
+#: a capsule of the C entry points graphc.vm._loop calls a CVM through
+step_api: Any
 
 class CVM:
     """Runs a Program; same API and semantics as graphc.vm.pyvm.PyVM."""

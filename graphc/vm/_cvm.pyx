@@ -14,7 +14,9 @@ from inside a node) raises RuntimeError.  Call it with the GIL held.
 cimport cython
 from cpython.exc cimport PyErr_Occurred
 from cpython.object cimport PyObject
-from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
+from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport INT64_MAX, int64_t
@@ -27,7 +29,7 @@ cimport numpy as cnp
 import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
-from graphc.vm.pyvm import MAX_SHAPE_SIGNATURES, RING, public_signatures
+from graphc.vm.pyvm import RECURSED, MAX_SHAPE_SIGNATURES, RING, FunctionBusy, public_signatures
 
 cnp.import_array()
 
@@ -195,6 +197,7 @@ cdef class CVM:
     cdef int *_n_readers         # per slot: distinct reader nodes
     cdef bint _lazy
     cdef bint _running
+    cdef unsigned long _owner     # the thread running this VM (while _running)
     cdef int _cur                # node being run (for failed_node)
     cdef list _cells             # per node: list of 1-element output cells
     cdef list _performs          # per node: perform / lazy callable or None
@@ -219,8 +222,11 @@ cdef class CVM:
     cdef int _n_buf
     cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
     cdef PyObject **_lent        # per slot: the buffer lent to it in this call (not owned)
-    cdef set _recyclable         # output slots a C thunk writes (see recycle)
-    cdef dict _spare             # slot -> array given back for the next call
+    cdef char *_recyclable       # per slot: an output a C thunk writes (see recycle)
+    cdef PyObject **_spare       # per slot: an array given back for the next call (owned)
+    cdef int _n_spare            # non-NULL entries of _spare
+    cdef PyObject **_argbuf      # one call's arguments (borrowed) ...
+    cdef PyObject **_outbuf      # ... and results (owned until handed over)
 
     def __cinit__(self):
         self._slots = NULL
@@ -228,6 +234,10 @@ cdef class CVM:
         self._pool = NULL
         self._buf_of = NULL
         self._lent = NULL
+        self._recyclable = NULL
+        self._spare = NULL
+        self._argbuf = NULL
+        self._outbuf = NULL
 
     def __init__(self, program: Program, allow_gc: bool = True):
         cdef int i, k, n_ins_total = 0, n_clear_total = 0, max_in = 1, s
@@ -348,14 +358,19 @@ cdef class CVM:
                 self._performs.append(node.perform)
         self._capsules = capsules
         fixed = set(program.inputs) | {s for s, _ in program.constants}
-        self._recyclable = {
-            s for s in program.outputs
-            if program.outputs.count(s) == 1 and s not in fixed
-            and self._nodes[self._producer[s]].kind == KIND_C
-        }
-        for s in self._recyclable:
-            self._nodes[self._producer[s]].recyclable = 1
-        self._spare = {}
+        self._recyclable = <char *>calloc(S, 1)
+        self._spare = <PyObject **>calloc(S, sizeof(PyObject *))
+        self._argbuf = <PyObject **>calloc(max(self._n_inputs, 1), sizeof(PyObject *))
+        self._outbuf = <PyObject **>calloc(max(self._n_outputs, 1), sizeof(PyObject *))
+        if (self._recyclable == NULL or self._spare == NULL or self._argbuf == NULL
+                or self._outbuf == NULL):
+            raise MemoryError()
+        self._n_spare = 0
+        for s in program.outputs:
+            if (program.outputs.count(s) == 1 and s not in fixed
+                    and self._nodes[self._producer[s]].kind == KIND_C):
+                self._recyclable[s] = 1
+                self._nodes[self._producer[s]].recyclable = 1
         self._n_out_total = out_off
         self._running = False
         self._trace = NULL
@@ -389,6 +404,10 @@ cdef class CVM:
             for s in range(self._n_buf):
                 Py_XDECREF(self._pool[s])
         free(self._pool); free(self._buf_of); free(self._lent)
+        if self._spare != NULL:
+            for s in range(self._n_storage):
+                Py_XDECREF(self._spare[s])
+        free(self._spare); free(self._recyclable); free(self._argbuf); free(self._outbuf)
 
     property kind:
         def __get__(self):
@@ -421,10 +440,19 @@ cdef class CVM:
     def recycle(self, k, value):
         """Offer ``value`` (a previous value of output ``k`` the caller no longer needs)
         as that output's buffer on the next call (see PyVM.recycle)."""
-        s = self.program.outputs[k]
-        if (s in self._recyclable and type(value) is np.ndarray
+        self._recycle(self.program.outputs[k], <PyObject *>value)
+
+    cdef inline void _recycle(self, int s, PyObject *value) noexcept:
+        """recycle() by slot: keep ``value`` (a new reference is taken) for slot ``s``."""
+        cdef PyObject *old
+        if (self._recyclable[s] and cnp.PyArray_CheckExact(<object>value)
                 and cnp.PyArray_CHKFLAGS(<cnp.ndarray>value, cnp.NPY_ARRAY_OWNDATA)):
+            Py_INCREF(<object>value)
+            old = self._spare[s]
             self._spare[s] = value
+            if old == NULL:
+                self._n_spare += 1
+            Py_XDECREF(old)
 
     def plan_bytes(self):
         """Bytes of the memory plan's buffers kept between calls."""
@@ -665,13 +693,15 @@ cdef class CVM:
         """Put arrays given back through recycle() into node ``nd``'s output slots."""
         cdef int k, s
         cdef PyObject *old
+        cdef PyObject *value
         for k in range(nd.n_out):
             s = nd.out_start + k
-            value = self._spare.pop(s, None)
-            if value is not None:
-                Py_INCREF(value)
+            value = self._spare[s]
+            if value != NULL:  # the spare's reference moves to the slot
+                self._spare[s] = NULL
+                self._n_spare -= 1
                 old = self._slots[s]
-                self._slots[s] = <PyObject *>value
+                self._slots[s] = value
                 Py_XDECREF(old)
         return 0
 
@@ -699,45 +729,74 @@ cdef class CVM:
     # -- running --------------------------------------------------------------------
 
     def __call__(self, args):
-        cdef int k, s
-        cdef bint profiling
-        cdef PyObject *p
-        if self._running:  # check and set with no Python code in between (GIL held)
-            raise RuntimeError(_REENTERED)
-        self._running = True
+        cdef int k
+        cdef list items
+        self._enter()
         try:
-            if len(args) != self._n_inputs:
-                raise TypeError(f"expected {self._n_inputs} arguments, got {len(args)}")
-            self.failed_node = None
+            items = args if type(args) is list else list(args)
+            if len(items) != self._n_inputs:
+                raise TypeError(f"expected {self._n_inputs} arguments, got {len(items)}")
             for k in range(self._n_inputs):
-                value = args[k]
-                s = self._input_slots[k]
-                Py_INCREF(value)
-                p = self._slots[s]
-                self._slots[s] = <PyObject *>value
-                Py_XDECREF(p)
-            profiling = self._timing or self._memory or self._shapes or self._trace_cap > 0
-            self._cur = -1
-            try:
-                if self._lazy:
-                    self._run_lazy(profiling)
-                elif profiling:
-                    self._run_profiled()
-                else:
-                    self._run_plain()
-            except BaseException:
-                if self._cur >= 0:
-                    self.failed_node = self._cur
-                self._clear_nonconst()
-                raise
-            result = [self._value(self._output_slots[k]) for k in range(self._n_outputs)]
-            for k in range(self._n_end):
-                _clear(self._slots, self._end_clear[k])
-            if profiling:
-                self._calls_total += 1
+                self._argbuf[k] = <PyObject *>PyList_GET_ITEM(items, k)
+            self._execute(self._argbuf, self._outbuf)
+            result = PyList_New(self._n_outputs)
+            for k in range(self._n_outputs):  # the list takes over the references
+                PyList_SET_ITEM(result, k, <object>self._outbuf[k])
+                self._outbuf[k] = NULL
             return result
         finally:
             self._running = False
+
+    cdef inline int _enter(self) except -1:
+        """Mark the VM running in this thread, or raise: FunctionBusy when another thread
+        runs it, RuntimeError when this thread does (a node called it again)."""
+        if self._running:  # check and set with no Python code in between (GIL held)
+            if self._owner == PyThread_get_thread_ident():
+                raise RuntimeError(RECURSED)
+            raise FunctionBusy()
+        self._running = True
+        self._owner = PyThread_get_thread_ident()
+        return 0
+
+    cdef int _execute(self, PyObject **args, PyObject **outs) except -1:
+        """One call (``_running`` set by the caller): the ``_n_inputs`` arguments are
+        borrowed; ``outs`` receives a new reference to each output (None for an empty
+        slot). On failure every non-constant slot is cleared and ``outs`` is untouched."""
+        cdef int k, s
+        cdef bint profiling
+        cdef PyObject *p
+        self.failed_node = None
+        for k in range(self._n_inputs):
+            s = self._input_slots[k]
+            Py_INCREF(<object>args[k])
+            p = self._slots[s]
+            self._slots[s] = args[k]
+            Py_XDECREF(p)
+        profiling = self._timing or self._memory or self._shapes or self._trace_cap > 0
+        self._cur = -1
+        try:
+            if self._lazy:
+                self._run_lazy(profiling)
+            elif profiling:
+                self._run_profiled()
+            else:
+                self._run_plain()
+        except BaseException:
+            if self._cur >= 0:
+                self.failed_node = self._cur
+            self._clear_nonconst()
+            raise
+        for k in range(self._n_outputs):
+            p = self._slots[self._output_slots[k]]
+            if p == NULL:
+                p = <PyObject *>None
+            Py_INCREF(<object>p)
+            outs[k] = p
+        for k in range(self._n_end):
+            _clear(self._slots, self._end_clear[k])
+        if profiling:
+            self._calls_total += 1
+        return 0
 
     cdef void _clear_nonconst(self) noexcept:
         cdef int s
@@ -818,7 +877,7 @@ cdef class CVM:
         if nd.kind == KIND_C:
             if self._n_buf:
                 self._borrow(nd)
-            if nd.recyclable and self._spare:
+            if nd.recyclable and self._n_spare:
                 self._take_spare(nd)
             return self._run_c(i, nd)
         return self._run_py(i, nd)
@@ -1028,3 +1087,48 @@ cdef class CVM:
                         if readers_left[s] == 0 and not self._keep_lazy[s]:
                             self._clear_counted(s)
         return 0
+
+
+# -- the entry point of the loop driver (graphc.vm._loop) -----------------------------
+
+cdef int _step(PyObject *vm, PyObject **args, PyObject **outs) except -1:
+    """Call CVM ``vm`` on the C array ``args`` (borrowed, ``n_inputs`` of them); put new
+    references to its outputs in ``outs``. Same checks and semantics as ``CVM.__call__``."""
+    cdef CVM self = <CVM>vm
+    self._enter()
+    try:
+        self._execute(args, outs)
+    finally:
+        self._running = False
+    return 0
+
+
+cdef int _give_back(PyObject *vm, int k, PyObject *value) except -1:
+    """``vm.recycle(k, value)`` without the Python call (``value`` is borrowed)."""
+    cdef CVM self = <CVM>vm
+    self._recycle(self._output_slots[k], value)
+    return 0
+
+
+cdef void _drop_spares(PyObject *vm) noexcept:
+    """Release every array given back and not used (at the end of a loop)."""
+    cdef CVM self = <CVM>vm
+    cdef int s
+    if self._n_spare:
+        for s in range(self._n_storage):
+            _clear(self._spare, s)
+        self._n_spare = 0
+
+
+cdef struct StepAPI:
+    int (*step)(PyObject *, PyObject **, PyObject **) except -1
+    int (*give_back)(PyObject *, int, PyObject *) except -1
+    void (*drop_spares)(PyObject *) noexcept
+
+
+cdef StepAPI _STEP_API
+_STEP_API.step = _step
+_STEP_API.give_back = _give_back
+_STEP_API.drop_spares = _drop_spares
+#: for graphc.vm._loop: a capsule of the C functions that call a CVM step by step
+step_api = PyCapsule_New(<void *>&_STEP_API, "graphc.cvm_step_api", NULL)

@@ -2,15 +2,26 @@
 # cython: initializedcheck=False
 """The loop driver of a loop node (scan): one call of the step's VM per step, in C.
 
-Per step it makes a view of each input row with the NumPy C API, calls the step's VM and
-copies each output into its row of the output buffer (one ``memcpy`` when both are
-contiguous with the same dtype). Semantics are those of the Python driver in
-``graphc.scan_module.op`` (which runs when this extension is missing).
+Semantics are those of the Python driver in ``graphc.scan_module.op`` (which runs when
+this extension is missing). Per step:
+
+- each input row is a view of its row in the sequence or state buffer. The view of the
+  previous step is re-pointed at the new row (its data pointer moved) when nothing but the
+  driver holds it any more, which is the case after a step that kept no reference to its
+  inputs; else a new view is made with the NumPy C API;
+- the step's VM is called: a CVM through the C entry point of ``graphc.vm._cvm``
+  (arguments and results in C arrays, no Python call), any other VM through ``vm(list)``;
+- each output is copied into its row of the output buffer (one ``memcpy`` when both are
+  contiguous with the same dtype), then, for a CVM, given back to the VM (``recycle``) so
+  that the next step's thunk writes its output into the same array instead of allocating
+  one (a thunk only does so when nothing else holds the array).
 """
 
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF
-from libc.string cimport memcpy, memmove
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdlib cimport calloc, free
+from libc.string cimport memmove
 
 cimport numpy as cnp
 
@@ -26,6 +37,49 @@ cdef extern from "numpy/arrayobject.h":
     int PyArray_SetBaseObject(cnp.ndarray arr, object obj) except -1
     int PyArray_CopyInto(cnp.ndarray dst, cnp.ndarray src) except -1
 
+cdef extern from *:
+    """
+    /* Move view ``v`` to ``data`` (same dtype, shape, strides and base: another row of
+       the same array). Only for a view nobody else holds; its flags stay right because
+       only the alignment depends on the data pointer, and it is checked here. 1: done. */
+    static inline int graphc_repoint(PyArrayObject *v, char *data) {
+        if (!PyArray_ISALIGNED(v)
+                || ((npy_uintp)data) % (npy_uintp)PyDataType_ALIGNMENT(PyArray_DESCR(v)))
+            return 0;
+        ((PyArrayObject_fields *)v)->data = data;
+        return 1;
+    }
+    /* ``o`` is a base-class ndarray that nothing but its one owner holds */
+    static inline int graphc_sole_ndarray(PyObject *o) {
+        return Py_REFCNT(o) == 1 && PyArray_CheckExact(o);
+    }
+    """
+    int graphc_repoint(cnp.ndarray v, char *data) noexcept
+    bint graphc_sole_ndarray(PyObject *o) noexcept
+
+cdef struct StepAPI:  # graphc.vm._cvm's capsule "graphc.cvm_step_api"
+    int (*step)(PyObject *, PyObject **, PyObject **) except -1
+    int (*give_back)(PyObject *, int, PyObject *) except -1
+    void (*drop_spares)(PyObject *) noexcept
+
+cdef StepAPI *_api = NULL
+cdef object _cvm_type = None
+cdef object _ndarray = np.ndarray
+cdef object _asarray = np.asarray
+cdef object _clock = time.perf_counter_ns
+
+
+cdef int _load_api() except -1:
+    global _api, _cvm_type
+    try:
+        from graphc.vm import _cvm
+    except ImportError:  # the loop then calls any VM through Python
+        _cvm_type = False
+        return 0
+    _api = <StepAPI *>PyCapsule_GetPointer(_cvm.step_api, "graphc.cvm_step_api")
+    _cvm_type = _cvm.CVM
+    return 0
+
 
 cdef inline object _row(cnp.ndarray a, Py_ssize_t i):
     """A view of row ``i`` of ``a`` (a 0-d array for a vector), sharing its memory."""
@@ -33,13 +87,28 @@ cdef inline object _row(cnp.ndarray a, Py_ssize_t i):
     Py_INCREF(descr)  # PyArray_NewFromDescr steals a reference
     cdef char *data = <char *>cnp.PyArray_DATA(a) + i * cnp.PyArray_STRIDES(a)[0]
     cdef int flags = cnp.PyArray_FLAGS(a) & cnp.NPY_ARRAY_WRITEABLE
-    view = PyArray_NewFromDescr(np.ndarray, descr, cnp.PyArray_NDIM(a) - 1,
+    view = PyArray_NewFromDescr(_ndarray, descr, cnp.PyArray_NDIM(a) - 1,
                                 cnp.PyArray_DIMS(a) + 1, cnp.PyArray_STRIDES(a) + 1,
                                 data, flags, None)
     Py_INCREF(a)
     PyArray_SetBaseObject(<cnp.ndarray>view, a)
     cnp.PyArray_UpdateFlags(<cnp.ndarray>view, cnp.NPY_ARRAY_UPDATE_ALL)
     return view
+
+
+cdef inline int _point(PyObject **slot, cnp.ndarray a, Py_ssize_t i) except -1:
+    """Make ``slot[0]`` (an owned reference or NULL) a view of row ``i`` of ``a``: the view
+    already there, re-pointed, when the slot holds the only reference to it."""
+    cdef PyObject *old = slot[0]
+    if old != NULL and graphc_sole_ndarray(old):
+        if graphc_repoint(<cnp.ndarray>old,
+                          <char *>cnp.PyArray_DATA(a) + i * cnp.PyArray_STRIDES(a)[0]):
+            return 0
+    view = _row(a, i)
+    Py_INCREF(view)
+    slot[0] = <PyObject *>view
+    Py_XDECREF(old)
+    return 0
 
 
 cdef inline bint _same_shape(cnp.ndarray v, cnp.ndarray buf) noexcept:
@@ -52,9 +121,8 @@ cdef inline bint _same_shape(cnp.ndarray v, cnp.ndarray buf) noexcept:
     return True
 
 
-cdef int _store(cnp.ndarray buf, Py_ssize_t i, object value) except -1:
-    """``buf[i] = value`` (same shape, checked by the caller)."""
-    cdef cnp.ndarray v = <cnp.ndarray>value
+cdef int _store(cnp.ndarray buf, Py_ssize_t i, cnp.ndarray v) except -1:
+    """``buf[i] = v`` (same shape, checked by the caller)."""
     cdef Py_ssize_t nbytes
     if (cnp.PyArray_ISCARRAY_RO(v) and cnp.PyArray_ISCARRAY(buf)
             and cnp.PyArray_EquivTypes(<cnp.dtype><PyObject *>cnp.PyArray_DESCR(v),
@@ -67,6 +135,12 @@ cdef int _store(cnp.ndarray buf, Py_ssize_t i, object value) except -1:
     return 0
 
 
+cdef inline cnp.ndarray _as_array(PyObject *value):
+    if cnp.PyArray_Check(<object>value):
+        return <cnp.ndarray>value
+    return <cnp.ndarray>_asarray(<object>value)
+
+
 def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
               list lags, list last_only, Py_ssize_t n_nit, bint as_while, str name,
               object on_step):
@@ -76,59 +150,115 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
     state buffers, each written at row ``lag + step`` (or, kept ``last_only``, shifted up
     one row and written at its last row); stacked outputs are allocated at the first step.
     """
-    cdef Py_ssize_t i, k, j, r, n_read = len(readers), n_non = len(nonseqs)
-    cdef Py_ssize_t n_st = len(states), lag
-    cdef list args = [None] * (n_read + n_non)
-    cdef list arrays = [rd[0] for rd in readers]
-    cdef Py_ssize_t[:] first = np.array([rd[1] for rd in readers], dtype=np.intp)
-    cdef Py_ssize_t[:] mult = np.array([rd[2] for rd in readers], dtype=np.intp)
+    cdef Py_ssize_t i, k, j, r, lag
+    cdef Py_ssize_t n_read = len(readers), n_non = len(nonseqs), n_st = len(states)
+    cdef Py_ssize_t n_args = n_read + n_non, n_outs = n_st + n_nit + (1 if as_while else 0)
+    cdef list arrays = [<cnp.ndarray?>rd[0] for rd in readers]
     cdef list nits = [None] * n_nit
     cdef cnp.ndarray buf, v, out
     cdef long long t0
-    for k in range(n_non):
-        args[n_read + k] = nonseqs[k]
-    clock = time.perf_counter_ns
-    for i in range(n):
+    cdef bint c_vm, stop
+    cdef char *keep_last = NULL
+    cdef Py_ssize_t *first = NULL
+    cdef Py_ssize_t *mult = NULL
+    cdef Py_ssize_t *lag_of = NULL
+    cdef PyObject **args = NULL  # owned references (or NULL)
+    cdef PyObject **outs = NULL  # owned references between a step's call and its stores
+    if _cvm_type is None:
+        _load_api()
+    c_vm = _api != NULL and type(vm) is _cvm_type
+    try:
+        first = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
+        mult = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
+        lag_of = <Py_ssize_t *>calloc(n_st + 1, sizeof(Py_ssize_t))
+        keep_last = <char *>calloc(n_st + 1, 1)
+        args = <PyObject **>calloc(n_args + 1, sizeof(PyObject *))
+        outs = <PyObject **>calloc(n_outs + 1, sizeof(PyObject *))
+        if (first == NULL or mult == NULL or lag_of == NULL or keep_last == NULL
+                or args == NULL or outs == NULL):
+            raise MemoryError()
         for r in range(n_read):
-            args[r] = _row(<cnp.ndarray>arrays[r], first[r] + mult[r] * i)
-        if on_step is None:
-            outs = vm(args)
-        else:
-            t0 = clock()
-            try:
-                outs = vm(args)
-            finally:
-                on_step(clock() - t0)
+            first[r] = readers[r][1]
+            mult[r] = readers[r][2]
         for k in range(n_st):
-            buf = <cnp.ndarray>states[k]
-            value = outs[k]
-            if not isinstance(value, np.ndarray):
-                value = np.asarray(value)
-            v = <cnp.ndarray>value
-            if not _same_shape(v, buf):
-                raise ValueError(
-                    f"{name}: step {i} returned state {k} of shape {value.shape}; the state "
-                    f"has shape {states[k].shape[1:]} (a state must keep its shape)")
-            lag = lags[k]
-            if last_only[k]:
-                if lag > 1:
-                    buf[: lag - 1] = buf[1:lag].copy()
-                _store(buf, lag - 1, v)
-            else:
-                _store(buf, lag + i, v)
-        for j in range(n_nit):
-            value = outs[n_st + j]
-            if not isinstance(value, np.ndarray):
-                value = np.asarray(value)
-            v = <cnp.ndarray>value
-            if nits[j] is None:
-                nits[j] = np.empty((n, *value.shape), dtype=value.dtype)
-            out = <cnp.ndarray>nits[j]
-            if not _same_shape(v, out):
-                raise ValueError(
-                    f"{name}: step {i} returned output {n_st + j} of shape {value.shape}; "
-                    f"step 0 returned {nits[j].shape[1:]} (stacked outputs keep one shape)")
-            _store(out, i, v)
-        if as_while and outs[n_st + n_nit]:
-            return i + 1, nits
-    return n, nits
+            lag_of[k] = lags[k]
+            keep_last[k] = bool(last_only[k])
+        for k in range(n_non):
+            value = nonseqs[k]
+            Py_INCREF(value)
+            args[n_read + k] = <PyObject *>value
+        for i in range(n):
+            for r in range(n_read):
+                _point(&args[r], <cnp.ndarray>arrays[r], first[r] + mult[r] * i)
+            if on_step is not None:
+                t0 = _clock()
+            try:
+                if c_vm:
+                    _api.step(<PyObject *>vm, args, outs)
+                else:
+                    _call_python(vm, args, n_args, outs, n_outs)
+            finally:
+                if on_step is not None:
+                    on_step(_clock() - t0)
+            for k in range(n_st):
+                buf = <cnp.ndarray>states[k]
+                v = _as_array(outs[k])
+                if not _same_shape(v, buf):
+                    shp, want = (<object>v).shape, (<object>buf).shape[1:]
+                    raise ValueError(
+                        f"{name}: step {i} returned state {k} of shape {shp}; the state "
+                        f"has shape {want} (a state must keep its shape)")
+                lag = lag_of[k]
+                if keep_last[k]:
+                    if lag > 1:
+                        buf[: lag - 1] = buf[1:lag].copy()
+                    _store(buf, lag - 1, v)
+                else:
+                    _store(buf, lag + i, v)
+            for j in range(n_nit):
+                v = _as_array(outs[n_st + j])
+                if nits[j] is None:
+                    nits[j] = np.empty((n, *(<object>v).shape), dtype=(<object>v).dtype)
+                out = <cnp.ndarray>nits[j]
+                if not _same_shape(v, out):
+                    shp, want = (<object>v).shape, (<object>out).shape[1:]
+                    raise ValueError(
+                        f"{name}: step {i} returned output {n_st + j} of shape {shp}; "
+                        f"step 0 returned {want} (stacked outputs keep one shape)")
+                _store(out, i, v)
+            v = None
+            stop = as_while and bool(<object>outs[n_st + n_nit])
+            for k in range(n_outs):  # copied out: the next step may write into them
+                if c_vm and k < n_st + n_nit and i + 1 < n and not stop:
+                    _api.give_back(<PyObject *>vm, <int>k, outs[k])
+                Py_XDECREF(outs[k])
+                outs[k] = NULL
+            if stop:
+                return i + 1, nits
+        return n, nits
+    finally:
+        if c_vm:  # a loop that stopped early or failed: keep no array for the next one
+            _api.drop_spares(<PyObject *>vm)
+        if args != NULL:
+            for k in range(n_args):
+                Py_XDECREF(args[k])
+        if outs != NULL:
+            for k in range(n_outs):
+                Py_XDECREF(outs[k])
+        free(args); free(outs); free(first); free(mult); free(lag_of); free(keep_last)
+
+
+cdef int _call_python(object vm, PyObject **args, Py_ssize_t n_args, PyObject **outs,
+                      Py_ssize_t n_outs) except -1:
+    """``outs[:] = vm(args)`` for a VM other than a CVM (new references into ``outs``)."""
+    cdef Py_ssize_t k
+    cdef list call_args = [<object>args[k] for k in range(n_args)]
+    result = vm(call_args)
+    del call_args  # the driver's views are its own again
+    if len(result) != n_outs:
+        raise ValueError(f"the step returned {len(result)} values, expected {n_outs}")
+    for k in range(n_outs):
+        value = result[k]
+        Py_INCREF(value)
+        outs[k] = <PyObject *>value
+    return 0

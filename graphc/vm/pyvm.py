@@ -23,7 +23,16 @@ __all__ = [
 RING = 32  # per-node ring of recent per-call durations (ns_samples)
 MAX_SHAPE_SIGNATURES = 4  # distinct (inputs, outputs) signatures kept per node
 _INT64_MAX = np.iinfo(np.int64).max
-_REENTERED = "function is already running in another thread"
+REENTERED = "function is already running in another thread"
+RECURSED = "function is already running: a node of it called it again"
+
+
+class FunctionBusy(RuntimeError):
+    """A VM asked to run while another thread runs it (``Function.__call__`` waits and
+    retries; a call from inside its own run raises a plain RuntimeError instead)."""
+
+    def __init__(self) -> None:
+        super().__init__(REENTERED)
 
 
 def value_nbytes(value: Any) -> int:
@@ -233,6 +242,7 @@ class PyVM:
             out_offsets.append(out_offsets[-1] + len(node.outputs))
         self._out_offsets = out_offsets
         self._lock = threading.Lock()
+        self._owner: int | None = None  # the thread running this VM
         self._timing = self._memory = self._shapes = False
         self._trace_capacity = 0
         self.reset_stats()
@@ -374,10 +384,14 @@ class PyVM:
 
     def __call__(self, args: Sequence[Any]) -> list:
         if not self._lock.acquire(blocking=False):
-            raise RuntimeError(_REENTERED)
+            if self._owner == threading.get_ident():
+                raise RuntimeError(RECURSED)
+            raise FunctionBusy()
+        self._owner = threading.get_ident()
         try:
             return self._call(args)
         finally:
+            self._owner = None
             self._lock.release()
 
     def _call(self, args: Sequence[Any]) -> list:

@@ -141,58 +141,7 @@
 
 /* library text: graphc.linker.c.common.COMMON */
 
-typedef int graphc_bint; /* scipy's BLAS, 32-bit integers */
-#define GRAPHC_BINT_MAX INT_MAX
-typedef void (*graphc_sgemm_t)(char *, char *, graphc_bint *, graphc_bint *, graphc_bint *,
-                               float *, float *, graphc_bint *, float *, graphc_bint *, float *,
-                               float *, graphc_bint *);
-typedef void (*graphc_dgemm_t)(char *, char *, graphc_bint *, graphc_bint *, graphc_bint *,
-                               double *, double *, graphc_bint *, double *, graphc_bint *,
-                               double *, double *, graphc_bint *);
-typedef void (*graphc_sgemv_t)(char *, graphc_bint *, graphc_bint *, float *, float *,
-                               graphc_bint *, float *, graphc_bint *, float *, float *,
-                               graphc_bint *);
-typedef void (*graphc_dgemv_t)(char *, graphc_bint *, graphc_bint *, double *, double *,
-                               graphc_bint *, double *, graphc_bint *, double *, double *,
-                               graphc_bint *);
-typedef float (*graphc_sdot_t)(graphc_bint *, float *, graphc_bint *, float *, graphc_bint *);
-typedef double (*graphc_ddot_t)(graphc_bint *, double *, graphc_bint *, double *,
-                                graphc_bint *);
-static graphc_sgemm_t graphc_sgemm;
-static graphc_dgemm_t graphc_dgemm;
-static graphc_sgemv_t graphc_sgemv;
-static graphc_dgemv_t graphc_dgemv;
-static graphc_sdot_t graphc_sdot;
-static graphc_ddot_t graphc_ddot;
-
-/* Fill the function pointers from graphc.linker.blas_lib.addresses (once; later calls
-   return 0): the routines of the library this code was generated for. */
-static int graphc_blas_load(void) {
-    if (graphc_ddot != NULL) return 0;
-    PyObject *mod = PyImport_ImportModule("graphc.linker.blas_lib");
-    if (mod == NULL) return -1;
-    PyObject *t = PyObject_CallMethod(mod, "addresses", "si", "scipy", 0);
-    Py_DECREF(mod);
-    if (t == NULL) return -1;
-    void *fns[6];
-    for (int k = 0; k < 6; k++) {
-        fns[k] = PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 6
-                     ? PyLong_AsVoidPtr(PyTuple_GET_ITEM(t, k)) : NULL;
-        if (fns[k] == NULL) {
-            Py_DECREF(t);
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "BLAS routine not found");
-            return -1;
-        }
-    }
-    Py_DECREF(t);
-    graphc_sgemm = (graphc_sgemm_t)fns[0];
-    graphc_dgemm = (graphc_dgemm_t)fns[1];
-    graphc_sgemv = (graphc_sgemv_t)fns[2];
-    graphc_dgemv = (graphc_dgemv_t)fns[3];
-    graphc_sdot = (graphc_sdot_t)fns[4];
-    graphc_ddot = (graphc_ddot_t)fns[5];
-    return 0;
-}
+/* library text: graphc.linker.c.gen_blas.loader() for scipy's BLAS */
 
 /* library text: graphc.linker.c.gen_blas.HELPERS */
 
