@@ -456,6 +456,37 @@ print(t1 - t0, t2 - t1)
 """
 
 
+# The gradient of an n-step chain (3n+ nodes once differentiated), built with T and LIB.
+_GRAD_CHAIN = """
+n = int(sys.argv[1])
+x = T.dvector("x")
+ws = [T.dscalar(f"w{i}") for i in range(n)]
+y = x
+for w in ws:
+    y = T.tanh(y * w + 0.5)
+y = LIB.grad(y.sum(), [x] + ws)
+"""
+
+_GRAD_SNIPPET = (
+    "\nimport time, sys, graphc, graphc.tensor as T"
+    + _GRAD_CHAIN.replace("LIB", "graphc")
+    + """t0 = time.perf_counter(); f = graphc.function([x] + ws, y); t1 = time.perf_counter()
+g = graphc.function([x] + ws, y); t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+)
+
+_GRAD_PYTENSOR = (
+    "\nimport time, sys, pytensor, pytensor.tensor as T"
+    + _GRAD_CHAIN.replace("LIB", "pytensor")
+    + """mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
+t0 = time.perf_counter(); f = pytensor.function([x] + ws, y, mode=mode); t1 = time.perf_counter()
+g = pytensor.function([x] + ws, y, mode=mode); t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+)
+
+
 def _last_error_line(e: subprocess.CalledProcessError) -> str:
     lines = [ln for ln in (e.stderr or "").splitlines() if "Error" in ln]
     return lines[-1].strip() if lines else f"exit status {e.returncode}"
@@ -502,6 +533,30 @@ def compile_time(peers, quick) -> list[Result]:
             except subprocess.CalledProcessError as e:
                 notes.append(f"jax failed: {_last_error_line(e)}")
         out.append(Result(f"compile {n} nodes", "s", times, note="; ".join(notes)))
+    return out
+
+
+def compile_grad_time(peers, quick) -> list[Result]:
+    """FAST_RUN compile of the gradient of an n-step chain: cold, warm and hot, in fresh
+    processes (graphc and PyTensor; JAX traces its gradients instead)."""
+    out = []
+    for n in (100,) if quick else (200, 800):
+        times, notes = {}, []
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, GRAPHC_COMPILEDIR=cache)
+            cold, warm, hot = _compile_runs(_GRAD_SNIPPET, n, env)
+            times.update({"graphc cold": cold, "graphc warm": warm, "graphc hot": hot})
+        if "pytensor" in peers:
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={cache}")
+                try:
+                    cold, warm, hot = _compile_runs(_GRAD_PYTENSOR, n, env)
+                    times.update({"pytensor cold": cold, "pytensor warm": warm,
+                                  "pytensor hot": hot})  # fmt: skip
+                except subprocess.CalledProcessError as e:
+                    notes.append(f"pytensor failed: {_last_error_line(e)}")
+        out.append(Result(f"compile the gradient of a {n}-step chain", "s", times,
+                          note="; ".join(notes)))  # fmt: skip
     return out
 
 
@@ -662,6 +717,7 @@ WORKLOADS = {
     "logreg": logreg,
     "mlp": mlp,
     "compile": compile_time,
+    "compile_grad": compile_grad_time,
     "profiling": profiling_overhead,
     "memory": peak_memory,
     "conv": conv,
