@@ -508,24 +508,35 @@ def _compile_runs(snippet: str, n: int, env: dict) -> tuple[float, float, float]
     return cold, warm, hot
 
 
+def _cold_warm_hot(snippets: dict[str, str], n: int, times: dict, notes: list) -> None:
+    """Add each library's cold, warm and hot compile of its ``snippets`` entry to ``times``
+    (a failure, e.g. PyTensor's RecursionError, is a result: it goes to ``notes``)."""
+    for lib, snippet in snippets.items():
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ)
+            if lib == "graphc":
+                env["GRAPHC_COMPILEDIR"] = cache
+            else:
+                env["PYTENSOR_FLAGS"] = f"base_compiledir={cache}"
+            try:
+                cold, warm, hot = _compile_runs(snippet, n, env)
+            except subprocess.CalledProcessError as e:
+                if lib == "graphc":
+                    raise
+                notes.append(f"{lib} failed: {_last_error_line(e)}")
+                continue
+            times.update({f"{lib} cold": cold, f"{lib} warm": warm, f"{lib} hot": hot})
+
+
 def compile_time(peers, quick) -> list[Result]:
     out = []
     for n in (10, 100) if quick else (10, 100, 1000):
-        times = {}
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, GRAPHC_COMPILEDIR=cache)
-            cold, warm, hot = _compile_runs(_COMPILE_SNIPPET, n, env)
-            times.update({"graphc cold": cold, "graphc warm": warm, "graphc hot": hot})
-        notes = []
+        times: dict[str, float] = {}
+        notes: list[str] = []
+        snippets = {"graphc": _COMPILE_SNIPPET}
         if "pytensor" in peers:
-            with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={cache}")
-                try:
-                    cold, warm, hot = _compile_runs(_COMPILE_PYTENSOR, n, env)
-                    times.update({"pytensor cold": cold, "pytensor warm": warm,
-                                  "pytensor hot": hot})  # fmt: skip
-                except subprocess.CalledProcessError as e:  # a peer's failure is a result
-                    notes.append(f"pytensor failed: {_last_error_line(e)}")
+            snippets["pytensor"] = _COMPILE_PYTENSOR
+        _cold_warm_hot(snippets, n, times, notes)
         if "jax" in peers:
             try:
                 cold, _, hot = _compile_runs(_COMPILE_JAX, n, dict(os.environ))
@@ -541,20 +552,12 @@ def compile_grad_time(peers, quick) -> list[Result]:
     processes (graphc and PyTensor; JAX traces its gradients instead)."""
     out = []
     for n in (100,) if quick else (200, 800):
-        times, notes = {}, []
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, GRAPHC_COMPILEDIR=cache)
-            cold, warm, hot = _compile_runs(_GRAD_SNIPPET, n, env)
-            times.update({"graphc cold": cold, "graphc warm": warm, "graphc hot": hot})
+        times: dict[str, float] = {}
+        notes: list[str] = []
+        snippets = {"graphc": _GRAD_SNIPPET}
         if "pytensor" in peers:
-            with tempfile.TemporaryDirectory() as cache:
-                env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={cache}")
-                try:
-                    cold, warm, hot = _compile_runs(_GRAD_PYTENSOR, n, env)
-                    times.update({"pytensor cold": cold, "pytensor warm": warm,
-                                  "pytensor hot": hot})  # fmt: skip
-                except subprocess.CalledProcessError as e:
-                    notes.append(f"pytensor failed: {_last_error_line(e)}")
+            snippets["pytensor"] = _GRAD_PYTENSOR
+        _cold_warm_hot(snippets, n, times, notes)
         out.append(Result(f"compile the gradient of a {n}-step chain", "s", times,
                           note="; ".join(notes)))  # fmt: skip
     return out
