@@ -14,11 +14,10 @@ from hypothesis import strategies as st
 
 import graphc
 import graphc.tensor as T
+import graphc.vm._loop  # noqa: F401 - these tests are about the compiled driver: it must be built
 from graphc.graph.basic import Apply, Op
 from graphc.scan_module.op import _Runner
 from graphc.testing import numeric_grad
-
-pytest.importorskip("graphc.vm._loop")
 
 
 def runners(f) -> list[_Runner]:
