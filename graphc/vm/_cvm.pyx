@@ -787,11 +787,9 @@ cdef class CVM:
             self._clear_nonconst()
             raise
         for k in range(self._n_outputs):
-            p = self._slots[self._output_slots[k]]
-            if p == NULL:
-                p = <PyObject *>None
-            Py_INCREF(<object>p)
-            outs[k] = p
+            value = self._value(self._output_slots[k])
+            Py_INCREF(value)
+            outs[k] = <PyObject *>value
         for k in range(self._n_end):
             _clear(self._slots, self._end_clear[k])
         if profiling:
