@@ -112,7 +112,7 @@ def test_a_second_thread_waits_for_the_running_call_instead_of_failing():
     x = T.dscalar("x")
     f = graphc.function([x], Slow()(x))
     f(0.0)
-    assert f._update_lock is None  # one thread at a time so far: no lock on the call path
+    assert f._call_lock is None  # one thread at a time so far: no lock on the call path
     order.clear()
     results = {}
     first = threading.Thread(target=lambda: results.update(a=f(1.0)))
@@ -121,7 +121,7 @@ def test_a_second_thread_waits_for_the_running_call_instead_of_failing():
     assert started.wait(30)
     second.start()
     deadline = time.monotonic() + 30
-    while f._update_lock is None and time.monotonic() < deadline:  # the second call queued
+    while f._call_lock is None and time.monotonic() < deadline:  # the second call queued
         time.sleep(0.001)
     release.set()
     first.join(30)

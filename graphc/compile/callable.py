@@ -67,7 +67,7 @@ class Function:
         # writing the updates back form one critical section, so no thread loses an update
         # (reentrant: a call from inside its own run still gets the VM's "already running").
         # Calls without updates take no lock until two threads meet (see _queue_calls).
-        self._update_lock = threading.RLock() if self.update_targets else None
+        self._call_lock = threading.RLock() if self.update_targets else None
         self._queue_lock = threading.Lock()
         self._profiler = None  # counts the calls when profiled
         if profiling_requested(maker.profile, maker.mode):  # else skip importing it
@@ -135,7 +135,7 @@ class Function:
             ) from None
 
     def __call__(self, *args: Any, **kwargs: Any):
-        lock = self._update_lock
+        lock = self._call_lock
         if lock is None:
             try:
                 return self._call(args, kwargs)
@@ -159,9 +159,9 @@ class Function:
         """From the first time two threads call this function at once, every call takes a
         lock: the second thread waits for its turn instead of being refused."""
         with self._queue_lock:
-            if self._update_lock is None:
-                self._update_lock = threading.RLock()
-            return self._update_lock
+            if self._call_lock is None:
+                self._call_lock = threading.RLock()
+            return self._call_lock
 
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""

@@ -120,16 +120,14 @@ def coordinate() -> dict[str, int]:
         if _done:
             return {}
         _done = True
-        setting = config.blas_threads
-        if str(setting).strip().lower() == "off":
-            return {}
+        setting = config.blas_threads  # "auto", "off" or a count (normalized by the flag)
+        if setting == "off" or (setting == "auto" and blas_library().source == "numpy"):
+            return {}  # (auto: graphc's products run in numpy's pool, adding none)
         ctl = _controller()
         if ctl is None:
-            if str(setting).strip().lower() != "auto":
+            if setting != "auto":
                 _warn_missing()
             return {}
-        if str(setting).strip().lower() == "auto" and blas_library().source == "numpy":
-            return {}  # graphc's products run in numpy's pool: no pool added
         libs = [lib for lib in ctl.lib_controllers if lib.user_api == "blas"]
         plan = plan_threads([lib.num_threads for lib in libs], _cpus(), setting)
         if plan is None:
