@@ -128,6 +128,21 @@ def test_incremental_verdicts_in_fixed_shuffles(refs):
         run_recipe(VIEWS_AND_SUMS, random.Random(seed), refs)
 
 
+# a rejected candidate whose failing edge is an ordering of a re-imported node: that edge
+# must stay unaccepted (and be checked again), or a later change can close its cycle
+REJECTED_ORDERING = (
+    [("sub", 73, 25), ("add", 16, 13), ("exp", 64, 12), ("sub", 60, 11), ("sub", 3, 60),
+     ("add", 98, 5), ("sub", 64, 13), ("sin", 31, 2), ("sub", 47, 56), ("neg", 44, 85),
+     ("sin", 98, 77), ("add", 98, 81), ("T", 2, 35), ("exp", 43, 86), ("neg", 59, 50),
+     ("sub", 87, 54)],
+    [4, 57, 27],
+)  # fmt: skip
+
+
+def test_the_edge_that_failed_a_validate_is_checked_again():
+    run_recipe(REJECTED_ORDERING, random.Random(2511), [True, False, False])
+
+
 def run_recipe(rec, rnd, refs) -> None:
     ins, outs, _ = build(*rec)
     fg = FunctionGraph(ins, outs, clone=False)

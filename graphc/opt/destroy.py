@@ -181,18 +181,19 @@ class DestroyHandler(Feature):
         key = self._key
         nodes = fgraph.apply_nodes
         for u, v in edges:  # u must run before v
+            if (
+                u in nodes and v in nodes and not key[u] < key[v]
+                # (else the edge was removed again)
+                and ((u, v) in current or any(i.owner is u for i in v.inputs))
+            ):
+                try:
+                    self._reorder(fgraph, u, v, order, after, todo)
+                except InconsistencyError:
+                    # the edges not ordered yet, this one included, stay to be checked
+                    self._pending = [e for e in edges if e in todo]
+                    self._accepted = current - todo
+                    raise
             todo.discard((u, v))
-            if u not in nodes or v not in nodes or key[u] < key[v]:
-                continue
-            if (u, v) not in current and not any(i.owner is u for i in v.inputs):
-                continue  # the edge was removed again
-            try:
-                self._reorder(fgraph, u, v, order, after, todo)
-            except InconsistencyError:
-                # what the searches did not see stays to be checked; the rest is ordered
-                self._pending = [e for e in edges if e in todo]
-                self._accepted = current - todo
-                raise
         self._pending = []
         self._accepted = current
 
