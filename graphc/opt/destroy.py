@@ -182,7 +182,9 @@ class DestroyHandler(Feature):
         nodes = fgraph.apply_nodes
         for u, v in edges:  # u must run before v
             if (
-                u in nodes and v in nodes and not key[u] < key[v]
+                u in nodes
+                and v in nodes
+                and not key[u] < key[v]
                 # (else the edge was removed again)
                 and ((u, v) in current or any(i.owner is u for i in v.inputs))
             ):
