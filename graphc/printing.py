@@ -13,10 +13,9 @@ from graphc.graph.basic import (
     Constant,
     Variable,
     io_toposort,
-    lookup_by_class,
-    register_for_classes,
 )
 from graphc.graph.fg import FunctionGraph
+from graphc.graph.rules import RuleTable
 
 if TYPE_CHECKING:
     from graphc.graph.basic import Op
@@ -197,7 +196,7 @@ dprint = debugprint
 # ------------------------------------------------------------------ pprint
 
 PprintRule = Callable[[Any, Apply, Variable, list[str]], str]
-PPRINT_RULES: dict[type, PprintRule] = {}
+PPRINT_RULES: RuleTable[PprintRule] = RuleTable("pprint")
 """Per-Op-class rules ``rule(op, node, var, arg_texts) -> text``; the layer that defines an
 Op registers its rule (``graphc.tensor`` registers the tensor Ops')."""
 
@@ -205,11 +204,11 @@ Op registers its rule (``graphc.tensor`` registers the tensor Ops')."""
 def register_pprint(*op_classes: type) -> Callable[[PprintRule], PprintRule]:
     """Decorator: use the decorated function to print nodes of ``op_classes``."""
 
-    return register_for_classes(PPRINT_RULES, op_classes)
+    return PPRINT_RULES.register(*op_classes)
 
 
 def _rule_for(op: Op) -> PprintRule | None:
-    return lookup_by_class(PPRINT_RULES, op)
+    return PPRINT_RULES.get(op)
 
 
 def pprint(obj) -> str:

@@ -78,7 +78,7 @@ def _maxmin_points(r, s, d):
 
 NIN = {"add": 3, "mul": 3, "sub": 2, "true_div": 2, "pow": 2, "mod": 2, "arctan2": 2,
        "maximum": 2, "minimum": 2, "clip": 3, "switch": 3, "second": 2}  # fmt: skip
-ELEMWISE_NAMES = sorted(_RULES)
+ELEMWISE_NAMES = sorted(cls.__name__.lower() for cls in _RULES)
 
 
 @st.composite

@@ -152,3 +152,14 @@ def test_layers_below_compile_do_not_import_the_root_package(layer):
         and not m.startswith(ABOVE_COMPILE)
     } - KNOWN_ROOT_IMPORTERS
     assert not offenders, f"these modules import the root package graphc: {sorted(offenders)}"
+
+
+def test_every_c_generator_module_is_loaded_with_the_c_linker():
+    import pkgutil
+    import sys
+
+    import graphc.linker.c as pkg
+    import graphc.linker.clinker  # noqa: F401
+
+    gens = [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("gen_")]
+    assert gens and [g for g in gens if f"graphc.linker.c.{g}" not in sys.modules] == []

@@ -12,7 +12,8 @@ import graphc.tensor as T
 from graphc.compile.mode import Mode
 from graphc.graph.fg import FunctionGraph
 from graphc.opt import RewriteReport, rewrite_graph
-from graphc.opt.passes import PASS_ORDER, enabled_rewrites
+from graphc.opt.passes import enabled_rewrites
+from graphc.opt.pipeline import PIPELINE
 from graphc.tensor.elemwise import Elemwise
 
 
@@ -45,7 +46,7 @@ def test_optimizer_names_and_values():
 
 def test_report_fields():
     rep = _compile("fast_run").maker.rewrite_report
-    assert [p for p, _ in rep.passes] == [p for p in PASS_ORDER if p in dict(rep.passes)]
+    assert [p for p, _ in rep.passes] == [s.name for s in PIPELINE if s.name in dict(rep.passes)]
     assert all(ns >= 0 for _, ns in rep.passes)
     names = {r[0] for r in rep.rewrites}
     assert {"merge", "fuse_elemwise", "pow_specialize"} <= names
@@ -139,3 +140,25 @@ def test_replace_all_validate_leaves_no_undo_log_attached():
     out = fg.outputs[0]
     fg.replace_all_validate([(out, T.exp(fg.inputs[0]))], reason="test")
     assert len(fg.features) == n
+
+
+def test_pipeline_declares_every_pass_and_its_rule_modules():
+    import graphc.scan_module  # noqa: F401 - registers the scan rewrites
+    from graphc.opt.engine import PASSES
+
+    assert list(PASSES) == [s.name for s in PIPELINE]
+    for spec in PIPELINE:
+        p = PASSES[spec.name]
+        assert (p.kind, p.reverse) == (spec.kind, spec.reverse)
+        # (tests register rewrites of their own: only graphc's modules are declared)
+        modules = {rw.fn.__module__.removeprefix("graphc.") for rw in p.rewrites
+                   if rw.fn.__module__.startswith("graphc.")}  # fmt: skip
+        assert modules == set(spec.modules), spec.name
+
+
+def test_registering_into_an_undeclared_pass_raises():
+    from graphc.opt.engine import REWRITES, register
+
+    with pytest.raises(ValueError, match="no pass 'no_such_pass' in the pipeline"):
+        register("no_such_pass", "fast_run", name="never_registered")(lambda fg, node: None)
+    assert "never_registered" not in REWRITES

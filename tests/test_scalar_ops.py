@@ -5,7 +5,10 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+import pytest
 
+import graphc
+import graphc.tensor as T
 from graphc.scalar import basic as ps
 from graphc.scalar.c_code import c_expr, code_for_op, composite_c_body, register_c_expr
 
@@ -56,4 +59,47 @@ def test_an_op_without_a_rule_has_no_c_and_neither_has_its_composite():
             ["t1"],
         )
     finally:
-        assert code_for_op.pop(Cube) is rule
+        assert code_for_op.get(Cube) is rule
+        del code_for_op[Cube]
+
+
+def test_rule_tables_hold_one_rule_per_class_and_inherit_along_the_mro():
+    from graphc.graph.rules import RuleTable
+
+    class Base:
+        pass
+
+    class Child(Base):
+        pass
+
+    table: RuleTable[str] = RuleTable("test")
+    table.add(Base, "base rule")
+    assert table.get(Child()) == "base rule" and table[Child] == "base rule"
+    assert Base in table and Child not in table
+    with pytest.raises(ValueError, match="already registered for Base"):
+        table.add(Base, "another")
+    del table[Base]
+    with pytest.raises(NotImplementedError, match="no test rule is registered for Child"):
+        table[Child()]
+
+
+def test_heavy_and_gradient_kind_are_facts_of_the_scalar_op_class():
+    from graphc.opt.fusion import is_heavy
+
+    x = T.dvector("x")
+    assert is_heavy(T.exp(x).owner) and is_heavy(T.tanh(x).owner)
+    assert not is_heavy(T.sqrt(x).owner) and not is_heavy((x + 1).owner)
+    # every scalar Op whose gradient comes from a rule has one registered
+    from graphc.tensor.elemwise_grad import _RULES
+
+    ruled = [n for n, op in ps.all_scalar_ops().items()
+             if op.gradient == "rule" and not isinstance(op, (ps.Cast, ps.Composite))]  # fmt: skip
+    assert [n for n in ruled if _RULES.get(ps.all_scalar_ops()[n]) is None] == []
+    xs = np.array([0.3, -1.7])
+    zero = T.sum(T.floor(x)) + T.sum(T.sgn(x))  # piecewise constant: zero gradient
+    undefined = T.sum(T.switch(T.lt(x, 0), -x, x))  # no gradient flows into the comparison
+    f = graphc.function([x], [graphc.grad(zero + T.sum(x), x), graphc.grad(undefined, x)],
+                        mode=graphc.Mode(linker="py", optimizer=None))  # fmt: skip
+    g_zero, g_abs = f(xs)
+    np.testing.assert_array_equal(g_zero, [1.0, 1.0])
+    np.testing.assert_array_equal(g_abs, np.sign(xs))

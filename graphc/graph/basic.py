@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 
 class PropsValue:
@@ -367,35 +366,6 @@ class Op(PropsValue):
     __repr__ = __str__
 
 
-# ---------------------------------------------------------------------------- per-class tables
-# R_op rules, C generators and printing rules are kept per Op class, in tables that the layer
-# owning the behaviour fills.
-
-Entry = TypeVar("Entry")
-
-
-def register_for_classes(
-    table: dict[type, Entry], op_classes: tuple[type, ...]
-) -> Callable[[Entry], Entry]:
-    """A decorator storing the decorated function in ``table`` under each of ``op_classes``."""
-
-    def deco(fn: Entry) -> Entry:
-        for cls in op_classes:
-            table[cls] = fn
-        return fn
-
-    return deco
-
-
-def lookup_by_class(table: dict[type, Entry], op: Op) -> Entry | None:
-    """The entry of ``op``'s class in ``table``, or of its nearest registered base, or None."""
-    for cls in type(op).__mro__:
-        entry = table.get(cls)
-        if entry is not None:
-            return entry
-    return None
-
-
 # ---------------------------------------------------------------------------- graph walks
 
 
@@ -552,19 +522,6 @@ def is_same_graph(a: Variable, b: Variable) -> bool:
         return r
 
     return same(a, b)
-
-
-def walk_bfs(start: Iterable, expand: Callable[[Any], Iterable]) -> list:
-    """Breadth-first walk from ``start`` using ``expand(node) -> iterable``."""
-    seen, out, queue = set(), [], deque(start)
-    while queue:
-        n = queue.popleft()
-        if n in seen:
-            continue
-        seen.add(n)
-        out.append(n)
-        queue.extend(expand(n) or ())
-    return out
 
 
 # The reference evaluator: run ``Op.perform`` over a graph in topological order. It defines

@@ -16,22 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from graphc.graph.basic import Apply, Op, Variable, lookup_by_class, register_for_classes
+from graphc.graph.basic import Apply, Op, Variable
+from graphc.graph.rules import RuleTable
 
 RopRule = Callable[[Apply, Sequence["Variable | None"]], Sequence["Variable | None"]]
 
-_RULES: dict[type, RopRule] = {}
+_RULES: RuleTable[RopRule] = RuleTable("R_op")
 
 
 def register_rop(*op_classes: type) -> Callable[[RopRule], RopRule]:
     """Decorator: ``@register_rop(Dot, MatMul) def rule(node, eval_points) -> list``."""
 
-    return register_for_classes(_RULES, op_classes)
+    return _RULES.register(*op_classes)
 
 
 def rop_rule(op: Op) -> RopRule | None:
     """The rule registered for ``op``'s class or its nearest registered base, or None."""
-    return lookup_by_class(_RULES, op)
+    return _RULES.get(op)
 
 
 def registered_rop_classes() -> tuple[type, ...]:

@@ -45,10 +45,6 @@ class MemoryPlan:
         """Number of slots that borrow a buffer."""
         return sum(1 for b in self.buffer_of if b != NO_BUFFER)
 
-    def slots_of(self, buffer: int) -> tuple[int, ...]:
-        """The slots sharing ``buffer``, in schedule order."""
-        return tuple(s for s, b in enumerate(self.buffer_of) if b == buffer)
-
 
 def _roots(program: Program, info: Sequence[SlotInfo]) -> list[int]:
     root = list(range(program.n_storage))

@@ -66,7 +66,7 @@ def _coef(v):
 
 def _scaled(v):
     """``(alpha, core)`` when ``v`` is ``alpha * core`` (alpha a broadcast scalar)."""
-    node = owner_is(v, "mul")
+    node = owner_is(v, ps.Mul)
     if node is not None and len(node.inputs) == 2:
         for c, x in (node.inputs, node.inputs[::-1]):
             if all(s == 1 for s in c.type.shape) and not all(s == 1 for s in x.type.shape):
@@ -89,13 +89,13 @@ def _product(v):
     return None
 
 
-@register("specialize", *TAGS, tracks=(type(ps.add), type(ps.sub)))
+@register("specialize", *TAGS, tracks=(ps.Add, ps.Sub))
 def gemm_from_add(fgraph: FunctionGraph, node):
     # b*z + a*dot(x, y) -> Gemm(z, a, x, y, b);  z - dot(x, y) -> Gemm(z, -1, x, y, 1)
     if len(node.inputs) != 2:
         return None
     out = node.outputs[0]
-    sign = -1 if node.op.scalar_op.name == "sub" else 1
+    sign = -1 if isinstance(node.op.scalar_op, ps.Sub) else 1
     for k in (1, 0) if sign == 1 else (1,):
         z_term, p_term = node.inputs[1 - k], node.inputs[k]
         alpha, core = _scaled(p_term)

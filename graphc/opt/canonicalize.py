@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Constant, ancestors
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.opt.utils import (
     const_like,
     fit,
@@ -20,7 +20,7 @@ from graphc.opt.utils import (
     make_const,
     owner_is,
     scalar_const,
-    scalar_name,
+    scalar_op,
 )
 from graphc.scalar import basic as ps
 from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i, shape_tuple
@@ -31,26 +31,24 @@ if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Variable
     from graphc.graph.fg import FunctionGraph
 
-define_pass("canonicalize")
 
 CHEAP = ("canonicalize", "fast_run", "fast_compile")
 FULL = ("canonicalize", "fast_run")
 
-_ADD, _MUL = type(ps.add), type(ps.mul)
 MAX_FLAT_INPUTS = 32
 
 
-@register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
+@register("canonicalize", *CHEAP, tracks=(ps.Add, ps.Mul))
 def flatten_add_mul(fgraph: FunctionGraph, node):
     # add(add(a, b), c) -> add(a, b, c)   (likewise mul; inner node of the same dtype, one client)
     # At most MAX_FLAT_INPUTS inputs: flattening a chain of thousands into one node would
     # rebuild ever larger nodes (quadratic compile time) for no gain in the fused loop.
-    name = scalar_name(node)
+    kind = type(node.op.scalar_op)
     dtype = node.outputs[0].type.dtype
     new_inputs, changed = [], False
     room = MAX_FLAT_INPUTS - len(node.inputs)
     for i in node.inputs:
-        inner = owner_is(i, name)
+        inner = owner_is(i, kind)
         if (inner is not None and i.type.dtype == dtype and len(fgraph.clients[i]) == 1
                 and not inner.op.inplace_pattern and len(inner.inputs) - 1 <= room):  # fmt: skip
             new_inputs.extend(inner.inputs)
@@ -63,10 +61,9 @@ def flatten_add_mul(fgraph: FunctionGraph, node):
     return [fit(node.outputs[0], node.op.make_node(*new_inputs).outputs[0])]
 
 
-@register("canonicalize", *CHEAP, tracks=(_ADD, _MUL))
+@register("canonicalize", *CHEAP, tracks=(ps.Add, ps.Mul))
 def collect_constants(fgraph: FunctionGraph, node):
     # add(x, 1, 2) -> add(x, 3);  mul(x, 1) -> x;  add(x, 0) -> x;  mul(x, 0) stays
-    name = scalar_name(node)
     out = node.outputs[0]
     consts = [i for i in node.inputs if scalar_const(i) is not None]
     rest = [i for i in node.inputs if scalar_const(i) is None]
@@ -74,7 +71,7 @@ def collect_constants(fgraph: FunctionGraph, node):
         return None
     if out.type.dtype == "bool":
         return None
-    identity = 0 if name == "add" else 1
+    identity = 0 if isinstance(node.op.scalar_op, ps.Add) else 1
     if len(consts) == 1 and not is_const(consts[0], identity):
         return None
     with np.errstate(all="ignore"):
@@ -89,7 +86,7 @@ def collect_constants(fgraph: FunctionGraph, node):
     return [fit(out, new)]
 
 
-@register("canonicalize", *FULL, tracks=(type(ps.sub),))
+@register("canonicalize", *FULL, tracks=(ps.Sub,))
 def sub_self(fgraph: FunctionGraph, node: Apply):
     # x - x -> fill(x, 0)   (note: differs from numpy where x is inf or nan)
     a, b = node.inputs
@@ -102,7 +99,7 @@ def sub_self(fgraph: FunctionGraph, node: Apply):
 @register("canonicalize", *CHEAP, tracks=(type(ps.neg),))
 def double_neg(fgraph: FunctionGraph, node: Apply):
     # -(-x) -> x
-    inner = owner_is(node.inputs[0], "neg")
+    inner = owner_is(node.inputs[0], ps.Neg)
     if inner is None:
         return None
     return [fit(node.outputs[0], inner.inputs[0])]
@@ -111,7 +108,7 @@ def double_neg(fgraph: FunctionGraph, node: Apply):
 @register("canonicalize", *FULL, tracks=(type(ps.neg),))
 def neg_into_mul(fgraph: FunctionGraph, node):
     # -(c * x) -> (-c) * x   (c a constant)
-    inner = owner_is(node.inputs[0], "mul")
+    inner = owner_is(node.inputs[0], ps.Mul)
     if inner is None or len(fgraph.clients[node.inputs[0]]) != 1:
         return None
     out = node.outputs[0]
@@ -147,11 +144,11 @@ def useless_dimshuffle(fgraph: FunctionGraph, node):
     return None
 
 
-@register("canonicalize", *CHEAP, tracks=(ps.Cast, type(ps.identity)))
+@register("canonicalize", *CHEAP, tracks=(ps.Cast, ps.Identity))
 def useless_cast(fgraph: FunctionGraph, node):
     # cast(x, x.dtype) -> x
     x = node.inputs[0]
-    if scalar_name(node) == "identity" or x.type.dtype == node.outputs[0].type.dtype:
+    if isinstance(scalar_op(node), ps.Identity) or x.type.dtype == node.outputs[0].type.dtype:
         return [fit(node.outputs[0], x)]
     return None
 
@@ -203,7 +200,7 @@ def _ancestors_upto(var: Variable, stop) -> set:
 @register("canonicalize", *CHEAP, tracks=(Elemwise,))
 def useless_second(fgraph: FunctionGraph, node):
     # fill(x, y) -> y   when y already has x's (static) shape and the output's dtype
-    if scalar_name(node) != "second":
+    if not isinstance(scalar_op(node), ps.Second):
         return None
     x, y = node.inputs
     out = node.outputs[0]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from graphc.flags import config
 from graphc.graph.fg import InconsistencyError
+from graphc.opt.pipeline import PIPELINE
 from graphc.tensor.elemwise import Elemwise
 
 if TYPE_CHECKING:
@@ -66,20 +67,17 @@ class Pass:
     rewrites: list[Rewrite] = field(default_factory=list)
 
 
-PASSES: dict[str, Pass] = {}
+PASSES: dict[str, Pass] = {s.name: Pass(s.name, s.kind, reverse=s.reverse) for s in PIPELINE}
 REWRITES: dict[str, Rewrite] = {}
-
-
-def define_pass(name: str, kind: str = "equilibrium", reverse: bool = False) -> Pass:
-    if name not in PASSES:
-        PASSES[name] = Pass(name, kind, reverse=reverse)
-    return PASSES[name]
 
 
 def register(passes, *tags: str, tracks=(), name: str | None = None, is_global: bool = False):
     """Decorator: register ``fn`` as a rewrite in ``passes`` (a name or several) with ``tags``
     (the rewrite's own name and the pass names are tags too)."""
     pass_names = (passes,) if isinstance(passes, str) else tuple(passes)
+    for p in pass_names:
+        if p not in PASSES:
+            raise ValueError(f"no pass {p!r} in the pipeline (graphc/opt/pipeline.py)")
 
     def deco(fn: Callable[..., Any]):
         rname = name or fn.__name__
@@ -88,7 +86,7 @@ def register(passes, *tags: str, tracks=(), name: str | None = None, is_global: 
             rw = Rewrite(rname, fn, tuple(tracks), frozenset((rname, *tags)), is_global)
             REWRITES[rname] = rw
         for p in pass_names:
-            define_pass(p).rewrites.append(rw)
+            PASSES[p].rewrites.append(rw)
         return fn
 
     return deco

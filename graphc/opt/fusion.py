@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphc.graph.basic import Constant, clone_replace, new_node_origins
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.opt.utils import fit, scalar_const, size_key
-from graphc.scalar.basic import Composite, ScalarType
+from graphc.scalar.basic import Composite, ScalarOp, ScalarType
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSums
@@ -25,29 +25,22 @@ if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Variable
     from graphc.graph.fg import FunctionGraph
 
-define_pass("fusion", reverse=True)
-define_pass("reduce_fusion", "once")
 
 MAX_INPUTS = 32
 
-# Scalar functions costing tens of instructions per element (polynomials, range reduction).
-# One loop evaluating one of them on another's result runs slower than two loops: the
-# second waits on the first within each element, and the two chains overflow the CPU's
-# reordering window (tanh(exp(x)) + y, 8192 float64: 2.37 ns per element fused, 1.76 in two
-# loops). Fusion keeps such a pair in separate loops; independent ones share a loop.
-HEAVY = frozenset(
-    "exp exp2 expm1 log log2 log10 log1p tanh sigmoid softplus sin cos tan sinh cosh "
-    "arcsin arccos arctan arcsinh arccosh arctanh erf erfc erfinv pow".split()
-)
-
 
 def is_heavy(node: Apply) -> bool:
-    """An Elemwise evaluating a HEAVY scalar function (or a Composite that does)."""
+    """An Elemwise evaluating a heavy scalar function (``ScalarOp.heavy``), or a Composite
+    that does. One loop evaluating one of them on another's result runs slower than two
+    loops: the second waits on the first within each element, and the two chains overflow
+    the CPU's reordering window (tanh(exp(x)) + y, 8192 float64: 2.37 ns per element fused,
+    1.76 in two loops). Fusion keeps such a pair in separate loops; independent ones share
+    a loop."""
     assert isinstance(node.op, Elemwise)
     op = node.op.scalar_op
     if isinstance(op, Composite):
-        return any(getattr(n.op, "name", None) in HEAVY for n in op.nodes)
-    return op.name in HEAVY
+        return any(isinstance(n.op, ScalarOp) and n.op.heavy for n in op.nodes)
+    return op.heavy
 
 
 def _has_c(node) -> bool:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import new_node_origins
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.opt.fusion import (
     MAX_INPUTS,
     _fusable,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from graphc.graph.basic import Apply
     from graphc.graph.fg import FunctionGraph
 
-define_pass("multi_fusion", "once")
 
 MAX_OUTPUTS = 16  # values one fused loop may write (inputs + outputs stay under the C limit)
 MAX_MEMBERS = 256  # nodes in one region (growing checks are quadratic in it)
@@ -153,7 +152,7 @@ def _grow(fgraph: FunctionGraph, seed: Apply, reach: Reach, taken: set) -> list:
     k0 = reach.pos[seed]
     members, mset = [seed], {seed}
     bits, au, du = 1 << k0, reach.anc[k0], reach.desc[k0]
-    # heavy members (fusion.HEAVY): a heavy node may not join above or below one of them,
+    # heavy members (ScalarOp.heavy): a heavy node may not join above or below one of them,
     # since one loop would chain the two (paths between members stay in a convex region)
     heavy = bits if is_heavy(seed) else 0
     ext = {i for i in seed.inputs if not _is_const_input(i)}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from graphc.graph.basic import Constant
 from graphc.opt.destroy import get_destroy_handler
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.opt.utils import size_key as _size_key
 from graphc.tensor.elemwise import Elemwise
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Op
     from graphc.graph.fg import FunctionGraph
 
-define_pass("inplace", "once")
 
 TAGS = ("inplace", "fast_run")
 

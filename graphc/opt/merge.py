@@ -7,16 +7,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Constant
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.tensor.basic import Alloc
 
 if TYPE_CHECKING:
     from graphc.graph.fg import FunctionGraph
 
-define_pass("merge1", "once")
-define_pass("constant_folding")
-define_pass("merge2", "once")
-define_pass("merge3", "once")
 
 MAX_FOLD_ELEMENTS = 10**6
 

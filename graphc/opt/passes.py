@@ -24,21 +24,6 @@ if TYPE_CHECKING:
 
     from graphc.graph.fg import FunctionGraph
 
-# The pass list: every optimizer runs these in this order, with the rewrites its tags enable.
-PASS_ORDER = [
-    "merge1",
-    "constant_folding",
-    "canonicalize",
-    "stabilize",
-    "specialize",
-    "merge2",
-    "fusion",
-    "multi_fusion",
-    "reduce_fusion",
-    "inplace",
-    "merge3",
-]
-
 # Which rewrite tags each optimizer enables by default.
 OPTIMIZER_TAGS = {
     "None": frozenset(),
@@ -96,14 +81,13 @@ def rewrite_graph(
     validate0 = dh.validate_ns
     ctx = Context(report)
     if enabled:
-        for pname in PASS_ORDER:
-            p = PASSES[pname]
+        for p in PASSES.values():
             rws = [r for r in p.rewrites if r.name in enabled]
             if not rws:
                 continue
             t0 = time.perf_counter_ns()
             run_pass(fgraph, p, rws, ctx)
-            report.passes.append((pname, time.perf_counter_ns() - t0))
+            report.passes.append((p.name, time.perf_counter_ns() - t0))
     report.rewrites = [(name, *st) for name, st in ctx.stats.items()]
     report.validate_ns = dh.validate_ns - validate0
     return report

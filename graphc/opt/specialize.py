@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.opt.utils import const_like, fit, make_const, owner_is, scalar_const
 from graphc.scalar import basic as ps
 from graphc.tensor import math as m
@@ -13,7 +13,6 @@ from graphc.tensor.math import CAReduce, mul, neg
 if TYPE_CHECKING:
     from graphc.graph.fg import FunctionGraph
 
-define_pass("specialize")
 
 TAGS = ("specialize", "fast_run")
 
@@ -38,7 +37,7 @@ def pow_specialize(fgraph: FunctionGraph, node):
     return None
 
 
-@register("specialize", *TAGS, tracks=(type(ps.mul),))
+@register("specialize", *TAGS, tracks=(ps.Mul,))
 def mul_minus_one(fgraph: FunctionGraph, node):
     # mul(-1, x) -> neg(x)
     if len(node.inputs) != 2:
@@ -58,7 +57,7 @@ def sum_of_mul_const(fgraph: FunctionGraph, node):
     # sum(c * x, axis) -> c * sum(x, axis)   (c a broadcastable constant)
     if node.op.scalar_op.name != "add" or node.op.acc_dtype is not None:
         return None
-    inner = owner_is(node.inputs[0], "mul")
+    inner = owner_is(node.inputs[0], ps.Mul)
     if inner is None or len(fgraph.clients[node.inputs[0]]) != 1:
         return None
     consts = [i for i in inner.inputs if scalar_const(i) is not None]

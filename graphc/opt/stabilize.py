@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from graphc.opt.engine import define_pass, register
+from graphc.opt.engine import register
 from graphc.opt.utils import fit, is_const, owner_is
 from graphc.scalar import basic as ps
 from graphc.tensor import math as tm
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from graphc.graph.basic import Apply
     from graphc.graph.fg import FunctionGraph
 
-define_pass("stabilize")
 
 TAGS = ("stabilize", "fast_run")
 
@@ -23,7 +22,7 @@ TAGS = ("stabilize", "fast_run")
 @register("stabilize", *TAGS, tracks=(type(ps.log),))
 def log1p_rewrite(fgraph: FunctionGraph, node: Apply):
     # log(1 + x) -> log1p(x)
-    inner = owner_is(node.inputs[0], "add")
+    inner = owner_is(node.inputs[0], ps.Add)
     if inner is None or len(inner.inputs) != 2:
         return None
     a, b = inner.inputs
@@ -33,11 +32,11 @@ def log1p_rewrite(fgraph: FunctionGraph, node: Apply):
     return [fit(node.outputs[0], tm.log1p(x))]
 
 
-@register("stabilize", *TAGS, tracks=(type(ps.sub),))
+@register("stabilize", *TAGS, tracks=(ps.Sub,))
 def expm1_rewrite(fgraph: FunctionGraph, node: Apply):
     # exp(x) - 1 -> expm1(x)
     a, b = node.inputs
-    inner = owner_is(a, "exp")
+    inner = owner_is(a, ps.Exp)
     if inner is None or not is_const(b, 1):
         return None
     return [fit(node.outputs[0], tm.expm1(inner.inputs[0]))]
@@ -47,13 +46,13 @@ def expm1_rewrite(fgraph: FunctionGraph, node: Apply):
 def log_sigmoid(fgraph: FunctionGraph, node: Apply):
     # log(sigmoid(x)) -> -softplus(-x);  log(1 - sigmoid(x)) -> -softplus(x)
     v = node.inputs[0]
-    sig = owner_is(v, "sigmoid")
+    sig = owner_is(v, ps.Sigmoid)
     if sig is not None:
         x = sig.inputs[0]
         return [fit(node.outputs[0], tm.neg(tm.softplus(tm.neg(x))))]
-    sub = owner_is(v, "sub")
+    sub = owner_is(v, ps.Sub)
     if sub is not None and is_const(sub.inputs[0], 1):
-        sig = owner_is(sub.inputs[1], "sigmoid")
+        sig = owner_is(sub.inputs[1], ps.Sigmoid)
         if sig is not None:
             return [fit(node.outputs[0], tm.neg(tm.softplus(sig.inputs[0])))]
     return None
@@ -100,7 +99,7 @@ def crossentropy_softmax(fgraph: FunctionGraph, node: Apply):
     return [fit(node.outputs[0], nll)]
 
 
-@register("stabilize", *TAGS, tracks=(type(ps.mul),))
+@register("stabilize", *TAGS, tracks=(ps.Mul,))
 def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
     # (G - sum(G * sm, axis=1, keepdims)) * sm, G = crossentropy_1hot_grad(g, sm, y)
     #   -> CrossentropySoftmax1HotDx(g, sm, y)
@@ -109,7 +108,7 @@ def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
     for a, sm in (node.inputs, node.inputs[::-1]):
         if _row_softmax(sm) is None:
             continue
-        sub = owner_is(a, "sub")
+        sub = owner_is(a, ps.Sub)
         if sub is None:
             continue
         gnode, b = sub.inputs[0].owner, sub.inputs[1]
@@ -123,7 +122,7 @@ def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
             continue
         if getattr(getattr(red.op, "scalar_op", None), "name", None) != "add":
             continue
-        prod = owner_is(red.inputs[0], "mul")
+        prod = owner_is(red.inputs[0], ps.Mul)
         if prod is None or {id(i) for i in prod.inputs} != {id(sub.inputs[0]), id(sm)}:
             continue
         return [fit(node.outputs[0], nnet.CrossentropySoftmax1HotDx()(g, sm, y))]

@@ -17,19 +17,20 @@ if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
     from graphc.graph.basic import Apply, Variable
+    from graphc.scalar.basic import ScalarOp
 
 
-def scalar_name(node: Apply) -> str | None:
-    """The scalar Op name of an Elemwise node (None for other nodes)."""
+def scalar_op(node: Apply | None) -> ScalarOp | None:
+    """The scalar Op of an Elemwise node (None for other nodes)."""
     if node is not None and isinstance(node.op, Elemwise):
-        return node.op.scalar_op.name
+        return node.op.scalar_op
     return None
 
 
-def owner_is(var, name: str | None):
-    """``var``'s owner when it is an Elemwise of scalar Op ``name``, else None."""
+def owner_is(var, cls: type[ScalarOp]):
+    """``var``'s owner when it is an Elemwise of a ``cls`` scalar Op, else None."""
     node = var.owner
-    return node if scalar_name(node) == name else None
+    return node if isinstance(scalar_op(node), cls) else None
 
 
 def scalar_const(var):

@@ -92,6 +92,12 @@ class ScalarOp(Op):
     commutative: ClassVar[bool] = False
     float_only: ClassVar[bool] = False  # output is float even for integer inputs
     identity: ClassVar[float | None] = None
+    # costs tens of instructions per element (polynomials, range reduction): fusion keeps
+    # two dependent heavy functions in separate loops (graphc/opt/fusion.py: is_heavy)
+    heavy: ClassVar[bool] = False
+    # its gradient: "rule" (per class in graphc/tensor/elemwise_grad.py), "zero" (piecewise
+    # constant: floor, sign...) or "undefined" (a bool or bit result: comparisons, logic)
+    gradient: ClassVar[str] = "rule"
 
     @property
     def name(self) -> str:
@@ -191,6 +197,7 @@ class FloatUnaryOp(UnaryScalarOp):
     """A transcendental function: float output, integer operands cast to it first."""
 
     float_only = True
+    heavy = True
 
 
 class FloatOutUnaryOp(FloatUnaryOp):
@@ -224,6 +231,7 @@ class True_div(BinaryScalarOp):  # the lowercased class name is the Op's name
 
 class Int_div(BinaryScalarOp):
     ufunc = np.floor_divide
+    gradient = "zero"
 
 
 class Mod(BinaryScalarOp):
@@ -232,6 +240,7 @@ class Mod(BinaryScalarOp):
 
 class Pow(BinaryScalarOp):
     ufunc = np.power
+    heavy = True
 
 
 class Neg(UnaryScalarOp):
@@ -244,6 +253,7 @@ class Abs(UnaryScalarOp):
 
 class Sgn(UnaryScalarOp):
     ufunc = np.sign
+    gradient = "zero"
 
 
 class Maximum(CommutativeBinaryScalarOp):
@@ -291,6 +301,7 @@ class Log1p(FloatUnaryOp):
 
 class Sqrt(FloatUnaryOp):
     ufunc = np.sqrt
+    heavy = False  # one instruction
 
 
 class Sin(FloatUnaryOp):
@@ -366,14 +377,17 @@ class Erf(FloatOutUnaryOp):
 
 class Floor(UnaryScalarOp):
     ufunc = np.floor
+    gradient = "zero"
 
 
 class Ceil(UnaryScalarOp):
     ufunc = np.ceil
+    gradient = "zero"
 
 
 class Round_half_to_even(UnaryScalarOp):
     ufunc = np.rint
+    gradient = "zero"
 
 
 class Clip(ScalarOp):
@@ -404,42 +418,52 @@ clip = Clip()
 
 class Eq(CommutativeBinaryScalarOp):
     ufunc = np.equal
+    gradient = "undefined"
 
 
 class Neq(CommutativeBinaryScalarOp):
     ufunc = np.not_equal
+    gradient = "undefined"
 
 
 class Lt(BinaryScalarOp):
     ufunc = np.less
+    gradient = "undefined"
 
 
 class Gt(BinaryScalarOp):
     ufunc = np.greater
+    gradient = "undefined"
 
 
 class Le(BinaryScalarOp):
     ufunc = np.less_equal
+    gradient = "undefined"
 
 
 class Ge(BinaryScalarOp):
     ufunc = np.greater_equal
+    gradient = "undefined"
 
 
 class And(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_and
+    gradient = "undefined"
 
 
 class Or(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_or
+    gradient = "undefined"
 
 
 class Xor(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_xor
+    gradient = "undefined"
 
 
 class Invert(UnaryScalarOp):
     ufunc = np.invert
+    gradient = "undefined"
 
 
 class Switch(ScalarOp):

@@ -20,6 +20,7 @@ import numpy as np
 
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
+from graphc.graph.rules import RuleTable
 from graphc.scalar import basic as ps
 from graphc.scalar.basic import FLOAT_DTYPES, Composite, ScalarOp, ctype, upcast
 
@@ -203,7 +204,7 @@ def _cast(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str
     return f"(({ctype(out_dtype)}){names[0]})"
 
 
-code_for_op: dict[type[ScalarOp], CExprRule] = {
+_C_EXPRS: dict[type[ScalarOp], CExprRule] = {
     # arithmetic
     ps.Add: _joined("+"),
     ps.Mul: _joined("*"),
@@ -260,18 +261,15 @@ code_for_op: dict[type[ScalarOp], CExprRule] = {
     ps.Identity: _template("{0}"),
     ps.Cast: _cast,
 }
+
+code_for_op: RuleTable[CExprRule] = RuleTable("C expression", _C_EXPRS)
 """Op class -> its C expression rule. Ops not listed (and their subclasses) have none."""
 
 
 def register_c_expr(*op_classes: type[ScalarOp]) -> Callable[[CExprRule], CExprRule]:
     """Decorator: ``@register_c_expr(MyOp) def rule(names, in_dtypes, out_dtype)``."""
 
-    def deco(rule: CExprRule) -> CExprRule:
-        for cls in op_classes:
-            code_for_op[cls] = rule
-        return rule
-
-    return deco
+    return code_for_op.register(*op_classes)
 
 
 def c_expr(
@@ -283,11 +281,8 @@ def c_expr(
             return None
         body = composite_c_body(op, names)
         return None if body is None else body[1][0]
-    for cls in type(op).__mro__:
-        rule = code_for_op.get(cls)
-        if rule is not None:
-            return rule(names, in_dtypes, out_dtype)
-    return None
+    rule = code_for_op.get(op)
+    return None if rule is None else rule(names, in_dtypes, out_dtype)
 
 
 def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], list[str]] | None:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Constant, Variable
+from graphc.graph.rules import RuleTable
 from graphc.scalar import basic as ps
 from graphc.tensor.elemwise import DimShuffle, Elemwise
-from graphc.tensor.op_rules import RuleTable
 from graphc.tensor.shape import Shape_i
 
 if TYPE_CHECKING:

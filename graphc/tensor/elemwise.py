@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
+from graphc.graph.rules import RuleTable
 from graphc.scalar import basic as ps
 from graphc.scalar.basic import ScalarOp
-from graphc.tensor.op_rules import RuleTable
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable, constant
 

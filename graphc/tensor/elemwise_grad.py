@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphc.graph.rules import RuleTable
 from graphc.scalar import basic as ps
 from graphc.tensor import math as tm
 from graphc.tensor.elemwise import GRAD_RULES, DimShuffle, Elemwise
@@ -25,28 +26,21 @@ def _c(value: float, like: Variable):
     return constant(np.asarray(value, dtype=like.dtype))
 
 
-def _rule(name: str):
-    def register(fn: Callable[..., Any]):
-        _RULES[name] = fn
-        return fn
-
-    return register
+# Per scalar Op class: ``rule(inputs, output, output_gradient) -> input gradients``.
+_RULES: RuleTable[Callable[..., Any]] = RuleTable("Elemwise gradient")
 
 
-_RULES: dict = {}
-
-
-@_rule("add")
+@_RULES.register(ps.Add)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return [g] * len(x)
 
 
-@_rule("sub")
+@_RULES.register(ps.Sub)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return [g, -g]
 
 
-@_rule("mul")
+@_RULES.register(ps.Mul)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     out = []
     for i in range(len(x)):
@@ -55,73 +49,73 @@ def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     return out
 
 
-@_rule("true_div")
+@_RULES.register(ps.True_div)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g / b, -g * a / tm.sqr(b)]
 
 
-@_rule("pow")
+@_RULES.register(ps.Pow)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g * b * a ** (b - 1), g * z * tm.log(a)]
 
 
-@_rule("mod")
+@_RULES.register(ps.Mod)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     return [g, -g * tm.floor(a / b)]
 
 
-_RULES["neg"] = lambda x, z, g: [-g]
-_RULES["abs"] = lambda x, z, g: [g * tm.sgn(x[0])]
-_RULES["exp"] = lambda x, z, g: [g * z]
-_RULES["exp2"] = lambda x, z, g: [g * z * _c(np.log(2.0), z)]
-_RULES["expm1"] = lambda x, z, g: [g * (z + _c(1, z))]
-_RULES["log"] = lambda x, z, g: [g / x[0]]
-_RULES["log2"] = lambda x, z, g: [g / (x[0] * _c(np.log(2.0), z))]
-_RULES["log10"] = lambda x, z, g: [g / (x[0] * _c(np.log(10.0), z))]
-_RULES["log1p"] = lambda x, z, g: [g / (x[0] + _c(1, z))]
-_RULES["sqrt"] = lambda x, z, g: [g * _c(0.5, z) / z]
-_RULES["sqr"] = lambda x, z, g: [g * _c(2, z) * x[0]]
-_RULES["sin"] = lambda x, z, g: [g * tm.cos(x[0])]
-_RULES["cos"] = lambda x, z, g: [-g * tm.sin(x[0])]
-_RULES["tan"] = lambda x, z, g: [g * (_c(1, z) + tm.sqr(z))]
-_RULES["arcsin"] = lambda x, z, g: [g / tm.sqrt(_c(1, z) - tm.sqr(x[0]))]
-_RULES["arccos"] = lambda x, z, g: [-g / tm.sqrt(_c(1, z) - tm.sqr(x[0]))]
-_RULES["arctan"] = lambda x, z, g: [g / (_c(1, z) + tm.sqr(x[0]))]
-_RULES["sinh"] = lambda x, z, g: [g * tm.cosh(x[0])]
-_RULES["cosh"] = lambda x, z, g: [g * tm.sinh(x[0])]
-_RULES["tanh"] = lambda x, z, g: [g * (_c(1, z) - tm.sqr(z))]
-_RULES["sigmoid"] = lambda x, z, g: [g * z * (_c(1, z) - z)]
-_RULES["softplus"] = lambda x, z, g: [g * tm.sigmoid(x[0])]
-_RULES["erf"] = lambda x, z, g: [g * _c(2 / np.sqrt(np.pi), z) * tm.exp(-tm.sqr(x[0]))]
-_RULES["identity"] = lambda x, z, g: [g]
-_RULES["second"] = lambda x, z, g: [None, g]
+_RULES.add(ps.Neg, lambda x, z, g: [-g])
+_RULES.add(ps.Abs, lambda x, z, g: [g * tm.sgn(x[0])])
+_RULES.add(ps.Exp, lambda x, z, g: [g * z])
+_RULES.add(ps.Exp2, lambda x, z, g: [g * z * _c(np.log(2.0), z)])
+_RULES.add(ps.Expm1, lambda x, z, g: [g * (z + _c(1, z))])
+_RULES.add(ps.Log, lambda x, z, g: [g / x[0]])
+_RULES.add(ps.Log2, lambda x, z, g: [g / (x[0] * _c(np.log(2.0), z))])
+_RULES.add(ps.Log10, lambda x, z, g: [g / (x[0] * _c(np.log(10.0), z))])
+_RULES.add(ps.Log1p, lambda x, z, g: [g / (x[0] + _c(1, z))])
+_RULES.add(ps.Sqrt, lambda x, z, g: [g * _c(0.5, z) / z])
+_RULES.add(ps.Sqr, lambda x, z, g: [g * _c(2, z) * x[0]])
+_RULES.add(ps.Sin, lambda x, z, g: [g * tm.cos(x[0])])
+_RULES.add(ps.Cos, lambda x, z, g: [-g * tm.sin(x[0])])
+_RULES.add(ps.Tan, lambda x, z, g: [g * (_c(1, z) + tm.sqr(z))])
+_RULES.add(ps.Arcsin, lambda x, z, g: [g / tm.sqrt(_c(1, z) - tm.sqr(x[0]))])
+_RULES.add(ps.Arccos, lambda x, z, g: [-g / tm.sqrt(_c(1, z) - tm.sqr(x[0]))])
+_RULES.add(ps.Arctan, lambda x, z, g: [g / (_c(1, z) + tm.sqr(x[0]))])
+_RULES.add(ps.Sinh, lambda x, z, g: [g * tm.cosh(x[0])])
+_RULES.add(ps.Cosh, lambda x, z, g: [g * tm.sinh(x[0])])
+_RULES.add(ps.Tanh, lambda x, z, g: [g * (_c(1, z) - tm.sqr(z))])
+_RULES.add(ps.Sigmoid, lambda x, z, g: [g * z * (_c(1, z) - z)])
+_RULES.add(ps.Softplus, lambda x, z, g: [g * tm.sigmoid(x[0])])
+_RULES.add(ps.Erf, lambda x, z, g: [g * _c(2 / np.sqrt(np.pi), z) * tm.exp(-tm.sqr(x[0]))])
+_RULES.add(ps.Identity, lambda x, z, g: [g])
+_RULES.add(ps.Second, lambda x, z, g: [None, g])
 
 
-@_rule("arctan2")
+@_RULES.register(ps.Arctan2)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     y, xx = x
     d = tm.sqr(xx) + tm.sqr(y)
     return [g * xx / d, -g * y / d]
 
 
-@_rule("maximum")
+@_RULES.register(ps.Maximum)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     pick = tm.ge(a, b)
     return [g * tm.cast(pick, g.dtype), g * tm.cast(tm.invert(pick), g.dtype)]
 
 
-@_rule("minimum")
+@_RULES.register(ps.Minimum)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, b = x
     pick = tm.le(a, b)
     return [g * tm.cast(pick, g.dtype), g * tm.cast(tm.invert(pick), g.dtype)]
 
 
-@_rule("clip")
+@_RULES.register(ps.Clip)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     a, lo, hi = x
     inside = tm.and_(tm.ge(a, lo), tm.le(a, hi))
@@ -129,15 +123,11 @@ def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
             g * tm.cast(tm.gt(a, hi), g.dtype)]  # fmt: skip
 
 
-@_rule("switch")
+@_RULES.register(ps.Switch)
 def _(x: list[TensorVariable], z: TensorVariable, g: TensorVariable):
     c, a, b = x
     zero = _c(0, g)
     return [None, tm.switch(c, g, zero), tm.switch(c, zero, g)]
-
-
-_ZERO_GRAD = {"sgn", "floor", "ceil", "round_half_to_even", "int_div"}
-_NO_GRAD = {"eq", "neq", "lt", "gt", "le", "ge", "and", "or", "xor", "invert"}
 
 
 @GRAD_RULES.register(DimShuffle)
@@ -160,11 +150,11 @@ def elemwise_grad(op: Op, inputs: list[Variable], gouts: list[Variable]):
     if isinstance(sop, ps.Cast):
         x = inputs[0]
         return [tm.cast(g, x.dtype) if x.dtype in ps.FLOAT_DTYPES else None]
-    if name in _NO_GRAD:
+    if sop.gradient == "undefined":
         return [None] * len(inputs)
-    if name in _ZERO_GRAD:
+    if sop.gradient == "zero":
         return [tm.second(i, _c(0, i)) if i.dtype in ps.FLOAT_DTYPES else None for i in inputs]
-    rule = _RULES.get(name)
+    rule = _RULES.get(sop)
     if rule is None:
         raise NotImplementedError(f"gradient of Elemwise{{{name}}} is not implemented")
     grads = rule(list(inputs), z, g)
@@ -200,13 +190,12 @@ def elemwise_rop(node: Apply, eval_points: list[Variable | None]):
     if z.dtype not in ps.FLOAT_DTYPES:
         return [None]
     sop = op.scalar_op
-    name = sop.name
     inputs = list(node.inputs)
     if isinstance(sop, ps.Cast):
         return [None if eval_points[0] is None else tm.cast(eval_points[0], z.dtype)]
-    if name in _NO_GRAD or name in _ZERO_GRAD:
+    if sop.gradient != "rule":
         return [None]
-    rule = _RULES.get(name)
+    rule = _RULES.get(sop)
     if rule is None:
         return NotImplemented  # Rop tries the gradient, and names the Op if that fails too
     terms = []

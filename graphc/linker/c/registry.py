@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graphc.graph.basic import Apply, lookup_by_class, register_for_classes
+from graphc.graph.basic import Apply
+from graphc.graph.rules import RuleTable
 
 
 @dataclass(frozen=True)
@@ -42,39 +43,17 @@ class CThunkCode:
     name: str = ""  # the node's Op, for the linker's input-check errors
 
 
-_GENERATORS: dict[type, Callable[[Apply], CThunkCode | None]] = {}
-
-
 CGenerator = Callable[[Apply], CThunkCode | None]
+_GENERATORS: RuleTable[CGenerator] = RuleTable("C generator")
 
 
 def register_c(*op_classes: type) -> Callable[[CGenerator], CGenerator]:
     """Decorator: ``@register_c(Elemwise) def gen(node) -> CThunkCode | None``."""
 
-    return register_for_classes(_GENERATORS, op_classes)
+    return _GENERATORS.register(*op_classes)
 
 
 def c_code_for(node: Apply) -> CThunkCode | None:
     """The C for ``node``, or None when it must run in Python."""
-    _load_generators()
-    gen = lookup_by_class(_GENERATORS, node.op)
+    gen = _GENERATORS.get(node.op)
     return None if gen is None else gen(node)
-
-
-_LOADED = False
-
-
-def _load_generators() -> None:
-    """Import the modules that register generators (each Op family has its own)."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    import importlib
-    import pkgutil
-
-    import graphc.linker.c as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("gen_"):
-            importlib.import_module(f"graphc.linker.c.{info.name}")
