@@ -34,8 +34,9 @@ _SEED_RANGE = 2**30
 class RandomStreamsBase:
     """What every stream class shares: the seed, the shared states it made and ``gen``,
     which makes one sample. The subclasses spell the distributions as Theano's
-    ``RandomStreams``, Theano's ``MRG_RandomStreams`` and PyTensor's ``RandomStream`` do
-    (their signatures differ, so none is a subclass of another)."""
+    ``RandomStreams`` and PyTensor's ``RandomStream`` do (their signatures differ, so
+    neither is a subclass of the other; ``MRG_RandomStreams`` is in
+    ``graphc.compile.mrg_randomstreams``)."""
 
     def __init__(self, seed: int | None = None):
         self.default_instance_seed = seed
@@ -184,83 +185,6 @@ class RandomStreams(RandomStreamsBase):
     ):
         """Permutations of ``range(n)``; shape ``size + (n,)``."""
         return self._permutation(size, n, ndim, dtype)
-
-
-class MRG_RandomStreams(RandomStreamsBase):  # noqa: N801 - Theano's name
-    """Theano's ``MRG_RandomStreams`` signatures over the same generator as ``RandomStreams``
-    (samples differ from Theano's MRG31k3p values; their distributions are the same)."""
-
-    def __init__(self, seed: int = 12345):
-        super().__init__(seed)
-
-    def uniform(
-        self,
-        size: TensorLike,
-        low: TensorLike = 0.0,
-        high: TensorLike = 1.0,
-        ndim: int | None = None,
-        dtype: DTypeLike | None = None,
-        nstreams: int | None = None,
-    ):
-        return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
-
-    def normal(
-        self,
-        size: TensorLike,
-        avg: float = 0.0,
-        std: float = 1.0,
-        ndim: int | None = None,
-        dtype: DTypeLike | None = None,
-        nstreams: int | None = None,
-        truncate: bool = False,
-    ):
-        dist = "truncated_normal" if truncate else "normal"
-        return self.gen(dist, size, [avg, std], dtype or "floatX", ndim)
-
-    def binomial(
-        self,
-        size: TensorLike | None = None,
-        p: TensorLike = 1,
-        n: TensorLike = 1,
-        ndim: int | None = None,
-        dtype: DTypeLike = "int64",
-        nstreams: int | None = None,
-    ):
-        return self.gen("binomial", size, [n, p], dtype, ndim)
-
-    def multinomial(
-        self,
-        size: TensorLike | None = None,
-        n: TensorLike = 1,
-        pvals: TensorLike | None = None,
-        ndim: int | None = None,
-        dtype: DTypeLike = "int64",
-        nstreams: int | None = None,
-    ):
-        """One row of counts per row of the matrix ``pvals`` (``size`` must be None)."""
-        if pvals is None:
-            raise TypeError("MRG_RandomStreams.multinomial: pvals is required")
-        if size is not None:
-            raise NotImplementedError("MRG_RandomStreams.multinomial with a size")
-        return self.gen("multinomial", (), [n, pvals], dtype, ndim)
-
-    def choice(
-        self,
-        size: TensorLike = 1,
-        a: TensorLike | None = None,
-        replace: bool = False,
-        p: TensorLike | None = None,
-        ndim: int | None = None,
-        dtype: DTypeLike = "int64",
-        nstreams: int | None = None,
-    ):
-        """``size`` distinct column indices per row of the probability matrix ``p``."""
-        if a is not None or replace or p is None:
-            raise NotImplementedError(
-                "MRG_RandomStreams.choice supports only a=None, replace=False and a matrix p"
-            )
-        return self.gen("rows_without_replacement", (), [size, p], dtype, ndim,
-                        ndim_from_params=False, extra_axes=2)  # fmt: skip
 
 
 class RandomStream(RandomStreamsBase):

@@ -51,6 +51,36 @@ def next_state(gen: np.random.Generator, state: np.ndarray) -> np.ndarray:
     return np.concatenate([state[:2], np.asarray(counter, dtype=np.uint64)])
 
 
+def keep_off_high(sample: np.ndarray, low, high) -> np.ndarray:
+    """``sample`` with every value equal to ``high`` (in the sample's dtype) moved one step
+    toward ``low``: ``low + (high - low) * u`` with ``u < 1`` can still round to ``high``
+    (in the arithmetic, or when a float64 draw is rounded to a narrower dtype). Samples then
+    lie in ``[low, high)``, or in ``(high, low]`` when ``low > high``; ``low == high`` gives
+    ``low``."""
+    sample = np.asarray(sample)
+    if sample.dtype.kind != "f":
+        return sample
+    high = np.asarray(high, dtype=sample.dtype)
+    below = np.nextafter(high, np.asarray(low, dtype=sample.dtype))
+    hit = sample == high
+    if hit.any():
+        sample = np.where(hit, below, sample).astype(sample.dtype, copy=False)
+    return sample
+
+
+def _uniform(gen: np.random.Generator, size, params: list):
+    """``low + (high - low) * u`` as numpy's Generator computes it, but allowing
+    ``low > high`` as Theano does (samples in ``(high, low]``)."""
+    low, high = (np.asarray(p, dtype=np.float64) for p in params)
+    shape = np.broadcast_shapes(low.shape, high.shape) if size is None else size
+    if np.broadcast_shapes(low.shape, high.shape, shape) != tuple(shape):
+        raise ValueError(f"low {low.shape} and high {high.shape} do not broadcast to {shape}")
+    scale = high - low
+    if not np.isfinite(scale).all():
+        raise OverflowError("Range exceeds valid bounds")
+    return low + scale * gen.random(size=shape)
+
+
 # A distribution: how many extra output axes each sample has beyond ``size`` (from the
 # parameters' values), and the draw itself.
 Draw = Callable[[np.random.Generator, tuple | None, list], np.ndarray]
@@ -103,7 +133,7 @@ def _permutation(gen: np.random.Generator, size, params: list):
 
 
 _DRAWS: dict[str, tuple[int, Draw]] = {
-    "uniform": (0, lambda g, s, p: g.uniform(p[0], p[1], size=s)),
+    "uniform": (0, _uniform),
     "normal": (0, lambda g, s, p: g.normal(p[0], p[1], size=s)),
     "binomial": (0, lambda g, s, p: g.binomial(p[0], p[1], size=s)),
     "random_integers": (0, lambda g, s, p: g.integers(p[0], p[1], size=s, endpoint=True)),
@@ -176,7 +206,10 @@ class RandomVariable(Op):
                 f"the graph expects {self.ndim}; pass size or ndim to match the parameters"
             )
         output_storage[0][0] = next_state(gen, state)
-        output_storage[1][0] = sample.astype(self.dtype, copy=False)
+        sample = sample.astype(self.dtype, copy=False)
+        if self.dist == "uniform":
+            sample = keep_off_high(sample, params[0], params[1])
+        output_storage[1][0] = sample
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         size = node.inputs[1]
