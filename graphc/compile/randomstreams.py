@@ -14,8 +14,8 @@ import numpy as np
 
 from graphc.compile.sharedvalue import SharedVariable, shared
 from graphc.graph.basic import Variable
+from graphc.tensor.random.legacy import LegacyRandomVariable, legacy_state_from_seed
 from graphc.tensor.random.op import (
-    STATE_SIZE,
     RandomVariable,
     size_length,
     size_vector,
@@ -38,6 +38,9 @@ class RandomStreamsBase:
     neither is a subclass of the other; ``MRG_RandomStreams`` is in
     ``graphc.compile.mrg_randomstreams``)."""
 
+    rv_class: type[RandomVariable] = RandomVariable
+    make_state = staticmethod(state_from_seed)
+
     def __init__(self, seed: int | None = None):
         self.default_instance_seed = seed
         self.state_updates: list[tuple[SharedVariable, Variable]] = []
@@ -51,13 +54,14 @@ class RandomStreamsBase:
         """Reseed every state this stream made (``None``: the constructor's seed)."""
         seedgen = np.random.RandomState(self.default_instance_seed if seed is None else seed)
         for state, _ in self.state_updates:
-            state.set_value(state_from_seed(seedgen.randint(_SEED_RANGE)), borrow=True)
+            state.set_value(self.make_state(int(seedgen.randint(_SEED_RANGE))), borrow=True)
 
     # ------------------------------------------------------------------ building
     def new_state(self) -> SharedVariable:
         """A shared generator state seeded from this stream's seed generator."""
         seed = int(self.gen_seedgen.randint(_SEED_RANGE))
-        return shared(state_from_seed(seed), shape=(STATE_SIZE,), borrow=True)
+        value = self.make_state(seed)
+        return shared(value, shape=value.shape, borrow=True)
 
     def gen(self, dist: str, size: TensorLike | None, params: list, dtype: DTypeLike,
             ndim: int | None, extra_axes: int = 0,
@@ -85,7 +89,7 @@ class RandomStreamsBase:
             )
         state = self.new_state()
         name = "floatX" if isinstance(dtype, str) and dtype == "floatX" else str(np.dtype(dtype))
-        new_state, sample = RandomVariable(dist, name, want)(state, size_var, *params)
+        new_state, sample = self.rv_class(dist, name, want)(state, size_var, *params)
         state.default_update = new_state
         self.state_updates.append((state, new_state))
         return sample
@@ -106,7 +110,14 @@ class RandomStreamsBase:
 
 
 class RandomStreams(RandomStreamsBase):
-    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states."""
+    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states.
+
+    As in Theano, a ``numpy.random.RandomState(seed)`` hands each sample the seed of its
+    own ``RandomState`` (``randint(2**30)``), and samples are drawn with the legacy
+    ``RandomState`` methods, so a seed gives Theano's numbers."""
+
+    rv_class = LegacyRandomVariable
+    make_state = staticmethod(legacy_state_from_seed)
 
     # ------------------------------------------------------------------ the distributions
     def uniform(

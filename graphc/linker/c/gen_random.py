@@ -13,7 +13,7 @@ import numpy as np
 from graphc.graph.basic import Apply, Constant, Variable
 from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.tensor.random.op import STATE_SIZE, RandomVariable
+from graphc.tensor.random.op import STATE_SIZE, STATE_TYPE, RandomVariable
 
 PHILOX = r"""
 /* Philox4x64-10 as numpy's bit generator runs it: the counter is incremented (with carry)
@@ -148,7 +148,7 @@ def gen_random(node: Apply) -> CThunkCode | None:
     op = node.op
     params = node.inputs[2:]
     out_dt = op.dtype
-    if out_dt not in DTYPES or STATE_SIZE != 6:
+    if out_dt not in DTYPES or STATE_SIZE != 6 or op.state_type is not STATE_TYPE:
         return None
     if any(p.ndim != 0 or p.dtype not in DTYPES for p in params):
         return None

@@ -169,10 +169,12 @@ class RandomVariable(Op):
     """
 
     __props__ = ("dist", "dtype", "ndim")
+    state_type = STATE_TYPE
+    DRAWS = _DRAWS
 
     def __init__(self, dist: str, dtype: str, ndim: int):
-        if dist not in _DRAWS:
-            raise ValueError(f"unknown distribution {dist!r}; known: {', '.join(_DRAWS)}")
+        if dist not in self.DRAWS:
+            raise ValueError(f"unknown distribution {dist!r}; known: {', '.join(self.DRAWS)}")
         self.dist = dist
         self.dtype = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
         self.ndim = int(ndim)
@@ -182,46 +184,51 @@ class RandomVariable(Op):
 
     def make_node(self, state: Variable, size: Variable, *params: Variable) -> Apply:
         state = as_tensor_variable(state)
-        if STATE_TYPE.convert_variable(state) is None:
-            raise TypeError(f"{self}: the state must be {STATE_TYPE}, got {state.type}")
+        if self.state_type.convert_variable(state) is None:
+            raise TypeError(f"{self}: the state must be {self.state_type}, got {state.type}")
         size = as_tensor_variable(size)
         if size.ndim != 1 or size.dtype != "int64":
             raise TypeError(f"{self}: size must be an int64 vector, got {size.type}")
         params = [as_tensor_variable(p) for p in params]
         sample = RandomSample(TensorType(self.dtype, (None,) * self.ndim))
-        return Apply(self, [state, size, *params], [STATE_TYPE(), sample])
+        return Apply(self, [state, size, *params], [self.state_type(), sample])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         state, size, *params = inputs
-        gen = generator(state)
         shape = tuple(int(s) for s in size) if len(size) else None
-        extra, draw = _DRAWS[self.dist]
         try:
-            sample = np.asarray(draw(gen, shape, params))
+            new_state, sample = self.draw(state, shape, params)
         except ValueError as e:
             raise ValueError(f"{self}: bad parameters for {self.dist}: {e}") from None
+        sample = np.asarray(sample)
         if sample.ndim != self.ndim:
             raise ValueError(
                 f"{self}: the sample has {sample.ndim} dimensions (shape {sample.shape}) but "
                 f"the graph expects {self.ndim}; pass size or ndim to match the parameters"
             )
-        output_storage[0][0] = next_state(gen, state)
         sample = sample.astype(self.dtype, copy=False)
         if self.dist == "uniform":
             sample = keep_off_high(sample, params[0], params[1])
+        output_storage[0][0] = new_state
         output_storage[1][0] = sample
+
+    def draw(self, state: np.ndarray, shape: tuple | None, params: list):
+        """``(new_state, sample)`` of this distribution from ``state``."""
+        gen = generator(state)
+        sample = self.DRAWS[self.dist][1](gen, shape, params)
+        return next_state(gen, state), sample
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         size = node.inputs[1]
         n = size_length(size)
-        if not n or n + _DRAWS[self.dist][0] != self.ndim:
-            return [(STATE_SIZE,), (None,) * self.ndim]  # known only from the values
+        if not n or n + self.DRAWS[self.dist][0] != self.ndim:
+            return [shapes[0], (None,) * self.ndim]  # known only from the values
         sample_shape = [size[k] for k in range(n)]
         if self.dist == "multinomial":
             sample_shape.append(node.inputs[3].shape[-1])
         elif self.dist == "permutation":
             sample_shape.append(node.inputs[2].astype("int64"))
-        return [(STATE_SIZE,), tuple(sample_shape)]
+        return [shapes[0], tuple(sample_shape)]
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
         # samples are treated as constants: no gradient flows to the state, the size or
