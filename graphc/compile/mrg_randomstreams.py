@@ -114,7 +114,7 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         if isinstance(size, tuple):
             if any(isinstance(s, (int, np.integer)) and s <= 0 for s in size):
                 raise ValueError(f"MRG_RandomStreams: size {size} has a dimension <= 0")
-        elif not (isinstance(size, Variable) and size.ndim == 1):
+        elif not (isinstance(size, Variable) and getattr(size, "ndim", None) == 1):
             raise TypeError(f"size must be a tuple of ints or a symbolic vector, got {size!r}")
         size_var = size_vector(size, "MRG_RandomStreams.uniform")
         n = size_length(size_var)
@@ -183,7 +183,7 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         if pvals.ndim != 2:
             raise NotImplementedError("MRG_RandomStreams.multinomial needs a matrix pvals")
         unis = self.uniform((pvals.shape[0] * n,), ndim=1, nstreams=nstreams)
-        return MultinomialFromUniform(dtype)(pvals, unis, n)
+        return MultinomialFromUniform(str(np.dtype(dtype)))(pvals, unis, n)
 
     def choice(self, size: TensorLike = 1, a=None, replace: bool = False,
                p: TensorLike | None = None, ndim: int | None = None,
@@ -197,4 +197,4 @@ class MRG_RandomStreams:  # noqa: N801 - Theano's name
         if p.ndim != 2:
             raise NotImplementedError("MRG_RandomStreams.choice needs a matrix p")
         unis = self.uniform((p.shape[0] * size,), ndim=1, nstreams=nstreams)
-        return ChoiceFromUniform(dtype)(p, unis, size)
+        return ChoiceFromUniform(str(np.dtype(dtype)))(p, unis, size)
