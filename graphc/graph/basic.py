@@ -624,11 +624,11 @@ def evaluate(outputs: Sequence[Variable], inputs: dict) -> list:
     return [values[o] for o in outputs]
 
 
-def _missing_test_value(message: str, stacklevel: int = 4) -> None:
+def _missing_test_value(message: str, stacklevel: int = 4, error: type = ValueError) -> None:
     """What ``config.compute_test_value`` says to do about a missing test value."""
     mode = config.compute_test_value
     if mode == "raise":
-        raise ValueError(message)
+        raise error(message)
     if mode == "warn":
         warnings.warn(message, stacklevel=stacklevel)
     elif mode == "pdb":
@@ -683,7 +683,7 @@ def get_debug_values(*args: Variable) -> list:
             vals.append(arg.get_test_value())
         except AttributeError:
             name = f" ({arg.name!r})" if getattr(arg, "name", None) else ""
-            _missing_test_value(f"Argument {i}{name} has no test value", stacklevel=3)
+            _missing_test_value(f"Argument {i}{name} has no test value", 3, AttributeError)
             return []
     return vals if len(vals) == 1 else [tuple(vals)]
 
