@@ -174,3 +174,20 @@ def test_bad_seeds_are_refused():
         MRG_RandomStreams((1, 2, 3))
     with pytest.raises(NotImplementedError, match="n != 1"):
         MRG_RandomStreams(1).binomial((3,), n=2)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_c_draws_exactly_what_perform_draws(dtype):
+    cpy = graphc.Mode(linker="c|py", optimizer="fast_run")
+    cases = [((7, 3), None, 0.0, 1.0), ((1000,), 3, -2.0, 5.0), ((5,), 1, 0.5, 1.5),
+             ((40,), None, 3.0, -1.0)]  # fmt: skip
+    for size, nstreams, low, high in cases:
+        outs = []
+        for mode in (PY, cpy):
+            s = MRG_RandomStreams(42)
+            f = function([], s.uniform(size, low, high, dtype=dtype, nstreams=nstreams), mode=mode)
+            outs.append([f(), f(), s.state_updates[0][0].get_value()])
+        assert [n.c_thunk is not None for n in f.linked.program.nodes] == [True]
+        for a, b in zip(*outs):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)

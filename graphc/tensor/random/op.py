@@ -99,29 +99,6 @@ def _choice(gen: np.random.Generator, size, params: list, replace: bool):
     return np.asarray(gen.choice(a, size=size, replace=replace, p=p))
 
 
-def _rows_without_replacement(gen: np.random.Generator, size, params: list):
-    """``n`` distinct indices per row of the probability matrix ``p`` (MRG's choice)."""
-    n, p = params
-    n = int(n)
-    if size is not None:
-        raise ValueError("size must be empty: the sample's shape is (rows of p, n)")
-    if p.ndim != 2 or n > p.shape[1]:
-        raise ValueError(f"p must be a matrix with at least n={n} columns, got {p.shape}")
-    rows = [gen.choice(p.shape[1], size=n, replace=False, p=r / r.sum()) for r in p]
-    return np.asarray(rows, dtype=np.int64).reshape(p.shape[0], n)
-
-
-def _truncated_normal(gen: np.random.Generator, size, params: list):
-    """Normal samples redrawn until they lie within two standard deviations."""
-    avg, std = params
-    z = gen.standard_normal(size=np.broadcast_shapes(avg.shape, std.shape, size or ()))
-    bad = np.abs(z) > 2
-    while bad.any():
-        z[bad] = gen.standard_normal(size=int(bad.sum()))
-        bad = np.abs(z) > 2
-    return avg + std * z
-
-
 def _permutation(gen: np.random.Generator, size, params: list):
     (n,) = params
     n = int(n)
@@ -141,8 +118,6 @@ _DRAWS: dict[str, tuple[int, Draw]] = {
     "choice": (0, lambda g, s, p: _choice(g, s, p, True)),
     "choice_no_replace": (0, lambda g, s, p: _choice(g, s, p, False)),
     "permutation": (1, _permutation),
-    "rows_without_replacement": (0, _rows_without_replacement),
-    "truncated_normal": (0, _truncated_normal),
 }
 
 
