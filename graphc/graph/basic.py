@@ -665,8 +665,7 @@ def compute_test_values(node: Apply) -> None:
         try:
             err = type(e)(f"{e}\n{note}")
         except Exception:
-            e.add_note(note)
-            raise e from None
+            raise e from None  # an exception class that takes other arguments: as it is
         raise err.with_traceback(e.__traceback__) from e
     for out, cell in zip(node.outputs, cells):
         out.tag.test_value = cell[0]
