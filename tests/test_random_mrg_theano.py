@@ -99,6 +99,7 @@ def test_number_of_substreams_is_theanos_guess():
     assert guess_n_streams((6,)) == 6 and guess_n_streams((12,)) == 2
     assert guess_n_streams((3, 5)) == 2 and guess_n_streams((100000,)) == 60 * 256
     assert guess_n_streams((T.lscalar(),)) == 60 * 256
+    assert guess_n_streams((np.int64(12),)) == 60 * 256  # Theano counts only Python ints
     s = MRG_RandomStreams(1)
     s.uniform((12, 7))
     s.normal((4,))  # its uniforms have a symbolic size

@@ -39,10 +39,9 @@ if TYPE_CHECKING:
 
 
 def guess_n_streams(size) -> int:
-    """Theano's number of substreams for a sample of ``size``."""
-    if isinstance(size, (tuple, list)) and all(
-        isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in size
-    ):
+    """Theano's number of substreams for a sample of ``size`` (only Python ints count as
+    known: a numpy integer entry gives ``60 * 256``, as in Theano)."""
+    if isinstance(size, (tuple, list)) and all(isinstance(s, int) for s in size):
         r = int(np.prod([int(s) for s in size], dtype=np.int64))
         return min(r // 6 if r > 6 else r, mrg31k3p.MAX_STREAMS)
     return mrg31k3p.MAX_STREAMS

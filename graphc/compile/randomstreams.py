@@ -128,7 +128,8 @@ class RandomStreams(RandomStreamsBase):
         ndim: int | None = None,
         dtype: DTypeLike | None = None,
     ):
-        """Samples uniform on ``[low, high)``."""
+        """Samples uniform on ``[low, high)`` in every dtype; ``low > high`` gives
+        ``(high, low]`` (``low + (high - low) * u``, as Theano) in every mode."""
         return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
 
     def normal(
@@ -209,6 +210,8 @@ class RandomStream(RandomStreamsBase):
         size: TensorLike | None = None,
         dtype: DTypeLike | None = None,
     ):
+        """Samples on ``[low, high)``; ``low > high`` gives ``(high, low]``, as Theano's
+        streams do (numpy's ``Generator.uniform`` would refuse it)."""
         return self.gen("uniform", size, [low, high], dtype or "floatX", None)
 
     def normal(
