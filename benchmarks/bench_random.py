@@ -13,7 +13,7 @@ import argparse
 import numpy as np
 
 import graphc
-from graphc.tensor.shared_randomstreams import RandomStreams
+from graphc.tensor.random.utils import RandomStream
 
 try:
     from benchmarks.common import interleaved_samples, medians
@@ -24,13 +24,13 @@ SHAPE = (1000, 1000)
 
 
 def graphc_draw(kind: str, linker: str):
-    s = RandomStreams(1)
+    s = RandomStream(1)  # the Philox streams: the ones with C thunks
     if kind == "mask":
-        out = s.binomial(SHAPE, n=1, p=0.5, dtype="float64")
+        out = s.binomial(1, 0.5, size=SHAPE, dtype="float64")
     elif kind == "normal":
-        out = s.normal(SHAPE)
+        out = s.normal(size=SHAPE)
     else:
-        out = s.uniform(SHAPE)
+        out = s.uniform(size=SHAPE)
     optimizer = "fast_run" if linker != "py" else "None"
     return graphc.function([], out, mode=graphc.Mode(linker=linker, optimizer=optimizer))
 

@@ -148,7 +148,15 @@ FLAGS: tuple[Flag, ...] = (
     Flag("profiling__trace_capacity", 100_000, int, "max trace events kept per function"),
     Flag("ProfileMode__n_apply_to_print", 15, int, "legacy ProfileMode Apply rows"),
     Flag("ProfileMode__n_ops_to_print", 20, int, "legacy ProfileMode Op rows"),
-    Flag("compute_test_value", "off", _choice("off", "ignore", "warn", "raise"), "unused"),
+    Flag(
+        "compute_test_value",
+        "off",
+        _choice("off", "ignore", "warn", "raise", "pdb"),
+        "compute each new node's test value from its inputs' (tag.test_value, constants, "
+        "shared values) when it is built; a missing one is ignored, warned about, raised or "
+        "opens pdb",
+    ),
+    Flag("print_test_value", False, _bool, "a Variable's repr shows its test value"),
     Flag("DebugMode__check_nan", False, _bool, "DEBUG_MODE raises on NaN/Inf outputs"),
     Flag("compile_timeout", 600.0, float, "seconds one C compile may take before it is stopped"),
     Flag(

@@ -311,10 +311,10 @@ def test_pytensor_random_stream_takes_parameters_first():
 
 def _run_both(make, calls=3):
     """Values and final state of ``make(stream)`` under py and c|py, and whether c|py ran
-    the node in C."""
+    the node in C (PyTensor's ``RandomStream``: its Philox draws have C code)."""
     results = []
     for mode in (PY, CPY):
-        s = RandomStreams(21)
+        s = RandomStream(21)
         f = function([], make(s), mode=mode)
         results.append(([f() for _ in range(calls)], s.state_updates[0][0].get_value()))
     in_c = [n.c_thunk is not None for n in f.linked.program.nodes]
@@ -332,9 +332,9 @@ def _run_both(make, calls=3):
 def test_c_draws_exactly_what_numpy_draws(shape, dist, n, p, dtype):
     if dist == "uniform":
         dtype = dtype if dtype.startswith("float") else "float64"
-        make = lambda s: s.uniform(tuple(shape), low=-n, high=p * 10 + 1, dtype=dtype)  # noqa: E731
+        make = lambda s: s.uniform(-n, p * 10 + 1, size=tuple(shape), dtype=dtype)  # noqa: E731
     else:
-        make = lambda s: s.binomial(tuple(shape), n=n, p=p, dtype=dtype)  # noqa: E731
+        make = lambda s: s.binomial(n, p, size=tuple(shape), dtype=dtype)  # noqa: E731
     (py, cpy), in_c = _run_both(make)
     for a, b in zip(py[0], cpy[0]):
         assert a.dtype == b.dtype and a.shape == b.shape
@@ -349,8 +349,8 @@ def test_c_uniform_with_symbolic_parameters_and_size():
     lo = T.dscalar("lo")
     outs = []
     for mode in (PY, CPY):
-        s = RandomStreams(22)
-        f = function([x, lo], s.uniform(x.shape, low=lo, high=lo + 2), mode=mode)
+        s = RandomStream(22)
+        f = function([x, lo], s.uniform(lo, lo + 2, size=x.shape), mode=mode)
         outs.append(f(np.zeros((4, 5)), -1.0))
     np.testing.assert_array_equal(outs[0], outs[1])
     assert outs[1].shape == (4, 5) and outs[1].min() >= -1.0
@@ -360,9 +360,11 @@ def test_c_uniform_with_symbolic_parameters_and_size():
 
 def test_c_rejects_a_negative_size_and_keeps_the_state():
     n = T.lscalar("n")
-    s = RandomStreams(23)
-    f = function([n], s.uniform((n, 2)), mode=CPY)
-    assert [nd.c_thunk is not None for nd in f.linked.program.nodes if "Random" in nd.name]
+    s = RandomStream(23)
+    f = function([n], s.uniform(size=(n, 2)), mode=CPY)
+    assert [nd.c_thunk is not None for nd in f.linked.program.nodes if "Random" in nd.name] == [
+        True
+    ]
     before = s.state_updates[0][0].get_value()
     with pytest.raises(ValueError, match="negative"):
         f(-3)

@@ -14,8 +14,8 @@ import numpy as np
 
 from graphc.compile.sharedvalue import SharedVariable, shared
 from graphc.graph.basic import Variable
+from graphc.tensor.random.legacy import LegacyRandomVariable, legacy_state_from_seed
 from graphc.tensor.random.op import (
-    STATE_SIZE,
     RandomVariable,
     size_length,
     size_vector,
@@ -34,8 +34,12 @@ _SEED_RANGE = 2**30
 class RandomStreamsBase:
     """What every stream class shares: the seed, the shared states it made and ``gen``,
     which makes one sample. The subclasses spell the distributions as Theano's
-    ``RandomStreams``, Theano's ``MRG_RandomStreams`` and PyTensor's ``RandomStream`` do
-    (their signatures differ, so none is a subclass of another)."""
+    ``RandomStreams`` and PyTensor's ``RandomStream`` do (their signatures differ, so
+    neither is a subclass of the other; ``MRG_RandomStreams`` is in
+    ``graphc.compile.mrg_randomstreams``)."""
+
+    rv_class: type[RandomVariable] = RandomVariable
+    make_state = staticmethod(state_from_seed)
 
     def __init__(self, seed: int | None = None):
         self.default_instance_seed = seed
@@ -50,13 +54,14 @@ class RandomStreamsBase:
         """Reseed every state this stream made (``None``: the constructor's seed)."""
         seedgen = np.random.RandomState(self.default_instance_seed if seed is None else seed)
         for state, _ in self.state_updates:
-            state.set_value(state_from_seed(seedgen.randint(_SEED_RANGE)), borrow=True)
+            state.set_value(self.make_state(int(seedgen.randint(_SEED_RANGE))), borrow=True)
 
     # ------------------------------------------------------------------ building
     def new_state(self) -> SharedVariable:
         """A shared generator state seeded from this stream's seed generator."""
         seed = int(self.gen_seedgen.randint(_SEED_RANGE))
-        return shared(state_from_seed(seed), shape=(STATE_SIZE,), borrow=True)
+        value = self.make_state(seed)
+        return shared(value, shape=value.shape, borrow=True)
 
     def gen(self, dist: str, size: TensorLike | None, params: list, dtype: DTypeLike,
             ndim: int | None, extra_axes: int = 0,
@@ -84,7 +89,7 @@ class RandomStreamsBase:
             )
         state = self.new_state()
         name = "floatX" if isinstance(dtype, str) and dtype == "floatX" else str(np.dtype(dtype))
-        new_state, sample = RandomVariable(dist, name, want)(state, size_var, *params)
+        new_state, sample = self.rv_class(dist, name, want)(state, size_var, *params)
         state.default_update = new_state
         self.state_updates.append((state, new_state))
         return sample
@@ -105,7 +110,14 @@ class RandomStreamsBase:
 
 
 class RandomStreams(RandomStreamsBase):
-    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states."""
+    """Theano's ``RandomStreams(seed)``: symbolic samples from independent shared states.
+
+    As in Theano, a ``numpy.random.RandomState(seed)`` hands each sample the seed of its
+    own ``RandomState`` (``randint(2**30)``), and samples are drawn with the legacy
+    ``RandomState`` methods, so a seed gives Theano's numbers."""
+
+    rv_class = LegacyRandomVariable
+    make_state = staticmethod(legacy_state_from_seed)
 
     # ------------------------------------------------------------------ the distributions
     def uniform(
@@ -116,7 +128,8 @@ class RandomStreams(RandomStreamsBase):
         ndim: int | None = None,
         dtype: DTypeLike | None = None,
     ):
-        """Samples uniform on ``[low, high)``."""
+        """Samples uniform on ``[low, high)`` in every dtype; ``low > high`` gives
+        ``(high, low]`` (``low + (high - low) * u``, as Theano) in every mode."""
         return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
 
     def normal(
@@ -186,83 +199,6 @@ class RandomStreams(RandomStreamsBase):
         return self._permutation(size, n, ndim, dtype)
 
 
-class MRG_RandomStreams(RandomStreamsBase):  # noqa: N801 - Theano's name
-    """Theano's ``MRG_RandomStreams`` signatures over the same generator as ``RandomStreams``
-    (samples differ from Theano's MRG31k3p values; their distributions are the same)."""
-
-    def __init__(self, seed: int = 12345):
-        super().__init__(seed)
-
-    def uniform(
-        self,
-        size: TensorLike,
-        low: TensorLike = 0.0,
-        high: TensorLike = 1.0,
-        ndim: int | None = None,
-        dtype: DTypeLike | None = None,
-        nstreams: int | None = None,
-    ):
-        return self.gen("uniform", size, [low, high], dtype or "floatX", ndim)
-
-    def normal(
-        self,
-        size: TensorLike,
-        avg: float = 0.0,
-        std: float = 1.0,
-        ndim: int | None = None,
-        dtype: DTypeLike | None = None,
-        nstreams: int | None = None,
-        truncate: bool = False,
-    ):
-        dist = "truncated_normal" if truncate else "normal"
-        return self.gen(dist, size, [avg, std], dtype or "floatX", ndim)
-
-    def binomial(
-        self,
-        size: TensorLike | None = None,
-        p: TensorLike = 1,
-        n: TensorLike = 1,
-        ndim: int | None = None,
-        dtype: DTypeLike = "int64",
-        nstreams: int | None = None,
-    ):
-        return self.gen("binomial", size, [n, p], dtype, ndim)
-
-    def multinomial(
-        self,
-        size: TensorLike | None = None,
-        n: TensorLike = 1,
-        pvals: TensorLike | None = None,
-        ndim: int | None = None,
-        dtype: DTypeLike = "int64",
-        nstreams: int | None = None,
-    ):
-        """One row of counts per row of the matrix ``pvals`` (``size`` must be None)."""
-        if pvals is None:
-            raise TypeError("MRG_RandomStreams.multinomial: pvals is required")
-        if size is not None:
-            raise NotImplementedError("MRG_RandomStreams.multinomial with a size")
-        return self.gen("multinomial", (), [n, pvals], dtype, ndim)
-
-    def choice(
-        self,
-        size: TensorLike = 1,
-        a: TensorLike | None = None,
-        replace: bool = False,
-        p: TensorLike | None = None,
-        ndim: int | None = None,
-        dtype: DTypeLike = "int64",
-        nstreams: int | None = None,
-    ):
-        """``size`` distinct column indices per row of the probability matrix ``p``."""
-        if a is not None or replace or p is None:
-            raise NotImplementedError(
-                "MRG_RandomStreams.choice supports only a=None, replace=False and a matrix p"
-            )
-        return self.gen("rows_without_replacement", (), [size, p], dtype, ndim,
-                        ndim_from_params=False, extra_axes=2)  # fmt: skip
-
-
 class RandomStream(RandomStreamsBase):
     """PyTensor's ``RandomStream``: numpy-style signatures, parameters first and ``size``
     by keyword (``srng.normal(0, 1, size=(3,))``)."""
@@ -274,6 +210,8 @@ class RandomStream(RandomStreamsBase):
         size: TensorLike | None = None,
         dtype: DTypeLike | None = None,
     ):
+        """Samples on ``[low, high)``; ``low > high`` gives ``(high, low]``, as Theano's
+        streams do (numpy's ``Generator.uniform`` would refuse it)."""
         return self.gen("uniform", size, [low, high], dtype or "floatX", None)
 
     def normal(

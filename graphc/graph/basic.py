@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from graphc.flags import config
 
 
 class PropsValue:
@@ -125,7 +128,27 @@ class Variable:
         return f"<{self.type}>"
 
     def __repr__(self) -> str:
+        if config.print_test_value:
+            try:
+                return f"{self}\n{self.get_test_value()!r}"
+            except AttributeError:
+                pass
         return str(self)
+
+    def get_test_value(self) -> Any:
+        """Theano's test value: a Constant's data, a shared variable's value, else
+        ``tag.test_value`` (as this Variable's type); AttributeError when there is none."""
+        if isinstance(self, Constant):
+            return self.data
+        shared = self.tag.get("shared")
+        if shared is not None:
+            return shared.get_value(borrow=True)
+        if "test_value" not in self.tag:
+            raise AttributeError(f"{self} has no test value")
+        try:
+            return self.type.filter(self.tag["test_value"], allow_downcast=True)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"the test value of {self} does not fit {self.type}: {e}") from None
 
     def eval(self, inputs: dict | None = None) -> Any:
         """Evaluate with the reference evaluator (``Op.perform`` over the graph)."""
@@ -352,8 +375,11 @@ class Op(PropsValue):
             """Run with the inputs computed so far; return the indices still needed."""
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
-        """The node's output Variable, or the list of them when there are several."""
+        """The node's output Variable, or the list of them when there are several (with
+        ``config.compute_test_value`` on, their test values are computed now)."""
         node = self.make_node(*inputs, **kwargs)
+        if config.compute_test_value != "off":
+            compute_test_values(node)
         if len(node.outputs) == 1:
             return node.outputs[0]
         return node.outputs
@@ -553,6 +579,69 @@ def evaluate(outputs: Sequence[Variable], inputs: dict) -> list:
                 raise ValueError(f"{node} did not produce output {out.index}")
             values[out] = cell[0]
     return [values[o] for o in outputs]
+
+
+def _missing_test_value(message: str, stacklevel: int = 4, error: type = ValueError) -> None:
+    """What ``config.compute_test_value`` says to do about a missing test value."""
+    mode = config.compute_test_value
+    if mode == "raise":
+        raise error(message)
+    if mode == "warn":
+        warnings.warn(message, stacklevel=stacklevel)
+    elif mode == "pdb":
+        import pdb
+
+        pdb.set_trace()
+
+
+def compute_test_values(node: Apply) -> None:
+    """Theano's eager test values: run ``node`` on its inputs' test values and tag each
+    output's ``test_value``. An input without one is reported as the flag says and the node
+    is skipped; an error of the computation is raised now, naming the node."""
+    if type(node.op).perform is Op.perform and not node.op.lazy:
+        return  # no Python implementation to run
+    values: dict[Variable, Any] = {}
+    for i, inp in enumerate(node.inputs):
+        try:
+            values[inp] = inp.get_test_value()
+        except AttributeError:
+            _missing_test_value(
+                f"Cannot compute test value: input {i} ({inp}) of Op {node} missing default value"
+            )
+            return
+    for k in {k for ks in node.op.destroy_map.values() for k in ks}:
+        values[node.inputs[k]] = values[node.inputs[k]].copy()  # test values stay intact
+    cells: list[list] = [[None] for _ in node.outputs]
+    try:
+        if node.op.lazy:
+            _run_lazy(node, values, cells)
+        else:
+            node.op.perform(node, [values[i] for i in node.inputs], cells)
+    except Exception as e:
+        note = f"computing the test value of {node} (compute_test_value is on)"
+        try:
+            err = type(e)(f"{e}\n{note}")
+        except Exception:
+            raise e from None  # an exception class that takes other arguments: as it is
+        raise err.with_traceback(e.__traceback__) from e
+    for out, cell in zip(node.outputs, cells):
+        out.tag.test_value = cell[0]
+
+
+def get_debug_values(*args: Variable) -> list:
+    """Theano's ``get_debug_values``: ``[]`` when test values are off or one is missing
+    (reported as the flag says), else ``[value]`` for one argument, ``[(values...)]``."""
+    if config.compute_test_value == "off":
+        return []
+    vals = []
+    for i, arg in enumerate(args):
+        try:
+            vals.append(arg.get_test_value())
+        except AttributeError:
+            name = f" ({arg.name!r})" if getattr(arg, "name", None) else ""
+            _missing_test_value(f"Argument {i}{name} has no test value", 3, AttributeError)
+            return []
+    return vals if len(vals) == 1 else [tuple(vals)]
 
 
 def _run_lazy(node: Apply, values: dict[Variable, Any], cells: list[list]) -> None:

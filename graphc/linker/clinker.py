@@ -31,6 +31,7 @@ from graphc.linker.c import (  # noqa: F401 - each registers the C generators of
     gen_conv,
     gen_dimshuffle,
     gen_elemwise,
+    gen_mrg,
     gen_nnet,
     gen_pool,
     gen_random,

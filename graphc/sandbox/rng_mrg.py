@@ -1,5 +1,5 @@
 """Theano's import path for ``MRG_RandomStreams`` (re-exported; nothing in graphc imports it)."""
 
-from graphc.compile.randomstreams import MRG_RandomStreams
+from graphc.compile.mrg_randomstreams import MRG_RandomStreams
 
 __all__ = ["MRG_RandomStreams"]

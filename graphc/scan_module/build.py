@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import graphc.tensor as T
+from graphc.flags import config
 from graphc.graph.basic import Constant, Variable, clone_replace, graph_inputs, io_toposort
 from graphc.scan_module.op import Scan, ScanInfo, ScanInner
 from graphc.tensor.type import TensorType
@@ -54,6 +55,18 @@ def _placeholder(t: Any, name: str) -> Any:
     v = t()
     v.name = name
     return v
+
+
+def _test_row(placeholder: Any, source: Any, row: int | None) -> Any:
+    """``placeholder`` carrying row ``row`` (None: all) of ``source``'s test value, when
+    test values are on and ``source`` has one (as Theano's scan gives its step's inputs)."""
+    if config.compute_test_value != "off":
+        try:
+            value = source.get_test_value()
+            placeholder.tag.test_value = value if row is None else value[row]
+        except (AttributeError, IndexError):
+            pass  # reported, as the flag says, by the first node that needs it
+    return placeholder
 
 
 def _as_seq(s, k: int) -> _Seq:
@@ -263,7 +276,7 @@ def _sequence_rows(seqs: list[_Seq], n_steps, n_steps_var) -> tuple[list, list]:
                 end = t - hi
                 outer.append(s.outer[start : (end if end != 0 else None)])
             name = f"{s.outer.name or f'seq{k}'}[t{t:+d}]"
-            inner.append(_placeholder(_row_type(s.outer.type), name))
+            inner.append(_test_row(_placeholder(_row_type(s.outer.type), name), outer[-1], 0))
     return outer, inner
 
 
@@ -282,7 +295,11 @@ def _state_taps(state_outs: list[_Out]) -> tuple[list, list[list]]:
             )
         row_t = init.type if sit_sot else _row_type(init.type)
         inits.append(T.shape_padleft(init) if sit_sot else init[: -min(o.taps)])
-        taps.append([_placeholder(row_t, f"{init.name or f'out{k}'}[t{t:+d}]") for t in o.taps])
+        taps.append([
+            _test_row(_placeholder(row_t, f"{init.name or f'out{k}'}[t{t:+d}]"), init,
+                      None if sit_sot else t - min(o.taps))
+            for t in o.taps
+        ])  # fmt: skip
     return inits, taps
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from graphc.graph.basic import Apply, Constant, Variable
 from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.tensor.random.op import STATE_SIZE, RandomVariable
+from graphc.tensor.random.op import STATE_SIZE, STATE_TYPE, RandomVariable
 
 PHILOX = r"""
 /* Philox4x64-10 as numpy's bit generator runs it: the counter is incremented (with carry)
@@ -55,6 +55,14 @@ static inline double graphc_uniform(graphc_philox *s, double low, double range) 
     volatile double scaled = range * ((double)(graphc_philox_next(s) >> 11) *
                                       (1.0 / 9007199254740992.0));
     return low + scaled;
+}
+
+static inline npy_float32 graphc_off_high_f(npy_float32 x, npy_float32 high, npy_float32 below) {
+    return x == high ? below : x;
+}
+
+static inline double graphc_off_high_d(double x, double high, double below) {
+    return x == high ? below : x;
 }
 
 static inline double graphc_next_double(graphc_philox *s) {
@@ -132,25 +140,34 @@ def _constant_value(v: Variable) -> float | int | bool | None:
     return np.asarray(v.data).item() if isinstance(v, Constant) and v.ndim == 0 else None
 
 
+_NEXTAFTER = {"float32": "nextafterf", "float64": "nextafter"}
+
+
 @register_c(RandomVariable)
 def gen_random(node: Apply) -> CThunkCode | None:
     op = node.op
     params = node.inputs[2:]
     out_dt = op.dtype
-    if out_dt not in DTYPES or STATE_SIZE != 6:
+    if out_dt not in DTYPES or STATE_SIZE != 6 or op.state_type is not STATE_TYPE:
         return None
     if any(p.ndim != 0 or p.dtype not in DTYPES for p in params):
         return None
     name = str(op).replace('"', "")
     if op.dist == "uniform":
+        if out_dt not in _NEXTAFTER:
+            return None
         low, high = _scalar("i2", params[0].dtype), _scalar("i3", params[1].dtype)
         setup = f"""
     double low = {low}, range = {high} - low;
     if (!isfinite(range)) {{
         PyErr_SetString(PyExc_OverflowError, "Range exceeds valid bounds");
         FAIL;
-    }}"""
-        draw = "graphc_uniform(&st, low, range)"
+    }}
+    /* a draw that rounds to high moves one step toward low (keep_off_high) */
+    const {ctype(out_dt)} high_c = ({ctype(out_dt)})({high});
+    const {ctype(out_dt)} below_c = {_NEXTAFTER[out_dt]}(high_c, ({ctype(out_dt)})low);"""
+        off = "graphc_off_high_f" if out_dt == "float32" else "graphc_off_high_d"
+        draw = f"{off}(({ctype(out_dt)}) graphc_uniform(&st, low, range), high_c, below_c)"
     elif op.dist == "binomial":
         n, p = _constant_value(params[0]), _constant_value(params[1])
         if n is None or p is None or int(n) != n or n < 0 or not 0.0 <= p <= 1.0:

@@ -51,6 +51,36 @@ def next_state(gen: np.random.Generator, state: np.ndarray) -> np.ndarray:
     return np.concatenate([state[:2], np.asarray(counter, dtype=np.uint64)])
 
 
+def keep_off_high(sample: np.ndarray, low, high) -> np.ndarray:
+    """``sample`` with every value equal to ``high`` (in the sample's dtype) moved one step
+    toward ``low``: ``low + (high - low) * u`` with ``u < 1`` can still round to ``high``
+    (in the arithmetic, or when a float64 draw is rounded to a narrower dtype). Samples then
+    lie in ``[low, high)``, or in ``(high, low]`` when ``low > high``; ``low == high`` gives
+    ``low``."""
+    sample = np.asarray(sample)
+    if sample.dtype.kind != "f":
+        return sample
+    high = np.asarray(high, dtype=sample.dtype)
+    below = np.nextafter(high, np.asarray(low, dtype=sample.dtype))
+    hit = sample == high
+    if hit.any():
+        sample = np.where(hit, below, sample).astype(sample.dtype, copy=False)
+    return sample
+
+
+def _uniform(gen: np.random.Generator, size, params: list):
+    """``low + (high - low) * u`` as numpy's Generator computes it, but allowing
+    ``low > high`` as Theano does (samples in ``(high, low]``)."""
+    low, high = (np.asarray(p, dtype=np.float64) for p in params)
+    shape = np.broadcast_shapes(low.shape, high.shape) if size is None else size
+    if np.broadcast_shapes(low.shape, high.shape, shape) != tuple(shape):
+        raise ValueError(f"low {low.shape} and high {high.shape} do not broadcast to {shape}")
+    scale = high - low
+    if not np.isfinite(scale).all():
+        raise OverflowError("Range exceeds valid bounds")
+    return low + scale * gen.random(size=shape)
+
+
 # A distribution: how many extra output axes each sample has beyond ``size`` (from the
 # parameters' values), and the draw itself.
 Draw = Callable[[np.random.Generator, tuple | None, list], np.ndarray]
@@ -69,29 +99,6 @@ def _choice(gen: np.random.Generator, size, params: list, replace: bool):
     return np.asarray(gen.choice(a, size=size, replace=replace, p=p))
 
 
-def _rows_without_replacement(gen: np.random.Generator, size, params: list):
-    """``n`` distinct indices per row of the probability matrix ``p`` (MRG's choice)."""
-    n, p = params
-    n = int(n)
-    if size is not None:
-        raise ValueError("size must be empty: the sample's shape is (rows of p, n)")
-    if p.ndim != 2 or n > p.shape[1]:
-        raise ValueError(f"p must be a matrix with at least n={n} columns, got {p.shape}")
-    rows = [gen.choice(p.shape[1], size=n, replace=False, p=r / r.sum()) for r in p]
-    return np.asarray(rows, dtype=np.int64).reshape(p.shape[0], n)
-
-
-def _truncated_normal(gen: np.random.Generator, size, params: list):
-    """Normal samples redrawn until they lie within two standard deviations."""
-    avg, std = params
-    z = gen.standard_normal(size=np.broadcast_shapes(avg.shape, std.shape, size or ()))
-    bad = np.abs(z) > 2
-    while bad.any():
-        z[bad] = gen.standard_normal(size=int(bad.sum()))
-        bad = np.abs(z) > 2
-    return avg + std * z
-
-
 def _permutation(gen: np.random.Generator, size, params: list):
     (n,) = params
     n = int(n)
@@ -103,7 +110,7 @@ def _permutation(gen: np.random.Generator, size, params: list):
 
 
 _DRAWS: dict[str, tuple[int, Draw]] = {
-    "uniform": (0, lambda g, s, p: g.uniform(p[0], p[1], size=s)),
+    "uniform": (0, _uniform),
     "normal": (0, lambda g, s, p: g.normal(p[0], p[1], size=s)),
     "binomial": (0, lambda g, s, p: g.binomial(p[0], p[1], size=s)),
     "random_integers": (0, lambda g, s, p: g.integers(p[0], p[1], size=s, endpoint=True)),
@@ -111,8 +118,6 @@ _DRAWS: dict[str, tuple[int, Draw]] = {
     "choice": (0, lambda g, s, p: _choice(g, s, p, True)),
     "choice_no_replace": (0, lambda g, s, p: _choice(g, s, p, False)),
     "permutation": (1, _permutation),
-    "rows_without_replacement": (0, _rows_without_replacement),
-    "truncated_normal": (0, _truncated_normal),
 }
 
 
@@ -139,10 +144,12 @@ class RandomVariable(Op):
     """
 
     __props__ = ("dist", "dtype", "ndim")
+    state_type = STATE_TYPE
+    DRAWS = _DRAWS
 
     def __init__(self, dist: str, dtype: str, ndim: int):
-        if dist not in _DRAWS:
-            raise ValueError(f"unknown distribution {dist!r}; known: {', '.join(_DRAWS)}")
+        if dist not in self.DRAWS:
+            raise ValueError(f"unknown distribution {dist!r}; known: {', '.join(self.DRAWS)}")
         self.dist = dist
         self.dtype = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
         self.ndim = int(ndim)
@@ -152,43 +159,51 @@ class RandomVariable(Op):
 
     def make_node(self, state: Variable, size: Variable, *params: Variable) -> Apply:
         state = as_tensor_variable(state)
-        if STATE_TYPE.convert_variable(state) is None:
-            raise TypeError(f"{self}: the state must be {STATE_TYPE}, got {state.type}")
+        if self.state_type.convert_variable(state) is None:
+            raise TypeError(f"{self}: the state must be {self.state_type}, got {state.type}")
         size = as_tensor_variable(size)
         if size.ndim != 1 or size.dtype != "int64":
             raise TypeError(f"{self}: size must be an int64 vector, got {size.type}")
         params = [as_tensor_variable(p) for p in params]
         sample = RandomSample(TensorType(self.dtype, (None,) * self.ndim))
-        return Apply(self, [state, size, *params], [STATE_TYPE(), sample])
+        return Apply(self, [state, size, *params], [self.state_type(), sample])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         state, size, *params = inputs
-        gen = generator(state)
         shape = tuple(int(s) for s in size) if len(size) else None
-        extra, draw = _DRAWS[self.dist]
         try:
-            sample = np.asarray(draw(gen, shape, params))
+            new_state, sample = self.draw(state, shape, params)
         except ValueError as e:
             raise ValueError(f"{self}: bad parameters for {self.dist}: {e}") from None
+        sample = np.asarray(sample)
         if sample.ndim != self.ndim:
             raise ValueError(
                 f"{self}: the sample has {sample.ndim} dimensions (shape {sample.shape}) but "
                 f"the graph expects {self.ndim}; pass size or ndim to match the parameters"
             )
-        output_storage[0][0] = next_state(gen, state)
-        output_storage[1][0] = sample.astype(self.dtype, copy=False)
+        sample = sample.astype(self.dtype, copy=False)
+        if self.dist == "uniform":
+            sample = keep_off_high(sample, params[0], params[1])
+        output_storage[0][0] = new_state
+        output_storage[1][0] = sample
+
+    def draw(self, state: np.ndarray, shape: tuple | None, params: list):
+        """``(new_state, sample)`` of this distribution from ``state``."""
+        gen = generator(state)
+        sample = self.DRAWS[self.dist][1](gen, shape, params)
+        return next_state(gen, state), sample
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         size = node.inputs[1]
         n = size_length(size)
-        if not n or n + _DRAWS[self.dist][0] != self.ndim:
-            return [(STATE_SIZE,), (None,) * self.ndim]  # known only from the values
+        if not n or n + self.DRAWS[self.dist][0] != self.ndim:
+            return [shapes[0], (None,) * self.ndim]  # known only from the values
         sample_shape = [size[k] for k in range(n)]
         if self.dist == "multinomial":
             sample_shape.append(node.inputs[3].shape[-1])
         elif self.dist == "permutation":
             sample_shape.append(node.inputs[2].astype("int64"))
-        return [(STATE_SIZE,), tuple(sample_shape)]
+        return [shapes[0], tuple(sample_shape)]
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
         # samples are treated as constants: no gradient flows to the state, the size or
