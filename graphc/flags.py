@@ -119,6 +119,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("profile_memory", False, _bool, "add the memory section to profiles"),
     Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),
     Flag("profile_trace", False, _bool, "record a per-node event trace (Chrome trace export)"),
+    Flag("profile_html", "", str, "at exit, also write the profiles' HTML report to this path"),
     Flag(
         "profiling__destination",
         "stdout",
