@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.linker.clinker import has_c_code
+from graphc.linker.machine import machine_limits
 from graphc.linker.program import gc_schedule
 from graphc.profile.data import model
 from graphc.profile.data.model import FunctionProfile, StorageRecord
@@ -374,7 +376,23 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         constants=consts,
         output_slots=list(prog.outputs),
         optimizer_profile=opt_prof if config.profile_optimizer else None,
+        machine=_machine_limits(),
     )
+
+
+def _machine_limits() -> model.MachineLimits | None:
+    """This machine's roofline limits (measured on the first profiled compile, then read
+    from the compile cache), unless ``profile_roofline`` is off or they cannot be measured."""
+    if not config.profile_roofline:
+        return None
+    try:
+        found = machine_limits()
+    except Exception as exc:  # no compiler, no BLAS: the profile goes on without a roofline
+        warnings.warn(
+            f"graphc: no roofline, the machine's limits were not measured: {exc}", stacklevel=2
+        )
+        return None
+    return None if found is None else model.MachineLimits(**found)
 
 
 def _const_name(linked, slot) -> str:

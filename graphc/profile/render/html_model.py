@@ -19,6 +19,7 @@ from graphc.profile.render.graphviz import render_svg, to_dot
 from graphc.profile.render.text import render_global
 from graphc.profile.summaries.loops import loop_summary
 from graphc.profile.summaries.memory_curve import live_bytes
+from graphc.profile.summaries.roofline import RooflinePoint, machine_of, roofline
 from graphc.profile.summaries.tables import (
     TimeTable,
     apply_table,
@@ -55,6 +56,8 @@ _APPLY_COLUMNS = [
     ("calls", "calls", "int"),
     ("id", "id", "int"),
     ("gflops", "GFLOP/s", "float"),
+    ("gbs", "GB/s", "float"),
+    ("bw", "% bw", "share"),
     ("impl", "type", "str"),
     ("function", "function", "str"),
     ("name", "Apply name", "str"),
@@ -73,13 +76,20 @@ def _grouped(tbl: TimeTable) -> dict[str, Any]:
     return {"columns": _columns(_GROUP_COLUMNS), "rows": rows}
 
 
-def _apply(tbl: TimeTable) -> dict[str, Any]:
+def _key(function_index: int, position: int) -> str:
+    return f"f{function_index}_n{position}"
+
+
+def _apply(tbl: TimeTable, points: dict[str, RooflinePoint]) -> dict[str, Any]:
     rows = []
     keys = []
     for r in tbl.rows:
+        key = _key(r.function_index, r.position)
+        p = points.get(key)
         rows.append([r.pct, r.cum_pct, r.ns, r.per_call_ns, r.min_ns, r.median_ns, r.calls,
-                     r.position, r.gflops_s, r.impl, r.function, r.label])  # fmt: skip
-        keys.append(f"f{r.function_index}_n{r.position}")
+                     r.position, r.gflops_s, p and p.gbs, p and p.bw_share, r.impl, r.function,
+                     r.label])  # fmt: skip
+        keys.append(key)
     return {"columns": _columns(_APPLY_COLUMNS), "rows": rows, "keys": keys}
 
 
@@ -169,10 +179,33 @@ def _graph_svg(recorded: Sequence[FunctionProfile], all_calls: bool) -> str | No
     return svg[svg.find("<svg") :]
 
 
+def _roofline(fps: Sequence[FunctionProfile], points: list[RooflinePoint]) -> dict[str, Any]:
+    machine = machine_of(fps)
+    return {
+        "machine": None if machine is None else vars(machine),
+        "points": [
+            {
+                "key": _key(p.function_index, p.position),
+                "name": p.name,
+                "ns": p.ns,
+                "intensity": p.intensity,
+                "gflops": p.gflops,
+                "gbs": p.gbs,
+                "bw_share": p.bw_share,
+                "flop_share": p.flop_share,
+                "bound": p.bound,
+            }  # fmt: skip
+            for p in points
+        ],
+    }
+
+
 def page_model(stats: ProfileData, all_calls: bool = False) -> dict[str, Any]:
     """Everything the report shows for ``stats``."""
     recorded = list(stats.functions)
     fps = recorded if all_calls else [steady_state(f) for f in recorded]
+    points = roofline(fps)
+    by_key = {_key(p.function_index, p.position): p for p in points}
     firsts = sum(f.first_calls for f in recorded if has_first_call(f)) if not all_calls else 0
     return {
         "title": stats.name or ", ".join(f.name for f in fps) or "empty profile",
@@ -182,11 +215,12 @@ def page_model(stats: ProfileData, all_calls: bool = False) -> dict[str, Any]:
         "tables": {
             "class": _grouped(class_table(fps, _ALL)),
             "ops": _grouped(op_table(fps, _ALL)),
-            "apply": _apply(apply_table(fps, _ALL)),
+            "apply": _apply(apply_table(fps, _ALL), by_key),
             "sources": _sources(source_table(fps, _ALL)),
         },
         "functions": [_function(k, fp, r) for k, (fp, r) in enumerate(zip(fps, recorded))],
         "loops": [_loop(fp, n) for fp in fps for n in fp.nodes if n.inner is not None and n.calls],
+        "roofline": _roofline(fps, points),
         "tips": tips(recorded),
         "svg": _graph_svg(recorded, all_calls),
     }

@@ -34,6 +34,7 @@ function fmtBytes(b) {
 function fmtCell(v, kind) {
   if (v === null || v === undefined) return "-";
   if (kind === "pct") return v.toFixed(1) + "%";
+  if (kind === "share") return (100 * v).toFixed(1) + "%";
   if (kind === "ns") return fmtNs(v);
   if (kind === "bytes") return fmtBytes(v);
   if (kind === "float") return v.toPrecision(3);
@@ -196,6 +197,48 @@ function lineChart(values, peak, w, h) {
   return svg;
 }
 
+function renderRoofline() {
+  const r = DATA.roofline;
+  if (!r || !r.machine) return;
+  const m = r.machine, s = section("roofline", "Roofline");
+  s.append(el("p", {text: "This machine: " + m.bandwidth_gbs.toFixed(1) + " GB/s memory bandwidth (triad over " +
+    m.triad_n + " doubles), " + m.peak_gflops.toFixed(1) + " GFLOP/s peak (float64 GEMM of " + m.gemm_n + "x" +
+    m.gemm_n + ", BLAS " + m.blas + "). One dot per node with a flop count; click a dot for its row."}));
+  const pts = r.points.filter(p => p.intensity > 0 && p.gflops > 0);
+  const w = 720, h = 360, pad = 50;
+  const xs = pts.map(p => p.intensity).concat([m.peak_gflops / m.bandwidth_gbs]);
+  const ys = pts.map(p => p.gflops).concat([m.peak_gflops]);
+  const lx0 = Math.floor(Math.log10(Math.min(...xs)) - 1), lx1 = Math.ceil(Math.log10(Math.max(...xs)) + 1);
+  const ly0 = Math.floor(Math.log10(Math.min(...ys)) - 1), ly1 = Math.ceil(Math.log10(Math.max(...ys)) + 0.5);
+  const X = v => pad + (w - 2 * pad) * (Math.log10(v) - lx0) / (lx1 - lx0);
+  const Y = v => h - pad + (2 * pad - h) * (Math.log10(v) - ly0) / (ly1 - ly0);
+  const svg = svgEl("svg", {width: w, height: h, id: "roofline-chart"});
+  svg.append(svgEl("rect", {x: pad, y: pad, width: w - 2 * pad, height: h - 2 * pad, fill: "none", stroke: "#bbb"}));
+  for (let e = lx0; e <= lx1; e++) { const t = svgEl("text", {x: X(10 ** e) - 10, y: h - pad + 16, "font-size": 11}); t.textContent = "1e" + e; svg.append(t); }
+  for (let e = ly0; e <= ly1; e++) { const t = svgEl("text", {x: 4, y: Y(10 ** e) + 4, "font-size": 11}); t.textContent = "1e" + e; svg.append(t); }
+  const ridge = m.peak_gflops / m.bandwidth_gbs, xa = 10 ** lx0, xb = 10 ** lx1;
+  const roof = [[xa, m.bandwidth_gbs * xa], [ridge, m.peak_gflops], [xb, m.peak_gflops]];
+  svg.append(svgEl("polyline", {points: roof.map(([a, b]) => X(a) + "," + Y(Math.max(b, 10 ** ly0))).join(" "),
+                                fill: "none", stroke: "#444", "stroke-width": 2, class: "roof"}));
+  const lab = (x, y, text) => { const t = svgEl("text", {x: x, y: y, "font-size": 12}); t.textContent = text; svg.append(t); };
+  lab(pad + 4, h - 8, "arithmetic intensity (flop/byte)"); lab(pad + 4, pad - 8, "GFLOP/s (log-log)");
+  const total = Math.max(1, ...pts.map(p => p.ns));
+  for (const p of pts) {
+    const c = svgEl("circle", {cx: X(p.intensity), cy: Y(p.gflops), r: 3 + 7 * Math.sqrt(p.ns / total),
+      fill: "rgba(201,48,44,0.6)", stroke: "#800", class: "dot", "data-key": p.key});
+    const t = svgEl("title");
+    t.textContent = p.name + ": " + p.intensity.toPrecision(3) + " flop/B, " + p.gflops.toPrecision(3) +
+      " GFLOP/s, " + (100 * p.bw_share).toFixed(1) + "% of bandwidth, " + (100 * p.flop_share).toFixed(1) + "% of peak";
+    c.append(t);
+    c.addEventListener("click", () => showNode(p.key, true));
+    svg.append(c);
+  }
+  s.append(svg);
+  const rest = r.points.length - pts.length;
+  if (rest) s.append(el("p", {class: "note", text: rest + " node(s) without a flop count are not drawn; " +
+                                                   "their GB/s and % bw are in the Apply table."}));
+}
+
 function renderMemory() {
   const fns = DATA.functions.filter(f => f.memory.length);
   if (!fns.length) return;
@@ -250,7 +293,7 @@ function main() {
   document.querySelector("header h1").textContent = "graphc profile: " + DATA.title;
   for (const f of DATA.functions) for (const n of f.nodes) NODES["f" + f.index + "_n" + n.pos] = Object.assign({fn: f.name}, n);
   renderCompare();
-  if (DATA.functions.length) { renderGlobal(); renderTables(); renderGraph(); renderLoops(); renderMemory(); renderTimeline(); }
+  if (DATA.functions.length) { renderGlobal(); renderTables(); renderGraph(); renderRoofline(); renderLoops(); renderMemory(); renderTimeline(); }
   document.body.dataset.ready = "1";
 }
 main();

@@ -25,6 +25,7 @@ from graphc.profile.render.fmt import (
     values_line,
 )
 from graphc.profile.render.loops import render_loops
+from graphc.profile.render.roofline import render_roofline
 from graphc.profile.summaries.memory import FunctionMemory, MemorySummary, memory_summary
 from graphc.profile.summaries.tables import (
     GlobalSummary,
@@ -387,6 +388,7 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
         lines += render_apply(apply_table(fps, n_apply), len(fps) > 1, width)
         lines += render_sources(source_table(fps, n_ops), width)
         lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply, width))
+        lines += render_roofline(fps, n_apply, width)
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",
