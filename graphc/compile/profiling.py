@@ -118,6 +118,10 @@ class FunctionProfiler:
         self.shapes_on = True
         self.trace_capacity = trace_capacity
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
+        self.sample_every = 1 if nested else max(int(config.profile_sample), 1)
+        self.countdown = 1  # calls until the next timed one (the first call is timed)
+        self.unsampled = 0
+        self.vm_sq = 0.0  # sum of the timed calls' squared VM times
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
@@ -132,6 +136,26 @@ class FunctionProfiler:
         self.n_seen = n = self.n_seen + 1
         if n >= self._next_event:
             self._event(n, call_ns, vm_ns)
+        if self.sample_every > 1:
+            self.vm_sq += float(vm_ns) * vm_ns
+            self._vm_profiling(False)
+
+    def take_sample(self) -> bool:
+        """With ``profile_sample=N``: whether this call is timed (every N-th, the first
+        included; the VM records it); the others are only counted."""
+        self.countdown -= 1
+        if self.countdown > 0:
+            self.unsampled += 1
+            return False
+        self.countdown = self.sample_every
+        self._vm_profiling(True)
+        return True
+
+    def _vm_profiling(self, on: bool) -> None:
+        fn = self.fn_ref()
+        if fn is not None:
+            fn.vm.set_profiling(timing=on, memory=self.memory and on,
+                                shapes=self.shapes_on and on, trace_capacity=0)  # fmt: skip
 
     def _event(self, n: int, call_ns: int, vm_ns: int) -> None:
         """The rare part of on_call: ``n`` calls made, this one included."""
@@ -231,11 +255,15 @@ class FunctionProfiler:
         else:
             rec = self.record
             rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+            rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
+            rec.sampled_vm_ns_sq = self.vm_sq
             self._store_first()
 
     def _pull(self, fn: CompiledParts) -> None:
         rec = self.record
         rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+        rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
+        rec.sampled_vm_ns_sq = self.vm_sq
         st = fn.vm.stats()
         update_from_vm_stats(rec, st)
         self._store_first()
@@ -419,8 +447,11 @@ def start_profile(
     record = build_record(fn)
     trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
     profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
-    stats.functions.append(record)
     _profile_loop_bodies(fn, record, profiler)
+    if profiler.sample_every > 1 and (profiler.children or trace_capacity):
+        what = "loop nodes (scan)" if profiler.children else "profile_trace"
+        raise NotImplementedError(f"profile_sample > 1 with {what}: time every call instead")
+    stats.functions.append(record)
     REGISTRY.track(fn, functools.partial(_held_and_peak, profiler=profiler))
     # the profile is the user's data: it keeps the final counters when fn is freed
     profiler.keep_final_counters(fn)

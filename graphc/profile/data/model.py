@@ -179,6 +179,11 @@ class FunctionProfile:
     trace: TraceRecord | None = None
     memory_plan: MemoryPlanRecord | None = None  # buffers the VM's memory plan keeps
     machine: MachineLimits | None = None  # this machine's bandwidth and peak (roofline)
+    #: Sampling (``profile_sample``): every ``sample_every``-th call is timed; ``calls``
+    #: counts those, ``unsampled_calls`` the others (summaries scale the times up).
+    sample_every: int = 1
+    unsampled_calls: int = 0
+    sampled_vm_ns_sq: float = 0.0  # sum of the timed calls' squared vm_ns (their spread)
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:

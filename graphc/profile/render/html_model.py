@@ -20,6 +20,7 @@ from graphc.profile.render.text import render_global
 from graphc.profile.summaries.loops import loop_summary
 from graphc.profile.summaries.memory_curve import live_bytes
 from graphc.profile.summaries.roofline import RooflinePoint, machine_of, roofline
+from graphc.profile.summaries.sampling import sampling_lines, scaled
 from graphc.profile.summaries.tables import (
     TimeTable,
     apply_table,
@@ -204,12 +205,14 @@ def page_model(stats: ProfileData, all_calls: bool = False) -> dict[str, Any]:
     """Everything the report shows for ``stats``."""
     recorded = list(stats.functions)
     fps = recorded if all_calls else [steady_state(f) for f in recorded]
+    sampled = sampling_lines(recorded)
+    fps = [scaled(f) for f in fps]
     points = roofline(fps)
     by_key = {_key(p.function_index, p.position): p for p in points}
     firsts = sum(f.first_calls for f in recorded if has_first_call(f)) if not all_calls else 0
     return {
         "title": stats.name or ", ".join(f.name for f in fps) or "empty profile",
-        "global": render_global(global_summary(fps, stats.name))[3:],
+        "global": render_global(global_summary(fps, stats.name))[3:] + sampled,
         "first_calls_left_out": firsts,
         "phases": _phases(fps),
         "tables": {
