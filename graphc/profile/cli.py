@@ -11,6 +11,7 @@ profiles.
         (ab's options come before the script; a command writes its profile to {json})
     graphc-prof trace profile.json out.trace.json
     graphc-prof graph profile.json out.svg|out.png|out.pdf|out.dot
+    graphc-prof pprof profile.json out.pb.gz
     graphc-prof html profile.json [new.json] -o report.html
         (one profile; two: the second with its comparison to the first; or the JSON of
         ``diff``/``ab --json`` alone)
@@ -22,6 +23,7 @@ Options of ``run`` (before the script or after its arguments; ``--`` ends them):
     --trace-capacity N     node events kept per function in a trace
     --svg PATH, --dot PATH write the profile-coloured graph (.svg needs Graphviz)
     --html PATH            write the self-contained HTML report
+    --pprof PATH           write the profile in pprof's format (gzipped profile.proto)
     --memory               record the memory profile (profile_memory)
     --optimizer            record the optimizer profile (profile_optimizer)
     --summary              print the summary at exit (the default when no file is asked for)
@@ -48,6 +50,7 @@ from graphc.profile.registry import REGISTRY
 from graphc.profile.render.compare import render
 from graphc.profile.render.graphviz import write_dot, write_graph
 from graphc.profile.render.html import write_html
+from graphc.profile.render.pprof import write_pprof
 from graphc.profile.render.speedscope import speedscope
 from graphc.profile.stats import ProfileStats, load
 from graphc.profile.summaries.compare import Options, compare, compare_runs
@@ -58,6 +61,7 @@ _RUN_OPTIONS = {
     "--svg": True,
     "--dot": True,
     "--html": True,
+    "--pprof": True,
     "--speedscope": True,
     "--trace-capacity": True,
     "--memory": False,
@@ -121,7 +125,8 @@ def cmd_run(argv: Sequence[str]) -> int:
         if opts.get("--trace-capacity"):
             cfg.profiling__trace_capacity = int(opts["--trace-capacity"])
     writes_file = any(
-        opts.get(k) for k in ("--json", "--trace", "--speedscope", "--svg", "--dot", "--html")
+        opts.get(k)
+        for k in ("--json", "--trace", "--speedscope", "--svg", "--dot", "--html", "--pprof")
     )
     if writes_file and not opts.get("--summary"):
         cfg.profiling__destination = os.devnull
@@ -167,6 +172,8 @@ def _write_outputs(stats: ProfileStats, opts: dict[str, str | bool]) -> None:
     if opts.get("--html"):
         write_html(stats, str(opts["--html"]))
         print(f"graphc-prof: wrote {opts['--html']}", file=sys.stderr)
+    if opts.get("--pprof"):
+        write_pprof(stats, str(opts["--pprof"]))
 
 
 def _gate_options(p: argparse.ArgumentParser) -> None:
@@ -278,6 +285,9 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("graph", help="profile-coloured graph: .svg (needs Graphviz) or .dot")
     g.add_argument("profile")
     g.add_argument("out")
+    pp = sub.add_parser("pprof", help="pprof profile (gzipped profile.proto) from a JSON")
+    pp.add_argument("profile")
+    pp.add_argument("out")
     h = sub.add_parser("html", help="self-contained HTML report of a profile or a comparison")
     h.add_argument("profiles", nargs="+", metavar="JSON", help="profile; base new; or diff JSON")
     h.add_argument("-o", "--out", required=True, help="the HTML file to write")
@@ -355,6 +365,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return cmd_ab(args)
     if args.cmd == "trace":
         _load(args.profile).to_chrome_trace(args.out)
+        return 0
+    if args.cmd == "pprof":
+        write_pprof(_load(args.profile), args.out)
         return 0
     if args.cmd == "html":
         return cmd_html(args)
