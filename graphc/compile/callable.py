@@ -168,7 +168,11 @@ class Function:
         # (a loop's step function has a profiler but no profile: the loop times its steps)
         prof = self._profiler
         if self.profile is not None and prof is not None:
-            if prof.sample_every == 1 or prof.take_sample():
+            if prof.sample_every == 1:
+                return self._profiled_call(prof, args, kwargs)
+            prof.countdown -= 1  # profile_sample: time every N-th call, only count others
+            if prof.countdown <= 0:
+                prof.begin_sample()
                 return self._profiled_call(prof, args, kwargs)
         values = self._prepare(args, kwargs)
         try:

@@ -120,7 +120,7 @@ class FunctionProfiler:
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
         self.sample_every = 1 if nested else max(int(config.profile_sample), 1)
         self.countdown = 1  # calls until the next timed one (the first call is timed)
-        self.unsampled = 0
+        self.samples = 0  # calls timed under sampling
         self.vm_sq = 0.0  # sum of the timed calls' squared VM times
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
@@ -140,16 +140,20 @@ class FunctionProfiler:
             self.vm_sq += float(vm_ns) * vm_ns
             self._vm_profiling(False)
 
-    def take_sample(self) -> bool:
-        """With ``profile_sample=N``: whether this call is timed (every N-th, the first
-        included; the VM records it); the others are only counted."""
-        self.countdown -= 1
-        if self.countdown > 0:
-            self.unsampled += 1
-            return False
+    def begin_sample(self) -> None:
+        """With ``profile_sample=N``: the call about to run is timed (the function counts
+        ``countdown`` down every call and times the call that reaches 0, so every N-th
+        call, the first included); the VM records it."""
         self.countdown = self.sample_every
+        self.samples += 1
         self._vm_profiling(True)
-        return True
+
+    @property
+    def unsampled(self) -> int:
+        """Calls made but not timed, from the timed ones and the countdown."""
+        if not self.samples:
+            return 0
+        return (self.samples - 1) * (self.sample_every - 1) + self.sample_every - self.countdown
 
     def _vm_profiling(self, on: bool) -> None:
         fn = self.fn_ref()
