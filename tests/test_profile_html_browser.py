@@ -18,6 +18,7 @@ from graphc.profile import ProfileStats
 from graphc.profile.data.steady import steady_state
 from graphc.profile.render.html import write_html
 from graphc.profile.summaries.compare import compare
+from graphc.profile.summaries.roofline import node_bytes
 
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "profile-report.png"
 
@@ -110,6 +111,21 @@ def test_graph_node_leads_to_its_row(browser, report):
     assert pixels.most_common(1)[0][1] < 0.95 * sum(pixels.values())
     if os.environ.get("GRAPHC_UPDATE_SCREENSHOT") == "1":
         SCREENSHOT.write_bytes(png)
+    assert browser.console_errors() == []
+
+
+def test_roofline_dot_leads_to_its_row(browser, report):
+    stats, path = report
+    browser.goto(path.as_uri())
+    nodes = _steady_nodes(stats)
+    drawn = browser.js("[...document.querySelectorAll('#roofline-chart circle.dot')]"
+                       ".map(c => c.dataset.key)")  # fmt: skip
+    # one dot per node that ran with a flop count (the products and element-wise nodes),
+    # a time and known shapes
+    placed = [k for k, n in nodes.items() if n.flops_per_call and n.ns_total and node_bytes(n)]
+    assert placed and sorted(drawn) == sorted(placed)
+    browser.click(f'#roofline-chart circle.dot[data-key="{drawn[0]}"]')
+    assert browser.js("document.querySelector('tr.hit').id") == f"tbl-apply-{drawn[0]}"
     assert browser.console_errors() == []
 
 

@@ -107,6 +107,13 @@ def test_vm_interval_by_hand():
     assert est.half_width == pytest.approx(Z95 * 20 * sd / 2 * np.sqrt(1 - 4 / 20))
 
 
+def test_a_sample_rate_below_one_is_refused():
+    x = T.dvector("x")
+    with graphc.config.change_flags(profile_sample=0):
+        with pytest.raises(ValueError, match="profile_sample must be >= 1"):
+            graphc.function([x], x * 2, profile=ProfileStats(atexit_print=False))
+
+
 def test_sampling_refuses_what_it_cannot_scale():
     with graphc.config.change_flags(profile_sample=3):
         with pytest.raises(NotImplementedError, match="loop nodes"):

@@ -118,7 +118,10 @@ class FunctionProfiler:
         self.shapes_on = True
         self.trace_capacity = trace_capacity
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
-        self.sample_every = 1 if nested else max(int(config.profile_sample), 1)
+        if int(config.profile_sample) < 1:
+            raise ValueError(f"profile_sample must be >= 1 (1: time every call), "
+                             f"got {config.profile_sample}")  # fmt: skip
+        self.sample_every = 1 if nested else int(config.profile_sample)
         self.countdown = 1  # calls until the next timed one (the first call is timed)
         self.samples = 0  # calls timed under sampling
         self.vm_sq = 0.0  # sum of the timed calls' squared VM times
