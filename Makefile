@@ -12,8 +12,12 @@ $(READY): pyproject.toml setup.py graphc/vm/_cvm.pyx graphc/vm/_loop.pyx
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
+EXAMPLE_HTML ?= build/example-profile.html
+
 example: $(READY)  ## the main job: logistic regression under PROFILE_MODE, with its profile
-	$(BIN)/python examples/logistic_regression.py
+	mkdir -p $(dir $(EXAMPLE_HTML))
+	GRAPHC_FLAGS="$${GRAPHC_FLAGS:+$$GRAPHC_FLAGS,}profile_html=$(EXAMPLE_HTML)" \
+		$(BIN)/python examples/logistic_regression.py
 
 test: $(READY)  ## the test suite
 	$(BIN)/python -m pytest

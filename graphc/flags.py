@@ -120,6 +120,21 @@ FLAGS: tuple[Flag, ...] = (
     Flag("profile_optimizer", False, _bool, "add the optimizer section to profiles"),
     Flag("profile_trace", False, _bool, "record a per-node event trace (Chrome trace export)"),
     Flag(
+        "profile_roofline",
+        True,
+        _bool,
+        "profiles carry this machine's bandwidth and peak FLOP rate for the roofline "
+        "(measured once per machine, about a second, and cached with the compile cache)",
+    ),
+    Flag(
+        "profile_sample",
+        1,
+        int,
+        "time only every N-th call of a profiled function (the first included); summaries "
+        "scale the times up and print their uncertainty",
+    ),
+    Flag("profile_html", "", str, "at exit, also write the profiles' HTML report to this path"),
+    Flag(
         "profiling__destination",
         "stdout",
         str,

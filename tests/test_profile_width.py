@@ -116,7 +116,8 @@ SECTIONS = ["Function profiling", "Class", "Ops", "Apply", "Source lines", TIPS]
 SCREEN = 72  # lines: the sections' fixed frame (headers, notes, global section) is ~45
 # Tips that appear only when the machine disturbed the measurement (a slow first call, BLAS
 # times spread by other load): at most one of each, not counted in the screen.
-TIMING_TIPS = (" the first call of ", "BLAS threads may be competing")
+TIMING_TIPS = (" the first call of ", "BLAS threads may be competing",
+               "of this machine's bandwidth", "of both bandwidth and peak")  # fmt: skip
 
 
 def _tips(block: list[str]) -> list[list[str]]:

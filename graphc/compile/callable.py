@@ -166,8 +166,14 @@ class Function:
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
         # (a loop's step function has a profiler but no profile: the loop times its steps)
-        if self.profile is not None and self._profiler is not None:
-            return self._profiled_call(self._profiler, args, kwargs)
+        prof = self._profiler
+        if self.profile is not None and prof is not None:
+            if prof.sample_every == 1:
+                return self._profiled_call(prof, args, kwargs)
+            prof.countdown -= 1  # profile_sample: time every N-th call, only count others
+            if prof.countdown <= 0:
+                prof.begin_sample()
+                return self._profiled_call(prof, args, kwargs)
         values = self._prepare(args, kwargs)
         try:
             outs = self.vm(values)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.linker.clinker import has_c_code
+from graphc.linker.machine import machine_limits
 from graphc.linker.program import gc_schedule
 from graphc.profile.data import model
 from graphc.profile.data.model import FunctionProfile, StorageRecord
@@ -116,6 +118,13 @@ class FunctionProfiler:
         self.shapes_on = True
         self.trace_capacity = trace_capacity
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
+        if int(config.profile_sample) < 1:
+            raise ValueError(f"profile_sample must be >= 1 (1: time every call), "
+                             f"got {config.profile_sample}")  # fmt: skip
+        self.sample_every = 1 if nested else int(config.profile_sample)
+        self.countdown = 1  # calls until the next timed one (the first call is timed)
+        self.samples = 0  # calls timed under sampling
+        self.vm_sq = 0.0  # sum of the timed calls' squared VM times
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
@@ -130,6 +139,30 @@ class FunctionProfiler:
         self.n_seen = n = self.n_seen + 1
         if n >= self._next_event:
             self._event(n, call_ns, vm_ns)
+        if self.sample_every > 1:
+            self.vm_sq += float(vm_ns) * vm_ns
+            self._vm_profiling(False)
+
+    def begin_sample(self) -> None:
+        """With ``profile_sample=N``: the call about to run is timed (the function counts
+        ``countdown`` down every call and times the call that reaches 0, so every N-th
+        call, the first included); the VM records it."""
+        self.countdown = self.sample_every
+        self.samples += 1
+        self._vm_profiling(True)
+
+    @property
+    def unsampled(self) -> int:
+        """Calls made but not timed, from the timed ones and the countdown."""
+        if not self.samples:
+            return 0
+        return (self.samples - 1) * (self.sample_every - 1) + self.sample_every - self.countdown
+
+    def _vm_profiling(self, on: bool) -> None:
+        fn = self.fn_ref()
+        if fn is not None:
+            fn.vm.set_profiling(timing=on, memory=self.memory and on,
+                                shapes=self.shapes_on and on, trace_capacity=0)  # fmt: skip
 
     def _event(self, n: int, call_ns: int, vm_ns: int) -> None:
         """The rare part of on_call: ``n`` calls made, this one included."""
@@ -229,11 +262,15 @@ class FunctionProfiler:
         else:
             rec = self.record
             rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+            rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
+            rec.sampled_vm_ns_sq = self.vm_sq
             self._store_first()
 
     def _pull(self, fn: CompiledParts) -> None:
         rec = self.record
         rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+        rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
+        rec.sampled_vm_ns_sq = self.vm_sq
         st = fn.vm.stats()
         update_from_vm_stats(rec, st)
         self._store_first()
@@ -374,7 +411,23 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         constants=consts,
         output_slots=list(prog.outputs),
         optimizer_profile=opt_prof if config.profile_optimizer else None,
+        machine=_machine_limits(),
     )
+
+
+def _machine_limits() -> model.MachineLimits | None:
+    """This machine's roofline limits (measured on the first profiled compile, then read
+    from the compile cache), unless ``profile_roofline`` is off or they cannot be measured."""
+    if not config.profile_roofline:
+        return None
+    try:
+        found = machine_limits()
+    except Exception as exc:  # no compiler, no BLAS: the profile goes on without a roofline
+        warnings.warn(
+            f"graphc: no roofline, the machine's limits were not measured: {exc}", stacklevel=2
+        )
+        return None
+    return None if found is None else model.MachineLimits(**found)
 
 
 def _const_name(linked, slot) -> str:
@@ -401,8 +454,11 @@ def start_profile(
     record = build_record(fn)
     trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
     profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
-    stats.functions.append(record)
     _profile_loop_bodies(fn, record, profiler)
+    if profiler.sample_every > 1 and (profiler.children or trace_capacity):
+        what = "loop nodes (scan)" if profiler.children else "profile_trace"
+        raise NotImplementedError(f"profile_sample > 1 with {what}: time every call instead")
+    stats.functions.append(record)
     REGISTRY.track(fn, functools.partial(_held_and_peak, profiler=profiler))
     # the profile is the user's data: it keeps the final counters when fn is freed
     profiler.keep_final_counters(fn)

@@ -5,7 +5,8 @@
 - ``graphc.profile.summaries``: pure numbers computed from the data (tables, memory, loops,
   diffs, tips, comparisons).
 - ``graphc.profile.render``: text and file formats (text summary, legacy ProfileMode text,
-  Chrome trace, speedscope, Graphviz), each taking the data (and SummaryOptions).
+  Chrome trace, speedscope, Graphviz, the HTML report), each taking the data (and
+  SummaryOptions).
 
 On top: ``ProfileStats`` (the data with Theano's printing methods), the at-exit registry,
 ``benchmark`` and the ``graphc-prof`` command line.

@@ -11,6 +11,10 @@ profiles.
         (ab's options come before the script; a command writes its profile to {json})
     graphc-prof trace profile.json out.trace.json
     graphc-prof graph profile.json out.svg|out.png|out.pdf|out.dot
+    graphc-prof pprof profile.json out.pb.gz
+    graphc-prof html profile.json [new.json] -o report.html
+        (one profile; two: the second with its comparison to the first; or the JSON of
+        ``diff``/``ab --json`` alone)
 
 Options of ``run`` (before the script or after its arguments; ``--`` ends them):
     --json PATH            save the merged profile as JSON
@@ -18,6 +22,8 @@ Options of ``run`` (before the script or after its arguments; ``--`` ends them):
     --speedscope PATH      write a speedscope profile (turns profile_trace on)
     --trace-capacity N     node events kept per function in a trace
     --svg PATH, --dot PATH write the profile-coloured graph (.svg needs Graphviz)
+    --html PATH            write the self-contained HTML report
+    --pprof PATH           write the profile in pprof's format (gzipped profile.proto)
     --memory               record the memory profile (profile_memory)
     --optimizer            record the optimizer profile (profile_optimizer)
     --summary              print the summary at exit (the default when no file is asked for)
@@ -43,15 +49,19 @@ from graphc.profile.data.model import FunctionProfile
 from graphc.profile.registry import REGISTRY
 from graphc.profile.render.compare import render
 from graphc.profile.render.graphviz import write_dot, write_graph
+from graphc.profile.render.html import write_html
+from graphc.profile.render.pprof import write_pprof
 from graphc.profile.render.speedscope import speedscope
 from graphc.profile.stats import ProfileStats, load
-from graphc.profile.summaries.compare import Options, compare_runs
+from graphc.profile.summaries.compare import Options, compare, compare_runs
 
 _RUN_OPTIONS = {
     "--json": True,
     "--trace": True,
     "--svg": True,
     "--dot": True,
+    "--html": True,
+    "--pprof": True,
     "--speedscope": True,
     "--trace-capacity": True,
     "--memory": False,
@@ -114,7 +124,10 @@ def cmd_run(argv: Sequence[str]) -> int:
         cfg.profile_trace = True
         if opts.get("--trace-capacity"):
             cfg.profiling__trace_capacity = int(opts["--trace-capacity"])
-    writes_file = any(opts.get(k) for k in ("--json", "--trace", "--speedscope", "--svg", "--dot"))
+    writes_file = any(
+        opts.get(k)
+        for k in ("--json", "--trace", "--speedscope", "--svg", "--dot", "--html", "--pprof")
+    )
     if writes_file and not opts.get("--summary"):
         cfg.profiling__destination = os.devnull
     script = rest[0]
@@ -156,6 +169,11 @@ def _write_outputs(stats: ProfileStats, opts: dict[str, str | bool]) -> None:
     if opts.get("--svg"):
         write_graph(stats, str(opts["--svg"]))
         print(f"graphc-prof: wrote {opts['--svg']}", file=sys.stderr)
+    if opts.get("--html"):
+        write_html(stats, str(opts["--html"]))
+        print(f"graphc-prof: wrote {opts['--html']}", file=sys.stderr)
+    if opts.get("--pprof"):
+        write_pprof(stats, str(opts["--pprof"]))
 
 
 def _gate_options(p: argparse.ArgumentParser) -> None:
@@ -267,7 +285,35 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("graph", help="profile-coloured graph: .svg (needs Graphviz) or .dot")
     g.add_argument("profile")
     g.add_argument("out")
+    pp = sub.add_parser("pprof", help="pprof profile (gzipped profile.proto) from a JSON")
+    pp.add_argument("profile")
+    pp.add_argument("out")
+    h = sub.add_parser("html", help="self-contained HTML report of a profile or a comparison")
+    h.add_argument("profiles", nargs="+", metavar="JSON", help="profile; base new; or diff JSON")
+    h.add_argument("-o", "--out", required=True, help="the HTML file to write")
     return p
+
+
+def cmd_html(args: argparse.Namespace) -> int:
+    """Write the report of one profile, of a new profile compared with a base, or of a
+    comparison's JSON (``diff --json``, ``ab --json``)."""
+    paths = args.profiles
+    if len(paths) > 2:
+        raise UsageError("html: give one profile, two (base new), or one comparison JSON")
+    if len(paths) == 2:
+        base, new = _load(paths[0]), _load(paths[1])
+        write_html(new, args.out, compare(base.functions, new.functions))
+    else:
+        try:
+            doc = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"no such file: {paths[0]}") from None
+        if isinstance(doc, dict) and "entries" in doc and "schema_version" not in doc:
+            write_html(None, args.out, doc)
+        else:
+            write_html(_load(paths[0]), args.out)
+    print(f"graphc-prof: wrote {args.out}", file=sys.stderr)
+    return 0
 
 
 class UsageError(Exception):
@@ -320,6 +366,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.cmd == "trace":
         _load(args.profile).to_chrome_trace(args.out)
         return 0
+    if args.cmd == "pprof":
+        write_pprof(_load(args.profile), args.out)
+        return 0
+    if args.cmd == "html":
+        return cmd_html(args)
     if args.cmd == "graph":
         write_graph(_load(args.profile), args.out)
         return 0

@@ -7,6 +7,7 @@ The compile layer pushes into this registry; the profile package never imports c
 from __future__ import annotations
 
 import atexit
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from graphc.flags import config
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.exit import print_at_exit
+from graphc.profile.render.html import write_html
 from graphc.profile.stats import ProfileStats
 
 MemoryProbe = Callable[[Any], tuple[int, int]]  # function -> (held bytes, peak bytes)
@@ -47,6 +49,18 @@ class ProfileRegistry:
             print_at_exit(
                 list(self._at_exit), config.profiling__destination, SummaryOptions.at_exit()
             )
+            if config.profile_html:
+                self.write_html(config.profile_html)
+
+    def write_html(self, path: str) -> None:
+        """Write the registered profiles, merged, as one HTML report (``profile_html``)."""
+        try:
+            write_html(ProfileStats.merge(self._at_exit), path)
+        except Exception as exc:  # at exit: say why, never hide the printed profiles
+            print(f"graphc: the HTML profile report could not be written: {exc!r}",
+                  file=sys.stderr)  # fmt: skip
+            return
+        print(f"graphc: wrote the HTML profile report {path}", file=sys.stderr)
 
     def track(self, fn: Any, probe: MemoryProbe) -> None:
         """Count ``fn``'s storage in :meth:`allocated` while it is alive."""

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
+from graphc.profile.render.html import write_html
 from graphc.profile.render.text import render_summary
 from graphc.profile.render.trace import write_chrome_trace
 
@@ -50,6 +51,10 @@ class ProfileStats(ProfileData):
         """Write the recorded node traces as Chrome Trace Event JSON (Perfetto,
         chrome://tracing); needs ``config.profile_trace``. Returns the document."""
         return write_chrome_trace(self, path)
+
+    def to_html(self, path: str | Path) -> None:
+        """Write the self-contained HTML report (tables, graph, loops, memory, timeline)."""
+        write_html(self, path)
 
 
 def load(path: str | Path) -> ProfileStats:

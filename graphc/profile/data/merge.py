@@ -120,6 +120,8 @@ def merge_functions(a: pm.FunctionProfile, b: pm.FunctionProfile) -> pm.Function
     out.calls = a.calls + b.calls
     out.call_ns = a.call_ns + b.call_ns
     out.vm_ns = a.vm_ns + b.vm_ns
+    out.unsampled_calls = a.unsampled_calls + b.unsampled_calls
+    out.sampled_vm_ns_sq = a.sampled_vm_ns_sq + b.sampled_vm_ns_sq
     out.first_calls = a.first_calls + b.first_calls
     out.first_call_ns = a.first_call_ns + b.first_call_ns
     out.first_vm_ns = a.first_vm_ns + b.first_vm_ns

@@ -133,6 +133,18 @@ class TraceRecord:
 
 
 @dataclass
+class MachineLimits:
+    """The machine's limits a roofline measures against: memory bandwidth (a triad loop over
+    ``triad_n`` doubles) and peak rate (``gemm_n``-square float64 GEMMs through ``blas``)."""
+
+    bandwidth_gbs: float = 0.0
+    peak_gflops: float = 0.0
+    triad_n: int = 0
+    gemm_n: int = 0
+    blas: str = ""
+
+
+@dataclass
 class FunctionProfile:
     """Everything recorded for one compiled function.
 
@@ -166,6 +178,12 @@ class FunctionProfile:
     optimizer_profile: OptimizerProfile | None = None
     trace: TraceRecord | None = None
     memory_plan: MemoryPlanRecord | None = None  # buffers the VM's memory plan keeps
+    machine: MachineLimits | None = None  # this machine's bandwidth and peak (roofline)
+    #: Sampling (``profile_sample``): every ``sample_every``-th call is timed; ``calls``
+    #: counts those, ``unsampled_calls`` the others (summaries scale the times up).
+    sample_every: int = 1
+    unsampled_calls: int = 0
+    sampled_vm_ns_sq: float = 0.0  # sum of the timed calls' squared vm_ns (their spread)
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:

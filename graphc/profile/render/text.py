@@ -25,7 +25,9 @@ from graphc.profile.render.fmt import (
     values_line,
 )
 from graphc.profile.render.loops import render_loops
+from graphc.profile.render.roofline import render_roofline
 from graphc.profile.summaries.memory import FunctionMemory, MemorySummary, memory_summary
+from graphc.profile.summaries.sampling import sampling_lines, scaled
 from graphc.profile.summaries.tables import (
     GlobalSummary,
     Remaining,
@@ -380,13 +382,17 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
     recorded = stats.functions
     firsts = [] if options.all_calls else [f for f in recorded if has_first_call(f)]
     fps = recorded if options.all_calls else [steady_state(f) for f in recorded]
-    lines = render_global(global_summary(fps, stats.name)) + render_first_calls(firsts) + [""]
+    sampled = sampling_lines(recorded)
+    fps = [scaled(f) for f in fps]
+    lines = render_global(global_summary(fps, stats.name)) + render_first_calls(firsts)
+    lines += sampled + [""]
     if all(f.timing_supported for f in fps):
         lines += render_grouped("Class", class_table(fps, n_ops), "<Class name>", "Classes", width)
         lines += render_grouped("Ops", op_table(fps, n_ops), "<Op name>", "Ops", width)
         lines += render_apply(apply_table(fps, n_apply), len(fps) > 1, width)
         lines += render_sources(source_table(fps, n_ops), width)
         lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply, width))
+        lines += render_roofline(fps, n_apply, width)
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.summaries.roofline import roofline_tips
 from graphc.profile.summaries.tables import pct
 
 Rule = Callable[[Sequence[FunctionProfile]], list[str]]
@@ -156,6 +157,7 @@ def blas_spread_tip(fps: Sequence[FunctionProfile]) -> list[str]:
 
 RULES: tuple[Rule, ...] = (
     float64_tip, py_with_c_tip, fusion_tip, py_share_tip, first_call_tip, blas_spread_tip,
+    roofline_tips,
 )  # fmt: skip
 
 

@@ -1,0 +1,115 @@
+"""Estimates from a sampled profile (``profile_sample=N``: every N-th call timed).
+
+The timed calls stand for all calls: each node's time and calls are scaled by the ratio
+of all calls to timed ones. The uncertainty of a node's estimated total is that of a
+mean from a simple random sample of its calls (standard deviation from its recent
+per-call samples, with the finite-population correction), as a normal interval.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphc.profile.data.model import FunctionProfile, NodeRecord
+
+Z95 = 1.959963984540054
+
+
+def factor(fp: FunctionProfile) -> float:
+    """All calls over timed calls (1 when every call was timed)."""
+    if fp.unsampled_calls <= 0 or fp.calls <= 0:
+        return 1.0
+    return (fp.calls + fp.unsampled_calls) / fp.calls
+
+
+def _scaled_node(node: NodeRecord, k: float) -> NodeRecord:
+    out = copy.copy(node)
+    out.calls = round(node.calls * k)
+    out.ns_total = round(node.ns_total * k)
+    out.n_below_resolution = round(node.n_below_resolution * k)
+    return out
+
+
+def scaled(fp: FunctionProfile) -> FunctionProfile:
+    """``fp`` with its timed calls standing for all calls (itself when not sampled)."""
+    k = factor(fp)
+    if k == 1.0:
+        return fp
+    out = copy.copy(fp)
+    out.calls = fp.calls + fp.unsampled_calls
+    out.unsampled_calls = 0
+    out.call_ns, out.vm_ns = round(fp.call_ns * k), round(fp.vm_ns * k)
+    out.nodes = [_scaled_node(n, k) for n in fp.nodes]
+    return out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimated total (ns) with its half-width at 95% (None: too few samples)."""
+
+    ns: float
+    half_width: float | None
+
+
+def node_estimate(node: NodeRecord, k: float) -> Estimate:
+    """``node``'s total over all calls from its ``node.calls`` timed ones (scale ``k``)."""
+    n = node.calls
+    total = node.ns_total * k
+    if k == 1.0:
+        return Estimate(total, 0.0)
+    samples = [s for s in node.ns_samples if s >= 0]
+    if n < 2 or len(samples) < 2:
+        return Estimate(total, None)
+    population = n * k
+    sd = statistics.stdev(samples)
+    se = population * sd / math.sqrt(n) * math.sqrt(max(1.0 - n / population, 0.0))
+    return Estimate(total, Z95 * se)
+
+
+def total_estimate(n: int, population: int, total: float, total_sq: float) -> Estimate:
+    """The total over ``population`` calls of a quantity whose ``n`` timed calls sum to
+    ``total`` (their squares to ``total_sq``)."""
+    if n <= 0:
+        return Estimate(0.0, None)
+    mean = total / n
+    est = mean * population
+    if n < 2 or population <= n:
+        return Estimate(est, 0.0 if population <= n else None)
+    var = max(total_sq - n * mean * mean, 0.0) / (n - 1)
+    se = population * math.sqrt(var / n) * math.sqrt(1.0 - n / population)
+    return Estimate(est, Z95 * se)
+
+
+def vm_estimate(fp: FunctionProfile) -> Estimate:
+    """The VM time of all of ``fp``'s calls (as recorded: one first call is left out of
+    both the sums and the count, as the summaries leave it out)."""
+    n, total, sq = fp.calls, float(fp.vm_ns), fp.sampled_vm_ns_sq
+    if fp.first_calls == 1 and 0 < fp.first_calls < fp.calls:
+        n, total, sq = n - 1, total - fp.first_vm_ns, sq - float(fp.first_vm_ns) ** 2
+    return total_estimate(n, n + fp.unsampled_calls, total, sq)
+
+
+def sampling_lines(fps: Sequence[FunctionProfile]) -> list[str]:
+    """One line per sampled function of ``fps`` (as recorded): how many calls were timed
+    and the estimated VM time over all calls with its 95% interval."""
+    lines = []
+    for fp in fps:
+        if factor(fp) == 1.0:
+            continue
+        est = vm_estimate(fp)
+        spread = (
+            "(too few timed calls for an interval)"
+            if est.half_width is None
+            else f"+/- {100 * est.half_width / est.ns if est.ns else 0.0:.1f}% (95%)"
+        )
+        timed = fp.calls - (fp.first_calls if 0 < fp.first_calls < fp.calls else 0)
+        lines.append(
+            f"  Sampled {fp.name}: 1 call in {fp.sample_every} timed ({timed} of "
+            f"{timed + fp.unsampled_calls}); scaled estimates, Function.fn.__call__ "
+            f"{est.ns / 1e9:.3e}s {spread}"
+        )
+    return lines
