@@ -41,10 +41,6 @@ def _zeros_for(g, like: Variable):
 def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     """Gradients of a Scan node's inputs from its outputs and their gradients."""
     info = op.info
-    if info.as_while:
-        raise NotImplementedError(
-            f"gradient of {info.name or 'scan'}: a scan that stops early (until)"
-        )
     if any(info.state_last):
         return _grad_with_every_state_stored(op, inputs, outs, output_grads)
     backward = _Backward(op, inputs, outs, output_grads)
@@ -72,6 +68,8 @@ class _Backward:
     def __init__(self, op: Scan, inputs: list, outs: list, output_grads: list):
         info = self.info = op.info
         self.n_steps, self.seqs, self.inits, self.nonseqs = op.outer_split(inputs)
+        if info.as_while:  # the steps the loop ran: its outputs' rows tell
+            self.n_steps = T.shape(outs[0])[0] - (info.lags[0] if info.n_states else 0)
         self.in_seqs, in_taps, self.in_nonseqs = op.inner_split()
         self.flat_taps = [v for taps in in_taps for v in taps]
         ns = info.n_states
