@@ -115,3 +115,17 @@ def test_nested_loops_first_and_second_derivatives():
     hvp = graphc.function([x, h0, W, V], graphc.grad((g * V).sum(), W))
     vv = RNG.normal(size=(2, 2))
     np.testing.assert_allclose(hvp(*pts, vv), fd_hvp(f, pts, 2, vv), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_hessian_vector_product_under_the_python_linker(d):
+    """The gradient loop's step, run by Python performs (a fused sum's kept values were
+    read-only broadcast views there, which an in-place node then wrote into)."""
+    inputs, cost, pts = _rnn(lambda x, h, W: T.tanh(T.dot(W, h) + 0.3 * h + x), n=2, d=d)
+    w, v = inputs[2], inputs[2].type("v")
+    g = graphc.grad(cost, w)
+    mode = graphc.Mode(linker="py")
+    hvp = graphc.function([*inputs, v], graphc.grad((g * v).sum(), w), mode=mode)
+    vv = RNG.normal(size=pts[2].shape)
+    want = fd_hvp(graphc.function(inputs, cost, mode=mode), pts, 2, vv)
+    np.testing.assert_allclose(hvp(*pts, vv), want, rtol=1e-5, atol=1e-6)
