@@ -120,8 +120,11 @@ class _Backward:
         replace.update(zip(self.in_nonseqs, leaves))
         recomputed = clone_replace(self.forward_outputs, replace)
         ns = self.info.n_states
-        known = {o: g + w[0] for o, g, w in zip(recomputed[:ns], gs, ws) if _is_float(o)}
-        known.update((o, g) for o, g in zip(recomputed[ns:], gys) if _is_float(o))
+        known: dict[Any, Any] = {}
+        seeds = [(o, g + w[0]) for o, g, w in zip(recomputed[:ns], gs, ws)]
+        for o, g in seeds + list(zip(recomputed[ns:], gys)):
+            if _is_float(o):  # the step may return one Variable as several outputs
+                known[o] = known[o] + g if o in known else g
         rows = [v for v in xs + taps if _is_float(v)]
         wrt = rows + [leaves[k] for k in self.float_nonseqs]
         if not (known and wrt):

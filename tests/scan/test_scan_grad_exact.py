@@ -129,3 +129,22 @@ def test_hessian_vector_product_under_the_python_linker(d):
     vv = RNG.normal(size=pts[2].shape)
     want = fd_hvp(graphc.function(inputs, cost, mode=mode), pts, 2, vv)
     np.testing.assert_allclose(hvp(*pts, vv), want, rtol=1e-5, atol=1e-6)
+
+
+def test_one_value_returned_as_several_outputs():
+    """The step returns the same Variable as two states and as a stacked output: each
+    output's gradient counts (they were keyed by Variable, and the last one won)."""
+    x, w = T.matrix("x"), T.vector("w")
+
+    def step(xt, h, g, w):
+        new = T.tanh(h * w + g * 0.5 + xt)
+        return new, new, new
+
+    (hs, gs, ys), _ = graphc.scan(step, sequences=x, non_sequences=w,
+                                  outputs_info=[T.zeros_like(w), T.ones_like(w), None])  # fmt: skip
+    cost = (hs**2).sum() + (gs * 0.7).sum() + (ys * 3).sum()
+    f = graphc.function([x, w], cost)
+    pts = [RNG.normal(size=(4, 2)), RNG.normal(size=2)]
+    grads = graphc.function([x, w], graphc.grad(cost, [x, w]))(*pts)
+    for k in range(2):
+        np.testing.assert_allclose(grads[k], fd_grad(f, pts, k), rtol=1e-6, atol=1e-8)
