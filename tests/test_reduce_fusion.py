@@ -8,6 +8,7 @@ import pytest
 
 import graphc
 import graphc.tensor as T
+from graphc.scalar import basic as ps
 from graphc.tensor.math import CAReduce, ElemwiseSums
 
 LINKERS = ["c|py", "vm", "py"]
@@ -92,3 +93,25 @@ def test_the_rewrite_has_its_own_tag():
     x = T.dvector("x")
     f = graphc.function([x], T.exp(x).sum(), mode=graphc.Mode().excluding("reduce_fusion"))
     assert ElemwiseSums not in _kinds(f) and CAReduce in _kinds(f)
+
+
+def test_kept_values_are_arrays_of_their_own_in_python():
+    """A kept value that numpy gives as a read-only broadcast view (``second(x, y)``) or
+    as the input itself (``i0``) is copied, as Elemwise does: a later node may overwrite it
+    in place, and must neither fail nor change the input."""
+    a, b = ps.ScalarType("float64")("a"), ps.ScalarType("float64")("b")
+    inner = ps.Composite([a, b], [ps.second(a, b), a, ps.add(a, b)])
+    op = ElemwiseSums(inner, (0, 1), (2,))
+    x, y = T.vector("x"), T.scalar("y")
+    node = op.make_node(x, y)
+    xv, yv = np.array([1.0, 2.0, 3.0]), np.array(0.5)
+    cells: list[list] = [[None] for _ in node.outputs]
+    op.perform(node, [xv, yv], cells)
+    spread, same, total = (c[0] for c in cells)
+    np.testing.assert_array_equal(spread, [0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(same, xv)
+    assert total == pytest.approx(7.5)
+    for v in (spread, same):
+        assert v.flags.writeable and not np.shares_memory(v, xv)
+        v += 1.0  # what an in-place reader does
+    np.testing.assert_array_equal(xv, [1.0, 2.0, 3.0])

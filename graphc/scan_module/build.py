@@ -129,7 +129,9 @@ def _parse_return(ret, n_outputs_info: int | None) -> tuple[list, list, Any]:
     outputs: list = []
     items = list(ret) if isinstance(ret, tuple) else [ret]
     if isinstance(ret, list) and not is_updates(ret):
-        items = [ret]
+        # a list holding an until or updates is read as the tuple would be (as Theano)
+        marked = any(isinstance(x, until) or is_updates(x) for x in ret)
+        items = list(ret) if marked else [ret]
     rest = []
     for it in items:
         if isinstance(it, until):

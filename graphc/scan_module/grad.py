@@ -28,6 +28,12 @@ def _is_float(v: Variable) -> bool:
     return getattr(v.type, "dtype", None) in FLOATS
 
 
+def _placeholder_like(v: Variable) -> Variable:
+    p = v.type()
+    p.name = v.name
+    return p
+
+
 def _zeros_for(g, like: Variable):
     return g if g is not None else T.zeros_like(like)
 
@@ -35,10 +41,6 @@ def _zeros_for(g, like: Variable):
 def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     """Gradients of a Scan node's inputs from its outputs and their gradients."""
     info = op.info
-    if info.as_while:
-        raise NotImplementedError(
-            f"gradient of {info.name or 'scan'}: a scan that stops early (until)"
-        )
     if any(info.state_last):
         return _grad_with_every_state_stored(op, inputs, outs, output_grads)
     backward = _Backward(op, inputs, outs, output_grads)
@@ -66,6 +68,8 @@ class _Backward:
     def __init__(self, op: Scan, inputs: list, outs: list, output_grads: list):
         info = self.info = op.info
         self.n_steps, self.seqs, self.inits, self.nonseqs = op.outer_split(inputs)
+        if info.as_while:  # the steps the loop ran: its outputs' rows tell
+            self.n_steps = T.shape(outs[0])[0] - (info.lags[0] if info.n_states else 0)
         self.in_seqs, in_taps, self.in_nonseqs = op.inner_split()
         self.flat_taps = [v for taps in in_taps for v in taps]
         ns = info.n_states
@@ -99,23 +103,36 @@ class _Backward:
             p += n
         xs, taps, gs, gys, ws, acc = parts
         nonseqs = list(args[p:])
-        grads = self._vjp(xs, taps, gs, gys, ws, nonseqs)
-        new_acc = [a + grads[nonseqs[k]] for a, k in zip(acc, self.float_nonseqs)]
+        grads, g_nonseqs = self._vjp(xs, taps, gs, gys, ws, nonseqs)
+        new_acc = [a + g for a, g in zip(acc, g_nonseqs)]
         g_xs = [grads[x] if x in grads else T.zeros_like(x) for x in xs]
         return self._new_windows(taps, ws, grads) + new_acc + g_xs
 
-    def _vjp(self, xs, taps, gs, gys, ws, nonseqs) -> dict:
+    def _vjp(self, xs, taps, gs, gys, ws, nonseqs) -> tuple[dict, list]:
+        """The gradients of the step's float sequence rows and taps (by Variable), and of
+        its float non-sequences (in ``float_nonseqs`` order). The non-sequences reach the
+        step as the outer Variables, which may be expressions of one another (``w`` and the
+        hoisted ``w * w``): each is differentiated as an independent leaf (a placeholder,
+        put back afterwards), as the outer graph chains them itself."""
+        leaves = [_placeholder_like(v) for v in nonseqs]
         replace: dict[Any, Any] = dict(zip(self.in_seqs, xs))
         replace.update(zip(self.flat_taps, taps))
-        replace.update(zip(self.in_nonseqs, nonseqs))
+        replace.update(zip(self.in_nonseqs, leaves))
         recomputed = clone_replace(self.forward_outputs, replace)
         ns = self.info.n_states
-        known = {o: g + w[0] for o, g, w in zip(recomputed[:ns], gs, ws) if _is_float(o)}
-        known.update((o, g) for o, g in zip(recomputed[ns:], gys) if _is_float(o))
-        wrt = [v for v in xs + taps + [nonseqs[k] for k in self.float_nonseqs] if _is_float(v)]
+        known: dict[Any, Any] = {}
+        seeds = [(o, g + w[0]) for o, g, w in zip(recomputed[:ns], gs, ws)]
+        for o, g in seeds + list(zip(recomputed[ns:], gys)):
+            if _is_float(o):  # the step may return one Variable as several outputs
+                known[o] = known[o] + g if o in known else g
+        rows = [v for v in xs + taps if _is_float(v)]
+        wrt = rows + [leaves[k] for k in self.float_nonseqs]
         if not (known and wrt):
-            return {v: T.zeros_like(v) for v in wrt}
-        return dict(zip(wrt, grad(None, wrt, known_grads=known, disconnected_inputs="ignore")))
+            found = [T.zeros_like(v) for v in rows + [nonseqs[k] for k in self.float_nonseqs]]
+        else:
+            found = grad(None, wrt, known_grads=known, disconnected_inputs="ignore")
+            found = clone_replace(found, dict(zip(leaves, nonseqs)))
+        return dict(zip(rows, found[: len(rows)])), found[len(rows) :]
 
     def _new_windows(self, taps, ws, grads) -> list:
         """Shift each window by one row and add what this step sent to each tap."""

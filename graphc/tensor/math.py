@@ -260,7 +260,13 @@ class ElemwiseSums(Op):
         if not isinstance(res, tuple):
             res = (res,)
         for cell, k, var in zip(output_storage, self.kept, node.outputs):
-            cell[0] = np.asarray(res[k]).astype(var.type.dtype, copy=False)
+            arr = np.asarray(res[k]).astype(var.type.dtype, copy=False)
+            aliased = [a for a in inputs if np.may_share_memory(arr, a)]  # (any is shadowed)
+            if not arr.flags.writeable or aliased:
+                # a value of its own, as Elemwise gives: a later node may overwrite it in
+                # place (second(x, y) evaluates to a read-only broadcast view)
+                arr = arr.copy()
+            cell[0] = arr
         for cell, k, var in zip(output_storage[nk:], self.summed, node.outputs[nk:]):
             dt = var.type.dtype
             cell[0] = np.asarray(np.sum(res[k], dtype=dt), dtype=dt)
