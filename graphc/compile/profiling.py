@@ -116,6 +116,8 @@ class FunctionProfiler:
         self.shapes_on = True
         self.trace_capacity = trace_capacity
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
+        self.waited_calls = 0  # calls that waited for another thread's call to finish
+        self.wait_ns = 0
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
@@ -153,6 +155,11 @@ class FunctionProfiler:
         if want != self.shapes_on:
             self.sample_shapes(want)
         self._next_event = n + 1 if want else (1 << m.bit_length()) - 1
+
+    def on_wait(self, ns: int) -> None:
+        """Count a call that waited ``ns`` for another thread's call of the function."""
+        self.waited_calls += 1
+        self.wait_ns += ns
 
     def on_step(self, ns: int) -> None:
         """Count one step of a loop body (a call of the inner function)."""
@@ -197,6 +204,7 @@ class FunctionProfiler:
 
     def _store_first(self) -> None:
         rec = self.record
+        rec.waited_calls, rec.wait_ns = self.waited_calls, self.wait_ns
         if self.first is None:
             rec.first_calls = rec.first_call_ns = rec.first_vm_ns = 0
             return
