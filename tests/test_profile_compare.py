@@ -237,3 +237,26 @@ def test_a_fused_node_is_reported_unmatched_not_compared_with_a_part():
     assert named == {("-", "add_mul"), ("add", "-"), ("mul", "-")}
     text = render(compare([base], [fused]))
     assert "unmatched (base only) f: 0 add(x, y)" in text and "NOT MATCHED: 3 Apply" in text
+
+
+@pytest.mark.parametrize(
+    "case, code",
+    [("identical", 0), ("renamed", 0), ("renamed 5x", 1), ("slow 1.6x", 1)],
+)
+def test_diff_at_default_settings(two_files, capsys, case, code):
+    """graphc-prof diff with no option: the 1.5x gate. The 1.6x node's samples are its base
+    samples times 1.6 (so its interval lies around 1.6, above the gate)."""
+    base = _with_lines(_fn("f", {}))
+    new = {
+        "identical": lambda: _with_lines(_fn("f", {}, seed=1)),
+        "renamed": lambda: _renamed(_with_lines(_fn("f", {}, seed=1)), 1),
+        "renamed 5x": lambda: _renamed(_with_lines(_fn("f", {}, seed=1)), 1, 5.0),
+        "slow 1.6x": lambda: _with_lines(_fn("f", {"mul": 1.6}, seed=1)),
+    }[case]()
+    assert main(["diff", two_files("a", [base]), two_files("b", [new])]) == code
+    out = capsys.readouterr().out
+    assert "Matched: 100% of the base time" in out
+    if code:
+        assert "FAILED: apply f: 1 mul(x, y)" in out
+    else:
+        assert "OK: nothing slower than 1.5x beyond the noise" in out
