@@ -65,9 +65,10 @@ def op_diff(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], n: int =
 
 def _shape_sig(values: Sequence[ValueInfo]) -> tuple | None:
     """Dtypes and shapes of a node's values (None when no shape was recorded)."""
-    if not values or any(v.shape is None for v in values):
+    shapes = [v.shape for v in values]
+    if not values or any(shape is None for shape in shapes):
         return None
-    return tuple((v.dtype, tuple(v.shape)) for v in values)
+    return tuple((v.dtype, tuple(shape or ())) for v, shape in zip(values, shapes))
 
 
 def _likeness(x: NodeRecord, y: NodeRecord) -> int:
