@@ -42,6 +42,7 @@ def __getattr__(name: str):  # lazily imported parts (keeps `import graphc` fast
         "foldl": ("graphc.scan_module", "foldl"),
         "foldr": ("graphc.scan_module", "foldr"),
         "ProfileMode": ("graphc.compile.profilemode", "ProfileMode"),
+        "ProfileStats": ("graphc.profile.stats", "ProfileStats"),  # theano.ProfileStats
         "profile": ("graphc.profile", None),
         "scalar": ("graphc.scalar", None),
         "sparse": ("graphc.sparse", None),  # each name raises NotImplementedError

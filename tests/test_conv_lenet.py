@@ -21,11 +21,14 @@ def test_lenet_example_cost_falls_and_profile_shows_conv_flops(capsys, monkeypat
         costs = lenet["main"](["--small", "--epochs", "3"])
     out = capsys.readouterr().out
     assert costs[-1] < costs[0] - 0.05, costs
-    conv_rows = [line for line in out.splitlines() if line.strip().endswith(")") and
-                 "Conv2d{" in line and "% " in line]  # fmt: skip
+    lines = out.splitlines()
+    apply_row = re.compile(r"^\s+[\d.]+%\s+[\d.]+%\s+\S+s\s+\S+s\s+\d+\s+\d+\s+Conv2d\{")
+    conv_rows = [i for i, line in enumerate(lines) if apply_row.match(line)]
     assert conv_rows, out
-    # The Apply table's Mflops column: 2 * 50*4*24*24 outputs * 1*5*5 taps = 5.76 Mflops.
-    assert any(re.search(r"\s5\.760\s", row) for row in conv_rows), conv_rows
+    # The Apply row's flops, on the line under it: 2 * 50*4*24*24 outputs * 1*5*5 taps
+    # = 5.76 Mflops.
+    unders = [lines[i + 1] for i in conv_rows]
+    assert any(re.search(r", 5\.760 Mflops", u) for u in unders), unders
 
 
 def test_theano_style_lenet_program_cost_falls():

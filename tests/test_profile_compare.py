@@ -73,7 +73,9 @@ def test_spread_samples_are_unstable():
     rng = np.random.default_rng(4)
     wide = [_fn("f", {})]
     for nd in wide[0].nodes:
-        nd.ns_samples = rng.lognormal(11, 1.5, 40).astype(int).tolist()
+        # the same median as the other side (100 us), spread 1.5 in log: the interval
+        # holds 1 but is too wide to call the two the same
+        nd.ns_samples = rng.lognormal(np.log(100_000), 1.5, 40).astype(int).tolist()
     rep = compare(wide, [_fn("f", {})], Options(threshold=1.2))
     assert _entry(rep, "op", "add").verdict == "unstable"
 
@@ -82,7 +84,9 @@ def test_added_node_counts_toward_its_function():
     rep = compare([_fn("f", {})], [_fn("f", {}, extra=("exp", "log"))], Options(threshold=1.3))
     fn = _entry(rep, "function", "f")
     assert fn.verdict == "slower" and 1.8 < fn.ratio < 2.2
-    assert _entry(rep, "op", "exp").verdict == "added"
+    exp = _entry(rep, "op", "exp")
+    assert exp.verdict == "unmatched" and exp.n_base == 0 and exp.n_new == 60
+    assert "unmatched (new only) exp" in render(rep)
     assert rep.coverage.matched_share == 1.0
 
 
@@ -122,8 +126,8 @@ def test_nothing_in_common_exits_non_zero(two_files, capsys):
 def test_changed_graph_exits_non_zero(two_files, capsys):
     a = two_files("a", [_fn("f", {})])
     other = _fn("f", {})
-    for nd in other.nodes:
-        nd.op_name = "composite"
+    for nd in other.nodes:  # other Ops of another class: nothing to match them by
+        nd.op_name, nd.op_class = "composite", "graphc.tensor.other.Other"
     b = two_files("b", [other])
     assert main(["diff", a, b, "--fail-above", "3"]) == 1
     assert "the graphs changed" in capsys.readouterr().out
@@ -168,3 +172,91 @@ def test_interval_scales_with_the_data(scale, n_base, n_new, seed):
     r2, low2, high2 = median_ratio_interval(new, base)
     assert r2 == pytest.approx(1 / ratio)
     assert low2 <= 1 / ratio <= high2
+
+
+def test_interval_wholly_above_one_is_never_same():
+    """Per-process medians where every new one is above every base one (so any interval of
+    the ratio lies above 1) but by less than the 1.5x gate: slower, below the gate."""
+    base = [[_fn("f", {}, seed=s)] for s in range(4)]
+    new = [[_fn("f", {"mul": k}, seed=10 + s)] for s, k in enumerate([1.25, 1.3, 1.35, 1.3])]
+    worst_base = max(np.median(r[0].nodes[1].ns_samples) for r in base)
+    best_new = min(np.median(r[0].nodes[1].ns_samples) for r in new)
+    assert best_new > worst_base  # the hand check: no overlap, the ratio excludes 1
+    rep = compare_runs(base, new)  # default options: the 1.5x gate
+    e = _entry(rep, "apply", "f: 1 mul(x, y)")
+    assert e.low > 1 and e.verdict == "slower, below the gate" and not rep.failed
+    assert "SLOWER, BELOW THE GATE: " in render(rep) and "f: 1 mul(x, y) (1.3" in render(rep)
+
+
+def _renamed(fp: FunctionProfile, position: int, scale: float = 1.0) -> FunctionProfile:
+    """``fp`` with one node's Op renamed (same class, line and shapes) and ``scale`` x its time."""
+    import copy
+
+    out = copy.deepcopy(fp)
+    nd = out.nodes[position]
+    nd.op_name = nd.op_name + "_v2"
+    nd.apply_name = f"{nd.op_name}(x, y)"
+    nd.ns_samples = [int(s * scale) for s in nd.ns_samples]
+    nd.ns_total = sum(nd.ns_samples)
+    return out
+
+
+def _with_lines(fp: FunctionProfile) -> FunctionProfile:
+    from graphc.profile import ValueInfo
+
+    for nd in fp.nodes:
+        nd.origins = [f"model.py:{10 + nd.position}"]
+        nd.outputs = [ValueInfo("float64", (1000,))]
+    return fp
+
+
+@pytest.mark.parametrize("scale, failed", [(1.0, False), (5.0, True)])
+def test_a_renamed_node_is_matched_by_class_line_and_shapes(scale, failed):
+    base = [[_with_lines(_fn("f", {}, seed=s))] for s in range(4)]
+    new = [[_renamed(_with_lines(_fn("f", {}, seed=10 + s)), 1, scale)] for s in range(4)]
+    rep = compare_runs(base, new)
+    (e,) = [e for e in rep.entries if e.kind == "apply" and "mul(x, y)" in e.label]
+    assert e.label == "f: 1 mul(x, y) -> 1 mul_v2(x, y)"
+    assert rep.coverage.matched_share == 1.0 and rep.failed is failed
+    assert abs(e.ratio - scale) < 0.1 * scale  # the medians were scaled by exactly `scale`
+    assert e.verdict == ("slower" if failed else "same")
+
+
+def test_a_fused_node_is_reported_unmatched_not_compared_with_a_part():
+    """Two nodes of one class fused into one: the fused node is alike to both, so neither
+    pair is compared; both sides' nodes are listed as unmatched."""
+    from graphc.profile.summaries.diff import match_nodes
+
+    base = _with_lines(_fn("f", {}))
+    fused = _with_lines(_fn("f", {}))
+    fused.nodes = [fused.nodes[0]]
+    fused.nodes[0].op_name, fused.nodes[0].apply_name = "add_mul", "add_mul(x, y)"
+    fused.nodes[0].origins = ["model.py:10", "model.py:11"]
+    pairs = match_nodes(base.nodes, fused.nodes)
+    named = {(x.op_name if x else "-", y.op_name if y else "-") for x, y in pairs}
+    assert named == {("-", "add_mul"), ("add", "-"), ("mul", "-")}
+    text = render(compare([base], [fused]))
+    assert "unmatched (base only) f: 0 add(x, y)" in text and "NOT MATCHED: 3 Apply" in text
+
+
+@pytest.mark.parametrize(
+    "case, code",
+    [("identical", 0), ("renamed", 0), ("renamed 5x", 1), ("slow 1.6x", 1)],
+)
+def test_diff_at_default_settings(two_files, capsys, case, code):
+    """graphc-prof diff with no option: the 1.5x gate. The 1.6x node's samples are its base
+    samples times 1.6 (so its interval lies around 1.6, above the gate)."""
+    base = _with_lines(_fn("f", {}))
+    new = {
+        "identical": lambda: _with_lines(_fn("f", {}, seed=1)),
+        "renamed": lambda: _renamed(_with_lines(_fn("f", {}, seed=1)), 1),
+        "renamed 5x": lambda: _renamed(_with_lines(_fn("f", {}, seed=1)), 1, 5.0),
+        "slow 1.6x": lambda: _with_lines(_fn("f", {"mul": 1.6}, seed=1)),
+    }[case]()
+    assert main(["diff", two_files("a", [base]), two_files("b", [new])]) == code
+    out = capsys.readouterr().out
+    assert "Matched: 100% of the base time" in out
+    if code:
+        assert "FAILED: apply f: 1 mul(x, y)" in out
+    else:
+        assert "OK: nothing slower than 1.5x beyond the noise" in out

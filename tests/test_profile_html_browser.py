@@ -17,7 +17,7 @@ from profile_factory import four_node_function
 from graphc.profile import ProfileStats
 from graphc.profile.data.steady import steady_state
 from graphc.profile.render.html import write_html
-from graphc.profile.summaries.compare import compare
+from graphc.profile.summaries.compare import Options, compare
 from graphc.profile.summaries.roofline import node_bytes
 
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "profile-report.png"
@@ -142,7 +142,7 @@ def test_comparison_lists_slower_first(browser, tmp_path):
     for n in base.nodes + new.nodes:
         n.ns_samples = [100_000 + 10 * i for i in range(20)]
     new.nodes[3].ns_samples = [300_000 + 10 * i for i in range(20)]  # 3x slower
-    report = compare([base], [new])
+    report = compare([base], [new], Options(threshold=1.2))
     path = tmp_path / "cmp.html"
     write_html(ProfileStats([new]), path, report)
     browser.goto(path.as_uri())

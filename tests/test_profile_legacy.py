@@ -90,8 +90,9 @@ def test_match_nodes_position_then_op_name():
 
 
 def test_match_nodes_unmatched_sides():
-    a = [node(0, "a", "a")]
-    b = [node(0, "b", "b")]
+    # other Op classes: nothing says the two compute the same thing
+    a = [node(0, "a", "a", "pkg.A")]
+    b = [node(0, "b", "b", "pkg.B")]
     assert [(x and x.op_name, y and y.op_name) for x, y in match_nodes(a, b)] == [
         ("a", None),
         (None, "b"),
@@ -123,3 +124,30 @@ def test_print_diff_summary():
     assert lines[i + 2] == (
         "   4.000e-03s 1.500e-02s -1.100e-02s    30    30 graphc.tensor.elemwise.Elemwise"
     )
+
+
+def test_print_summary_parses_as_theano_0_8_2_printed_it():
+    """Headers and rows in the layout of Theano 0.8.2's ProfileMode.print_summary (reference
+    output, section 13), read by a parser of that layout; the numbers are the hand counts
+    of profile_factory (Elemwise 4e6 ns in 30 calls, 80%; Dot 1e6 ns in 10 calls)."""
+    import re
+
+    lines = _summary(ProfileStats([four_node_function()]))
+    num = r"[0-9.]+(?:e[-+][0-9]+)?"
+    single = re.compile(rf"^\s+({num})%\s+({num})%\s+({num})s\s+({num})s\s+({num})s\s+(\*?)\s+"
+                        r"(\d+)\s+(\d+)\s+(\d+)\s+(\S.*)$")  # fmt: skip
+    i = lines.index("Single Op-wise summary:")
+    assert lines[i + 1] == (
+        "<% of local_time spent on this kind of Op> <cumulative %> <self seconds> "
+        "<cumulative seconds> <time per call> [*] <nb_call> <nb_op> <nb_apply> <Op name>"
+    )
+    rows = [single.match(line).groups() for line in lines[i + 2 : i + 4]]
+    assert [(float(r[2]), int(r[6]), int(r[8]), r[9]) for r in rows] == [
+        (4e-3, 30, 3, "graphc.tensor.elemwise.Elemwise"),
+        (1e-3, 10, 1, "graphc.tensor.blas.Dot"),
+    ]
+    assert [r[5] for r in rows] == ["*", ""] and float(rows[0][0]) == 80.0
+    i = lines.index("Op-wise summary:")
+    assert lines[i + 1].endswith("<time per call> [*]  <nb_call> <nb apply> <Op name>")
+    tips = lines.index("Here are tips to potentially make your code run faster")
+    assert lines[tips + 1].startswith("Test them first") and lines[tips + 2].startswith("  - ")

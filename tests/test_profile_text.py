@@ -79,22 +79,20 @@ def test_ops_section_cut_and_remaining():
 
 
 def test_apply_section_golden():
+    """Theano's Apply columns, each row on one line; graphc's min, median and flops under it."""
     lines = render_apply(apply_table([four_node_function()], 2), with_function=False)
     assert lines == [
         "Apply",
         "------",
-        "<% time> <sum %> <apply time> <time per call>     <min>  <median> <#call> <id> "
-        "<Mflops> <Gflops/s> <Apply name>",
-        "   60.0%   60.0%    3.00e-03s       3.00e-04s 2.50e-04s 3.00e-04s      10    0 "
-        "   1.000      3.333 add(x, y)",
+        "<% time> <sum %> <apply time> <time per call> <#call> <id> <Apply name>",
+        "   60.0%   60.0%    3.00e-03s       3.00e-04s      10    0 add(x, y)",
+        "    min 2.50e-04s, median 3.00e-04s, 1.000 Mflops, 3.333 Gflops/s",
         "    float64 (1000,) (1000,) -> (1000,)",
-        "   20.0%   80.0%    1.00e-03s       1.00e-04s 9.00e-05s 1.00e-04s      10    1"
-        + " " * 21
-        + "dot(x, W)",
+        "   20.0%   80.0%    1.00e-03s       1.00e-04s      10    1 dot(x, W)",
+        "    min 9.00e-05s, median 1.00e-04s",
         "    float64 (1000,) (1000,1000)s -> (1000,)",
         "   ... (remaining 2 Apply instances account for  20.00%(1.00e-03s) of the runtime)",
-        "  (<min>: over all calls; <median>: over each node's most recent calls, up to 32 "
-        "per process)",
+        "  (min: over all calls; median: over each node's most recent calls, up to 32 per process)",
         "",
     ]
 
@@ -142,17 +140,16 @@ def _two_functions() -> ProfileStats:
     return ProfileStats([four_node_function(), g])
 
 
-def test_function_column_when_several_functions():
+def test_function_named_under_each_row_when_several_functions():
     out = io.StringIO()
     _two_functions().summary(file=out)
     apply = _section(out.getvalue(), "Apply")
-    assert apply[2].endswith("<Gflops/s> <function> <Apply name>")
+    assert apply[2] == "<% time> <sum %> <apply time> <time per call> <#call> <id> <Apply name>"
     # 7e6 ns of node time in all: add 3e6 (42.9%), exp 2e6 (28.6%, cum 71.4%)
-    assert apply[3].startswith("   42.9%   42.9%    3.00e-03s")
-    assert apply[3].endswith(" f          add(x, y)")
-    exp_row = [line for line in apply if line.endswith("exp(x)")][0]
-    assert exp_row.startswith("   28.6%   71.4%    2.00e-03s       1.00e-03s")
-    assert exp_row.endswith(" g          exp(x)")
+    assert apply[3] == "   42.9%   42.9%    3.00e-03s       3.00e-04s      10    0 add(x, y)"
+    assert apply[4].startswith("    function f, min 2.50e-04s")
+    k = apply.index("   28.6%   71.4%    2.00e-03s       1.00e-03s       2    0 exp(x)")
+    assert apply[k + 1].startswith("    function g, min 9.00e-04s")
 
 
 def test_summed_global_numbers_over_functions():
@@ -176,12 +173,14 @@ def test_below_resolution_marked_and_explained():
     out = io.StringIO()
     ProfileStats([fp]).summary(file=out)
     apply = _section(out.getvalue(), "Apply")
-    row_a = [line for line in apply if line.endswith("a(x)")][0]
-    row_b = [line for line in apply if line.endswith("b(x)")][0]
-    assert "<5.0e-08s" in row_a and "0.00e+00s" not in row_a
-    assert "4.00e-07s~" in row_b and "1.00e-07s~" in row_b
-    assert "<5.0e-08s" in row_b  # its min (30 ns) is below the resolution
-    assert any(line.startswith("  (<T: every call") for line in apply)
+    # the rows keep Theano's plain numbers (what was measured); the line under says why
+    k = apply.index("    0.0%  100.0%    0.00e+00s       0.00e+00s       5    0 a(x)")
+    assert apply[k + 1].endswith("; every call under the clock resolution (5.0e-08s)")
+    k = apply.index("  100.0%  100.0%    4.00e-07s       1.00e-07s       4    1 b(x)")
+    assert apply[k + 1].endswith("; some calls under the clock resolution (5.0e-08s): approximate")
+    ops = _section(out.getvalue(), "Ops")
+    k = [i for i, line in enumerate(ops) if line.endswith(" a")][0]
+    assert ops[k + 1] == "    (every call under the clock resolution (5.0e-08s))"
 
 
 def test_untimed_linker_says_so():

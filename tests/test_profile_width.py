@@ -56,13 +56,28 @@ def test_table_cuts_only_the_name_column():
     assert len(row) <= 40 and row.startswith("1.0%") and row.endswith("x")
 
 
-def test_fit_lines_wraps_prose_and_cuts_rows():
+def test_fit_lines_wraps_prose_and_rows_without_cutting_numbers():
     prose = "  - " + "word " * 40
     row = "   12.0%   " + "z" * 120
-    out = fit_lines([prose, row, "short"], 60)
+    total = "   ... (remaining 2 Apply account for    16B/4800000000B (0.00%) of the Apply"
+    out = fit_lines([prose, row, total, "short"], 60)
     assert all(len(line) <= 60 for line in out)
     assert out[-1] == "short"
-    assert " ".join(w for line in out[:-2] for w in line.split()) == prose.strip()
+    assert " ".join(w for line in out[:-5] for w in line.split()) == prose.strip()
+    assert out[-5:-3] == ["   12.0%", "       " + "z" * 25 + "..." + "z" * 25]
+    assert "16B/4800000000B" in out[-3] + out[-2]  # the numbers whole, wherever they wrap
+
+
+def test_cut_name_keeps_the_last_dotted_part_whole():
+    from graphc.profile.render.fmt import cut_name
+
+    name = "graphc.tensor.elemwise.Elemwise"
+    assert cut_name(name, 40) == name
+    assert cut_name(name, 26) == "graphc...elemwise.Elemwise"
+    assert cut_name(name, 20) == "graphc...Elemwise"
+    assert cut_name(name, 12) == "...Elemwise"
+    assert cut_name("Elemwise{add,no_inplace}(x, y)", 20) == middle_ellipsis(
+        "Elemwise{add,no_inplace}(x, y)", 20)  # fmt: skip
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 140])

@@ -76,6 +76,8 @@ class Function:
             started = start_profile(self, maker.profile)
             if started is not None:
                 self.profile, self._profiler = started
+                # profiled calls run one at a time, so each call's times are its own
+                self._call_lock = self._call_lock or threading.RLock()
 
     def _default_value(self, k: int, inp: In):
         """``In(value=...)`` converted once to the input's type (None: no default)."""
@@ -141,8 +143,20 @@ class Function:
                 return self._call(args, kwargs)
             except FunctionBusy:
                 lock = self._queue_calls()
-        with lock:
+        if not lock.acquire(blocking=False):
+            self._wait_turn(lock)
+        try:
             return self._call_when_free(args, kwargs)
+        finally:
+            lock.release()
+
+    def _wait_turn(self, lock: threading.RLock) -> None:
+        """Wait for the call another thread is making; a profiled function counts the wait
+        (it is not part of the call's time)."""
+        t0 = time.perf_counter_ns()
+        lock.acquire()
+        if self._profiler is not None and self.profile is not None:
+            self._profiler.on_wait(time.perf_counter_ns() - t0)
 
     def _call_when_free(self, args: Any, kwargs: Any):
         """A call made holding the call lock: it waits out a call still running from before

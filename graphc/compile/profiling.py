@@ -125,6 +125,8 @@ class FunctionProfiler:
         self.countdown = 1  # calls until the next timed one (the first call is timed)
         self.samples = 0  # calls timed under sampling
         self.vm_sq = 0.0  # sum of the timed calls' squared VM times
+        self.waited_calls = 0  # calls that waited for another thread's call to finish
+        self.wait_ns = 0
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
@@ -187,6 +189,11 @@ class FunctionProfiler:
             self.sample_shapes(want)
         self._next_event = n + 1 if want else (1 << m.bit_length()) - 1
 
+    def on_wait(self, ns: int) -> None:
+        """Count a call that waited ``ns`` for another thread's call of the function."""
+        self.waited_calls += 1
+        self.wait_ns += ns
+
     def on_step(self, ns: int) -> None:
         """Count one step of a loop body (a call of the inner function)."""
         self.calls += 1
@@ -230,6 +237,7 @@ class FunctionProfiler:
 
     def _store_first(self) -> None:
         rec = self.record
+        rec.waited_calls, rec.wait_ns = self.waited_calls, self.wait_ns
         if self.first is None:
             rec.first_calls = rec.first_call_ns = rec.first_vm_ns = 0
             return

@@ -180,9 +180,10 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fail-above",
         type=float,
-        default=None,
+        default=1.5,
         metavar="RATIO",
-        help="exit 1 when an entry's whole confidence interval of new/base is above RATIO",
+        help="exit 1 when an entry's whole confidence interval of new/base is above RATIO "
+        "(default 1.5; inf: never)",
     )
     p.add_argument(
         "--rename",
@@ -220,7 +221,7 @@ def _gate(
 ) -> int:
     """Compare runs of two versions, print the table, write JSON; the exit code."""
     opts = Options(
-        threshold=args.fail_above if args.fail_above is not None else 1.2,
+        threshold=args.fail_above,
         confidence=args.confidence,
         min_matched=args.min_matched,
     )
@@ -230,7 +231,7 @@ def _gate(
         Path(args.json_out).write_text(json.dumps(report.to_json(), indent=1))
     if report.under_matched:
         return 1
-    return 1 if args.fail_above is not None and report.slower else 0
+    return 1 if report.slower else 0
 
 
 def cmd_ab(args: argparse.Namespace) -> int:

@@ -17,10 +17,26 @@ from graphc.profile.render.trace import write_chrome_trace
 class ProfileStats(ProfileData):
     """Profiles of one or more compiled functions that can be added, printed and saved.
 
-    ``ProfileStats([fp, ...], name)`` holds the given profiles; Theano's spelling
-    ``ProfileStats(atexit_print=True, flag_time_thunks=None, gpu_checks=True, **kwargs)``
-    works too (see :class:`ProfileData`).
+    Theano's signature: ``ProfileStats(atexit_print=True, flag_time_thunks=None,
+    gpu_checks=True, **kwargs)`` (``atexit_print=False`` keeps a shared profile from
+    printing at exit; ``message=`` or ``name=`` sets the Message line, ``functions=`` the
+    profiles held). graphc's own ``ProfileStats([fp, ...], name)`` works too.
     """
+
+    def __init__(
+        self,
+        atexit_print: Any = True,
+        flag_time_thunks: Any = None,
+        gpu_checks: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(atexit_print, bool):
+            super().__init__(atexit_print, flag_time_thunks=flag_time_thunks,
+                             gpu_checks=gpu_checks, **kwargs)  # fmt: skip
+            return
+        # graphc's (functions, name): the profiles given positionally
+        name = kwargs.pop("name", flag_time_thunks)
+        super().__init__(atexit_print, name, gpu_checks=gpu_checks, **kwargs)
 
     def summary(
         self,

@@ -125,6 +125,8 @@ def merge_functions(a: pm.FunctionProfile, b: pm.FunctionProfile) -> pm.Function
     out.first_calls = a.first_calls + b.first_calls
     out.first_call_ns = a.first_call_ns + b.first_call_ns
     out.first_vm_ns = a.first_vm_ns + b.first_vm_ns
+    out.waited_calls = a.waited_calls + b.waited_calls
+    out.wait_ns = a.wait_ns + b.wait_ns
     out.compile = _merge_compile(a.compile, b.compile)
     out.timing_supported = a.timing_supported and b.timing_supported
     out.memory_recorded = a.memory_recorded or b.memory_recorded

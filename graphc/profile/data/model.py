@@ -159,6 +159,10 @@ class FunctionProfile:
     first_calls: int = 0  # first calls included in the counts (one per process merged)
     first_call_ns: int = 0
     first_vm_ns: int = 0
+    #: Calls (counted in ``calls``) that waited for another thread's call of this function
+    #: and how long they waited in all; the wait is in no other time.
+    waited_calls: int = 0
+    wait_ns: int = 0
     compile: CompilePhases = field(default_factory=CompilePhases)
     mode: str = ""
     linker: str = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import textwrap
 from collections.abc import Sequence
@@ -78,9 +79,28 @@ def middle_ellipsis(text: str, width: int) -> str:
     return text[:head] + "..." + (text[-tail:] if tail else "")
 
 
+def cut_name(text: str, width: int) -> str:
+    """A name cut to ``width``: a dotted name (``graphc.tensor.elemwise.Elemwise``) keeps its
+    first part and as many whole last parts as fit (``graphc...elemwise.Elemwise``), its last
+    part always whole; other names are cut in the middle."""
+    if len(text) <= width:
+        return text
+    parts = text.split(".")
+    if len(parts) < 2 or " " in text:
+        return middle_ellipsis(text, width)
+    tail = parts[-1]
+    for part in reversed(parts[1:-1]):
+        if len(parts[0]) + 3 + len(part) + 1 + len(tail) > width:
+            break
+        tail = f"{part}.{tail}"
+    if len(parts[0]) + 3 + len(tail) <= width:
+        return f"{parts[0]}...{tail}"
+    return "..." + tail  # the last part whole, even when that is wider than ``width``
+
+
 def fit_lines(lines: Sequence[str], width: int) -> list[str]:
-    """Every line at most ``width`` wide: prose is wrapped under its own indentation,
-    aligned rows (runs of spaces) are cut in the middle."""
+    """Every line at most ``width`` wide without cutting a number or a word: lines are
+    wrapped under their own indentation (tables cut their names to fit beforehand)."""
     out: list[str] = []
     for line in lines:
         if len(line) <= width:
@@ -88,13 +108,24 @@ def fit_lines(lines: Sequence[str], width: int) -> list[str]:
             continue
         body = line.lstrip(" ")
         indent = line[: len(line) - len(body)]
-        if "  " in body:
-            out.append(middle_ellipsis(line, width))
-            continue
         hang = indent + ("    " if not body.startswith("- ") else "  ")
-        out += textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=hang,
-                             break_on_hyphens=False) or [line[:width]]  # fmt: skip
+        wrapped = textwrap.wrap(body, width, initial_indent=indent, subsequent_indent=hang,
+                                break_on_hyphens=False, break_long_words=False)  # fmt: skip
+        out += [_cut_word(w, width) for w in wrapped or [line]]
     return out
+
+
+_NUMBER = re.compile(r"[-+<(\[]*\d[\d.,]*(e[-+]?\d+)?[A-Za-z%~)\]/]*")
+
+
+def _cut_word(line: str, width: int) -> str:
+    """A wrapped line that is one word too wide for ``width``: the word cut, unless it is a
+    number (left whole)."""
+    word = line.lstrip(" ")
+    indent = line[: len(line) - len(word)]
+    if len(line) <= width or _NUMBER.fullmatch(word):
+        return line
+    return indent + cut_name(word, max(width - len(indent), 8))
 
 
 def nbytes(n: int) -> str:
@@ -165,7 +196,7 @@ def table(
 ) -> list[str]:
     """Header and rows joined by single spaces, each column right-aligned to its widest
     cell (left-aligned for the columns in ``left``); the last column is never padded.
-    With ``width``, last-column cells (names) are cut in the middle to fit it."""
+    With ``width``, last-column cells (names) are cut to fit it (``cut_name``)."""
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
@@ -173,7 +204,7 @@ def table(
     last = len(headers) - 1
     if width is not None:
         room = max(width - sum(widths[:last]) - last, 16)
-        rows = [[*r[:last], middle_ellipsis(r[last], room)] for r in rows]
+        rows = [[*r[:last], cut_name(r[last], room)] for r in rows]
 
     def line(cells: Sequence[str]) -> str:
         out = []

@@ -9,7 +9,6 @@ from typing import TextIO
 from graphc.profile.data.model import FunctionProfile
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
-from graphc.profile.render.fmt import below
 from graphc.profile.summaries.diff import DiffTable, apply_diff, class_diff, op_diff
 from graphc.profile.summaries.tables import (
     TimeRow,
@@ -19,6 +18,7 @@ from graphc.profile.summaries.tables import (
     op_table,
     pct,
 )
+from graphc.profile.summaries.tips import tips as all_tips
 
 C_FOOTNOTE = "(*) Op is running a c implementation"
 
@@ -28,7 +28,7 @@ def _s(ns: float) -> str:
 
 
 def _t(ns: float, row: TimeRow) -> str:
-    return below(row.resolution_ns) if row.all_below else _s(ns)
+    return _s(ns)  # the measured number, as Theano printed it (never a marker in a column)
 
 
 def _star(row: TimeRow) -> str:
@@ -110,7 +110,7 @@ def summary_text(stats: ProfileData, options: SummaryOptions) -> str:
     lines += [
         "Op-wise summary:",
         "<% of local_time spent on this kind of Op> <cumulative %> <self seconds> "
-        "<cumulative seconds> <time per call> [*] <nb_call> <nb apply> <Op name>",
+        "<cumulative seconds> <time per call> [*]  <nb_call> <nb apply> <Op name>",
     ]
     lines += _time_rows(ops, lambda r: f"{r.calls:5d} {r.n_apply:2d} {r.label}")
     lines += [_remaining(ops, "Op"), C_FOOTNOTE, ""]
@@ -126,6 +126,11 @@ def summary_text(stats: ProfileData, options: SummaryOptions) -> str:
         lambda r: f"{r.calls:5d} {r.position:3d} " + (f"{r.function}: " if multi else "") + r.label,
     )
     lines += [_remaining(applies, "Apply instances"), C_FOOTNOTE, ""]
+    lines += [
+        "Here are tips to potentially make your code run faster",
+        "Test them first, as they are not guaranteed to always provide a speedup.",
+    ]
+    lines += [f"  - {t}" for t in all_tips(fps)] or ["  Sorry, no tip for today."]
     return "\n".join(lines) + "\n"
 
 

@@ -41,14 +41,8 @@ from graphc.profile.summaries.tables import (
 )
 from graphc.profile.summaries.tips import tips as all_tips
 
-FOOTNOTE = (
-    "  (<T: every call took less than the clock resolution T; "
-    "~: some calls did, so the time is approximate)"
-)
-
-
 MEDIAN_NOTE = (
-    "  (<min>: over all calls; <median>: over each node's most recent calls, up to 32 per process)"
+    "  (min: over all calls; median: over each node's most recent calls, up to 32 per process)"
 )
 
 
@@ -77,9 +71,9 @@ def render_global(g: GlobalSummary) -> list[str]:
     return lines
 
 
-def render_first_calls(firsts: Sequence[FunctionProfile]) -> list[str]:
-    """The first calls left out of the steady-state numbers, on a line of their own
-    (``profiling__all_calls=True`` or ``summary(all_calls=True)`` counts them instead)."""
+def render_first_calls(firsts: Sequence[FunctionProfile], calls: int) -> list[str]:
+    """The first calls, reported apart: the global section above counts them (``calls``
+    is every call), the sections below leave them out unless ``all_calls``."""
     if not firsts:
         return []
     call_ns = sum(f.first_call_ns for f in firsts)
@@ -87,27 +81,41 @@ def render_first_calls(firsts: Sequence[FunctionProfile]) -> list[str]:
     n = sum(f.first_calls for f in firsts)
     what = "First call" if n == 1 else f"First calls ({n})"
     return [
-        f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}), "
-        "not counted elsewhere"
+        f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}); "
+        f"tables: the other {calls - n} calls"
     ]
 
 
-def _time_cell(ns: float, row: TimeRow) -> str:
-    if row.all_below:
-        return below(row.resolution_ns)
-    return short_seconds(ns) + ("~" if row.some_below else "")
+def render_waits(fps: Sequence[FunctionProfile]) -> list[str]:
+    """What the times mean when threads called one function at once (nothing otherwise)."""
+    waited = sum(f.waited_calls for f in fps)
+    if not waited:
+        return []
+    return [
+        f"  Calls from several threads: {waited} waited {seconds(sum(f.wait_ns for f in fps))} "
+        "in all for another thread's call of the same function. A function runs one call at "
+        "a time, each timed from its start to its end, so one function's times add up to at "
+        "most the wall time; the waits are not in them."
+    ]
 
 
-def _sample_cell(ns: float | None, row: TimeRow) -> str:
-    if ns is None:
-        return "-"
-    if ns < row.resolution_ns:
-        return below(row.resolution_ns)
+def _time_cell(ns: float) -> str:
     return short_seconds(ns)
 
 
-def _marked(rows: Sequence[TimeRow]) -> bool:
-    return any(r.all_below or r.some_below for r in rows)
+def _sample_cell(ns: float | None) -> str:
+    return "-" if ns is None else short_seconds(ns)
+
+
+def _resolution_note(row: TimeRow) -> str:
+    """What the clock could not resolve in a row's calls ("" when it resolved them all)."""
+    if row.all_below:
+        return f"every call under the clock resolution ({below(row.resolution_ns)[1:]})"
+    if row.some_below:
+        return (
+            f"some calls under the clock resolution ({below(row.resolution_ns)[1:]}): approximate"
+        )
+    return ""
 
 
 def remaining_line(rem: Remaining, noun: str) -> str:
@@ -119,12 +127,7 @@ def remaining_line(rem: Remaining, noun: str) -> str:
 
 
 def _common_cells(r: TimeRow) -> list[str]:
-    return [
-        f"{r.pct:.1f}%",
-        f"{r.cum_pct:.1f}%",
-        _time_cell(r.ns, r),
-        _time_cell(r.per_call_ns, r),
-    ]
+    return [f"{r.pct:.1f}%", f"{r.cum_pct:.1f}%", _time_cell(r.ns), _time_cell(r.per_call_ns)]
 
 
 GROUP_HEADERS = ["<% time>", "<sum %>", "<apply time>", "<time per call>", "<type>"]
@@ -133,65 +136,57 @@ GROUP_HEADERS = ["<% time>", "<sum %>", "<apply time>", "<time per call>", "<typ
 def render_grouped(
     title: str, tbl: TimeTable, name_header: str, noun: str, width: int | None = None
 ) -> list[str]:
-    """The Class or Ops section."""
+    """The Class or Ops section, in Theano's columns (a row the clock could not resolve
+    says so on the line under it)."""
     headers = GROUP_HEADERS + ["<#call>", "<#apply>", name_header]
     rows = [_common_cells(r) + [r.impl, str(r.calls), str(r.n_apply), r.label] for r in tbl.rows]
-    lines = (
-        [title, "---"] + table(headers, rows, width=width) + [remaining_line(tbl.remaining, noun)]
-    )
-    if _marked(tbl.rows):
-        lines.append(FOOTNOTE)
-    return lines + [""]
+    head, *body = table(headers, rows, width=width)
+    lines = [title, "---", head]
+    for r, line in zip(tbl.rows, body):
+        note = _resolution_note(r)
+        lines += [line, f"    ({note})"] if note else [line]
+    return lines + [remaining_line(tbl.remaining, noun), ""]
 
 
-def _opt(v: float | None) -> str:
-    return "" if v is None else f"{v:.3f}"
+def _opt(v: float | None, unit: str) -> str:
+    return "" if v is None else f", {v:.3f} {unit}"
 
 
-APPLY_NAME_ROOM = 40  # below this many columns for names, names get their own line
+#: Theano's Apply columns; graphc's own (min, median, flops...) go on the lines under a row.
+APPLY_HEADERS = ["<% time>", "<sum %>", "<apply time>", "<time per call>", "<#call>", "<id>"]
+APPLY_NAME_ROOM = 16  # below this many columns for names, names get their own line
+
+
+def _apply_extras(r: TimeRow, with_function: bool) -> str:
+    """The line under an Apply row: graphc's columns that Theano did not print."""
+    head = f"    function {r.function}, " if with_function else "    "
+    text = f"{head}min {_sample_cell(r.min_ns)}, median {_sample_cell(r.median_ns)}"
+    text += _opt(r.mflops, "Mflops") + _opt(r.gflops_s, "Gflops/s")
+    note = _resolution_note(r)
+    return text + (f"; {note}" if note else "")
 
 
 def render_apply(tbl: TimeTable, with_function: bool, width: int | None = None) -> list[str]:
-    """The Apply section, with each node's inputs and outputs under its row."""
-    headers = [
-        "<% time>",
-        "<sum %>",
-        "<apply time>",
-        "<time per call>",
-        "<min>",
-        "<median>",
-    ]
-    headers += ["<#call>", "<id>", "<Mflops>", "<Gflops/s>"]
-    left: tuple[int, ...] = ()
-    if with_function:
-        left = (len(headers),)
-        headers.append("<function>")
-    headers.append("<Apply name>")
-    rows = []
-    for r in tbl.rows:
-        cells = _common_cells(r) + [_sample_cell(r.min_ns, r), _sample_cell(r.median_ns, r)]
-        cells += [str(r.calls), str(r.position), _opt(r.mflops), _opt(r.gflops_s)]
-        if with_function:
-            cells.append(r.function)
-        rows.append(cells + [r.label])
-    names = [row[-1] for row in rows]
-    numbers = table(headers[:-1] + [""], [row[:-1] + [""] for row in rows], left=left)
-    if width is not None and len(numbers[0]) + APPLY_NAME_ROOM > width:
+    """The Apply section: Theano's row (name last, on the same line), then the node's
+    function, min, median and flops, its inputs and outputs and source lines under it."""
+    rows = [
+        _common_cells(r) + [str(r.calls), str(r.position), r.label] for r in tbl.rows
+    ]  # fmt: skip
+    numbers = table(APPLY_HEADERS, [row[:-1] for row in rows])
+    if width is not None and len(numbers[0]) + 1 + APPLY_NAME_ROOM > width:
         # too narrow for names after the numbers: each name on its own line
-        head = [numbers[0].rstrip(), "    " + headers[-1]]
+        head = [numbers[0], "    <Apply name>"]
         body = [
-            [n.rstrip(), "    " + middle_ellipsis(x, width - 4)] for n, x in zip(numbers[1:], names)
+            [n, "    " + middle_ellipsis(row[-1], width - 4)] for n, row in zip(numbers[1:], rows)
         ]
     else:
-        full = table(headers, rows, left=left, width=width)
+        full = table(APPLY_HEADERS + ["<Apply name>"], rows, width=width)
         head, body = [full[0]], [[line] for line in full[1:]]
     lines = ["Apply", "------", *head]
     for r, text in zip(tbl.rows, body):
-        lines += text
+        lines += text + [_apply_extras(r, with_function)]
         lines += _values_and_origins(r, width)
     lines.append(remaining_line(tbl.remaining, "Apply instances"))
-    if _marked(tbl.rows):
-        lines.append(FOOTNOTE)
     lines.append(MEDIAN_NOTE)
     return lines + [""]
 
@@ -217,7 +212,7 @@ def render_sources(tbl: TimeTable, width: int | None = None) -> list[str]:
         [
             f"{r.pct:.1f}%",
             f"{r.cum_pct:.1f}%",
-            _time_cell(r.ns, r),
+            _time_cell(r.ns),
             str(r.n_apply),
             short_origin(r.label),
         ]  # fmt: skip
@@ -374,8 +369,9 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
     sections when asked, or (None) when recorded; ``options.n_apply`` Apply rows and
     ``options.n_ops`` Class, Op and source-line rows.
 
-    Unless ``options.all_calls``, times describe the steady state: each function's first
-    call is reported on its own line and left out of every other number.
+    The global section counts every call. Unless ``options.all_calls``, the sections
+    below it describe the steady state: each function's first call is reported on its own
+    line and left out of them.
     """
     width = options.width or report_width()
     n_apply, n_ops = options.n_apply, options.n_ops
@@ -384,8 +380,9 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
     fps = recorded if options.all_calls else [steady_state(f) for f in recorded]
     sampled = sampling_lines(recorded)
     fps = [scaled(f) for f in fps]
-    lines = render_global(global_summary(fps, stats.name)) + render_first_calls(firsts)
-    lines += sampled + [""]
+    every = global_summary([scaled(f) for f in recorded], stats.name)
+    lines = render_global(every) + render_first_calls(firsts, every.calls)
+    lines += render_waits(recorded) + sampled + [""]
     if all(f.timing_supported for f in fps):
         lines += render_grouped("Class", class_table(fps, n_ops), "<Class name>", "Classes", width)
         lines += render_grouped("Ops", op_table(fps, n_ops), "<Op name>", "Ops", width)

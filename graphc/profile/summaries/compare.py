@@ -17,15 +17,18 @@ import numpy as np
 from graphc.profile.data.model import FunctionProfile, NodeRecord
 from graphc.profile.summaries.diff import match_nodes
 
-#: Verdicts, from worst to best.
-VERDICTS = ("slower", "unstable", "removed", "added", "same", "faster")
+#: Verdicts, from worst to best. Only "slower" fails: its whole interval is above the gate.
+#: "slower, below the gate": the interval lies above 1 but not wholly above the gate;
+#: "unmatched": the entry is in one profile only (``n_base`` or ``n_new`` is 0).
+SLOWER_BELOW = "slower, below the gate"
+VERDICTS = ("slower", SLOWER_BELOW, "unstable", "unmatched", "same", "faster")
 
 
 @dataclass(frozen=True)
 class Options:
     """How strict a comparison is."""
 
-    threshold: float = 1.2  # fail when the whole interval is above this ratio
+    threshold: float = 1.5  # fail when the whole interval is above this ratio
     confidence: float = 0.95
     min_samples: int = 5  # per side, within one profile; 3 per side across processes
     max_width: float = 1.6  # interval high / low above this: "unstable"
@@ -132,21 +135,26 @@ def judge(
     opts: Options, min_samples: int | None = None,
 ) -> Entry:  # fmt: skip
     """Compare two sample sets: "slower" only when the whole interval is above the
-    threshold, "faster" when it is wholly below its inverse, "unstable" when there are too
-    few samples or the interval is too wide to tell, else "same"."""
+    threshold, "slower, below the gate" when it is above 1 but not wholly above the
+    threshold, "faster" when it is wholly below 1, "unstable" when there are too few
+    samples or the interval is too wide to tell, else "same" (the interval holds 1).
+    An entry with samples on one side only is "unmatched"."""
     need = opts.min_samples if min_samples is None else min_samples
     med = lambda s: float(np.median(s)) if s else None  # noqa: E731
     nb, nn = len(base or ()), len(new or ())
     if not base or not new:
-        verdict = "added" if not base else "removed"
-        return Entry(kind, label, med(base), med(new), nb, nn, None, None, None, verdict)
+        return Entry(kind, label, med(base), med(new), nb, nn, None, None, None, "unmatched")
     ratio, low, high = median_ratio_interval(base, new, opts.confidence, opts.n_boot, opts.seed)
-    if nb >= need and nn >= need and low > opts.threshold:
-        verdict = "slower"
-    elif nb < need or nn < need or high / max(low, 1e-12) > opts.max_width:
+    if nb < need or nn < need:
         verdict = "unstable"
-    elif high < 1 / opts.threshold:
+    elif low > opts.threshold:
+        verdict = "slower"
+    elif low > 1:
+        verdict = SLOWER_BELOW
+    elif high < 1:
         verdict = "faster"
+    elif high / max(low, 1e-12) > opts.max_width:
+        verdict = "unstable"
     else:
         verdict = "same"
     return Entry(kind, label, med(base), med(new), nb, nn, ratio, low, high, verdict)
@@ -243,18 +251,19 @@ def compare_runs(
 ) -> Report:  # fmt: skip
     """Compare the runs of two versions (one profile per process on each side).
 
-    Functions pair by name (after ``rename``, old name -> new name); Apply nodes by
-    position and Op. The whole comparison fails when an entry is "slower" or when less
-    than ``opts.min_matched`` of the base's time is matched in the new profile.
+    Functions pair by name (after ``rename``, old name -> new name); Apply nodes as
+    ``match_nodes`` pairs them (name and position, else Op class, source lines, shapes),
+    a node whose name changed labelled by both names. The whole comparison fails when an
+    entry is "slower" or when less than ``opts.min_matched`` of the base's time is matched
+    in the new profile.
     """
     opts = opts or Options()
     rename = dict(rename or {})
     if not base or not new:
         raise ValueError("compare_runs needs at least one profile per side")
-    sa = _side_samples(base, rename)
-    sb = _side_samples(new, {})
-    # Apply labels of new: relabel after the matched base node so both sides share keys.
-    sb = _relabel_apply(base[0], new[0], rename, sb)
+    labels_a, labels_b = _apply_labels(base[0], new[0], rename)
+    sa = _relabel(_side_samples(base, rename), labels_a)
+    sb = _relabel(_side_samples(new, {}), labels_b)
     need = opts.min_samples if len(base) == 1 and len(new) == 1 else 3
     entries = []
     order = {"function": 0, "op": 1, "apply": 2}
@@ -264,22 +273,38 @@ def compare_runs(
     return Report(tuple(entries), cov, opts)
 
 
-def _relabel_apply(
-    base: Sequence[FunctionProfile], new: Sequence[FunctionProfile],
-    rename: Mapping[str, str], samples: dict[tuple[str, str], list[float]],
-) -> dict[tuple[str, str], list[float]]:  # fmt: skip
+def _apply_key(name: str, node: NodeRecord) -> tuple[str, str]:
+    return ("apply", f"{name}: {node.position} {node.apply_name}")
+
+
+def _apply_labels(
+    base: Sequence[FunctionProfile], new: Sequence[FunctionProfile], rename: Mapping[str, str]
+) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    """The label each side's Apply entries are compared under: matched nodes share one
+    (``f: 3 A(x) -> 4 B(x)`` when the name or position changed), unmatched keep theirs."""
     a, b = _renamed(base, rename), {f.name: f for f in new}
-    out = {k: v for k, v in samples.items() if k[0] != "apply"}
-    for name, fb in b.items():
-        fa = a.get(name)
-        for x, y in match_nodes(fa.nodes if fa else [], fb.nodes):
-            if y is None:
-                continue
-            shown = x if x is not None else y
-            key = ("apply", f"{name}: {y.position} {y.apply_name}")
-            if key in samples:
-                out[("apply", f"{name}: {shown.position} {shown.apply_name}")] = samples[key]
-    return out
+    la: dict[tuple[str, str], str] = {}
+    lb: dict[tuple[str, str], str] = {}
+    for name in [*a, *(n for n in b if n not in a)]:
+        fa, fb = a.get(name), b.get(name)
+        for x, y in match_nodes(fa.nodes if fa else [], fb.nodes if fb else []):
+            kx = _apply_key(name, x) if x is not None else None
+            ky = _apply_key(name, y) if y is not None else None
+            label = (kx or ky or ("", ""))[1]
+            if kx and ky and kx != ky:
+                label = f"{kx[1]} -> {ky[1].split(': ', 1)[1]}"
+            if kx:
+                la[kx] = label
+            if ky:
+                lb[ky] = label
+    return la, lb
+
+
+def _relabel(
+    samples: dict[tuple[str, str], list[float]], labels: Mapping[tuple[str, str], str]
+) -> dict[tuple[str, str], list[float]]:
+    return {(k[0], labels.get(k, k[1])) if k[0] == "apply" else k: v
+            for k, v in samples.items()}  # fmt: skip
 
 
 def compare(

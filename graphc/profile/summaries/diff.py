@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphc.profile.data.model import FunctionProfile, NodeRecord
+from graphc.profile.data.model import FunctionProfile, NodeRecord, ValueInfo
 
 
 @dataclass(frozen=True)
@@ -63,11 +63,54 @@ def op_diff(a: Sequence[FunctionProfile], b: Sequence[FunctionProfile], n: int =
     return _grouped(a, b, "op_name", n)
 
 
+def _shape_sig(values: Sequence[ValueInfo]) -> tuple | None:
+    """Dtypes and shapes of a node's values (None when no shape was recorded)."""
+    shapes = [v.shape for v in values]
+    if not values or any(shape is None for shape in shapes):
+        return None
+    return tuple((v.dtype, tuple(shape or ())) for v, shape in zip(values, shapes))
+
+
+def _likeness(x: NodeRecord, y: NodeRecord) -> int:
+    """How alike two nodes of the same Op class are in what they compute and where they
+    come from: a shared source line counts most, then equal output and input shapes,
+    then the same position in the schedule; 0 when nothing but the class is shared."""
+    score = 0
+    if set(x.origins) & set(y.origins):
+        score += 4
+    out_x = _shape_sig(x.outputs)
+    if out_x is not None and out_x == _shape_sig(y.outputs):
+        score += 2
+    in_x = _shape_sig(x.inputs)
+    if in_x is not None and in_x == _shape_sig(y.inputs):
+        score += 1
+    if x.position == y.position:
+        score += 1
+    return score
+
+
+def _unique_likeness_pairs(
+    a: Sequence[NodeRecord], b: Sequence[NodeRecord]
+) -> dict[int, NodeRecord]:
+    """Pairs (index in ``a`` -> node of ``b``) of the same Op class that are each other's
+    only alike node (``_likeness`` > 0): when several are alike (a node fused with others
+    into one), they stay unmatched rather than a part being compared with the whole."""
+    alike = [[x.op_class == y.op_class and _likeness(x, y) > 0 for y in b] for x in a]
+    out: dict[int, NodeRecord] = {}
+    for i, row in enumerate(alike):
+        if row.count(True) == 1:
+            j = row.index(True)
+            if sum(alike[k][j] for k in range(len(a))) == 1:
+                out[i] = b[j]
+    return out
+
+
 def match_nodes(
     a: Sequence[NodeRecord], b: Sequence[NodeRecord]
 ) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
-    """Pair the nodes of two graphs by (position, op_name), then by op_name in schedule
-    order; unmatched nodes are paired with None."""
+    """Pair the nodes of two versions of a graph: by (position, op_name), then by op_name in
+    schedule order, then (a renamed Op, a different fusion) by Op class and likeness (see
+    ``_unique_likeness_pairs``). Unmatched nodes are paired with None."""
     free_b = list(b)
     pairs: list[tuple[NodeRecord | None, NodeRecord | None]] = []
     pending: list[NodeRecord] = []
@@ -79,12 +122,18 @@ def match_nodes(
             pairs.append((node, other))
         else:
             pending.append(node)
+    unmatched: list[NodeRecord] = []
     for node in pending:
         other = next((o for o in free_b if o.op_name == node.op_name), None)
         if other is not None:
             free_b.remove(other)
-        pairs.append((node, other))
-    pairs += [(None, o) for o in free_b]
+            pairs.append((node, other))
+        else:
+            unmatched.append(node)
+    taken_a = _unique_likeness_pairs(unmatched, free_b)
+    taken_b = {id(y) for y in taken_a.values()}
+    pairs += [(x, taken_a.get(i)) for i, x in enumerate(unmatched)]
+    pairs += [(None, y) for y in free_b if id(y) not in taken_b]
     return pairs
 
 
