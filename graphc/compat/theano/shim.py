@@ -63,14 +63,21 @@ class ShimModule(ModuleType):
         return sorted(names)
 
 
+def _public(name: str, value: Any) -> bool:
+    """A name a star import should give: not private, not a helper module or flag."""
+    if name.startswith("_") or name in ("TYPE_CHECKING", "annotations"):
+        return False
+    return not isinstance(value, ModuleType) or value.__name__.startswith("graphc.")
+
+
 def public_names(shim: Shim) -> list[str]:
-    """``__all__`` of a shim: its sources' public names and its extra names."""
+    """``__all__`` of a shim: its sources' public names (listed in their ``__all__`` or
+    not starting with ``_``: Theano's ``from theano.tensor import *`` gives them all) and
+    its extra names."""
     names: dict[str, None] = {}
     for src in shim.sources:
         module = importlib.import_module(src)
-        listed = getattr(module, "__all__", None)
-        if listed is None:
-            listed = [n for n in vars(module) if not n.startswith("_")]
-        names.update(dict.fromkeys(listed))
+        names.update(dict.fromkeys(getattr(module, "__all__", ())))
+        names.update(dict.fromkeys(n for n, v in vars(module).items() if _public(n, v)))
     names.update(dict.fromkeys(n for n in shim.extra if not n.startswith("_")))
     return list(names)
