@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Lasagne 0.1's own test suite, unchanged, with `import theano` served by graphc
-# (pytest -p graphc.theano). Fails on any failing or erroring test, or when fewer tests pass
-# than EXPECTED_PASS. On a CPU, Theano 0.8.2 passes 485, skips 245 GPU tests and 2 slow ones.
+# Lasagne 0.1's own test suite and examples, unchanged, with `import theano` served by
+# graphc (pytest -p graphc.theano; python -m graphc.theano). Fails on any failing or erroring
+# test, when fewer tests pass than EXPECTED_PASS, or when an example fails or its loss does
+# not fall (scripts/lasagne_examples.py). On a CPU, Theano 0.8.2 passes 485, skips 245 GPU tests and 2 slow ones.
 #
 # Nothing in Lasagne is patched; what its 2015 test setup needs of today's tools is handled
 # here: its setup.cfg [pytest] section (refused by pytest >= 8) is replaced by our own ini,
@@ -28,7 +29,8 @@ set +e
     -p no:cacheprovider -q --tb=line -rfE "$TESTS") >"$WORK/run/output.txt" 2>&1
 status=$?
 set -e
-"$PY" - "$WORK/run/output.txt" "$EXPECTED_PASS" "$status" <<'PYEOF'
+suite=0
+"$PY" - "$WORK/run/output.txt" "$EXPECTED_PASS" "$status" <<'PYEOF' || suite=1
 import collections, re, sys
 path, floor, status = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 text = open(path).read()
@@ -45,3 +47,7 @@ if status not in (0, 1) or bad or counts.get("passed", 0) < floor:
     print(f"lasagne_suite: FAILED (pytest exit {status}; see {path})")
     sys.exit(1)
 PYEOF
+# its examples (mnist.py mlp/custom_mlp/cnn on a synthetic MNIST, recurrent.py): loss must fall
+examples=0
+"$PY" scripts/lasagne_examples.py "$TESTS/../../examples" "$WORK/examples" || examples=1
+exit $((suite | examples))
