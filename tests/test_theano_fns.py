@@ -188,3 +188,20 @@ def test_elementwise_helpers_match_numpy():
     np.testing.assert_array_equal(q, iv // jv)
     np.testing.assert_array_equal(r, iv % jv)
     np.testing.assert_array_equal(_run(T.floor_div(i, j), [i, j], iv, jv), iv // jv)
+
+
+def test_nnet_softsign_hard_sigmoid_elu_match_numpy():
+    x = T.dvector("x")
+    xv = np.array([-4.0, -2.5, -0.3, 0.0, 0.7, 2.5, 9.0])
+    got = _run(
+        [T.nnet.softsign(x), T.nnet.hard_sigmoid(x), T.nnet.elu(x), T.nnet.elu(x, 0.5)], [x], xv
+    )
+    ref = [
+        xv / (1 + np.abs(xv)),
+        np.clip(0.2 * xv + 0.5, 0, 1),
+        np.where(xv > 0, xv, np.expm1(xv)),
+        np.where(xv > 0, xv, 0.5 * np.expm1(xv)),
+    ]
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(g, r, rtol=1e-14, atol=1e-15)
+    verify_grad(T.nnet.softsign, [xv], rng=np.random.RandomState(3))
