@@ -205,3 +205,35 @@ def test_nnet_softsign_hard_sigmoid_elu_match_numpy():
     for g, r in zip(got, ref):
         np.testing.assert_allclose(g, r, rtol=1e-14, atol=1e-15)
     verify_grad(T.nnet.softsign, [xv], rng=np.random.RandomState(3))
+
+
+def test_nlinalg_matches_numpy_linalg():
+    from graphc.tensor import nlinalg
+
+    a, b = T.dmatrices("a", "b")
+    av = RNG.normal(size=(4, 4)) + 4 * np.eye(4)
+    bv = RNG.normal(size=(4, 3))
+    outs = [
+        nlinalg.matrix_inverse(a),
+        nlinalg.det(a),
+        nlinalg.trace(a),
+        nlinalg.pinv(b),
+        nlinalg.matrix_dot(a, a, b),
+        nlinalg.extract_diag(a),
+        nlinalg.alloc_diag(a[0]),
+    ]
+    ref = [
+        np.linalg.inv(av),
+        np.linalg.det(av),
+        np.trace(av),
+        np.linalg.pinv(bv),
+        av @ av @ bv,
+        np.diag(av),
+        np.diag(av[0]),
+    ]
+    for g, r in zip(_run(outs, [a, b], av, bv), ref):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+    verify_grad(nlinalg.matrix_inverse, [av], rng=np.random.RandomState(4))
+    verify_grad(nlinalg.det, [av], rng=np.random.RandomState(5))
+    with pytest.raises(ValueError, match="a matrix is needed"):
+        nlinalg.det(T.dvector())

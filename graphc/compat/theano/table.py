@@ -71,6 +71,7 @@ MODULES: dict[str, str | Shim] = {
             "theano.tensor.shared_randomstreams",
             "theano.tensor.extra_ops",
             "theano.tensor.xlogx",
+            "theano.tensor.nlinalg",
         ),
     ),
     "theano.tensor.basic": Shim(("graphc.tensor",)),
