@@ -53,6 +53,29 @@ def test_names_are_graphcs_own_objects(theano):
     assert isinstance(theano.shared(np.zeros(2)), T.sharedvar.TensorSharedVariable)
 
 
+def test_the_added_theano_names_at_theanos_paths(theano):
+    import theano.gof.graph
+    import theano.scan_module.scan_utils
+    import theano.tensor.nlinalg
+    import theano.tensor.xlogx
+
+    from graphc import grad_ops
+    from graphc.compile import ops
+    from graphc.graph import compare, utils
+
+    assert theano.compile.ViewOp is ops.ViewOp and theano.compile.view_op is ops.view_op
+    assert theano.gradient.grad_clip is grad_ops.grad_clip
+    assert theano.gradient.grad_not_implemented is grad_ops.grad_not_implemented
+    assert theano.scan_module.scan_utils.equal_computations is compare.equal_computations
+    assert theano.gof.graph.is_same_graph is compare.is_same_graph
+    assert theano.gof.graph.inputs is graphc.graph.graph_inputs
+    assert theano.gof.utils is utils and theano.gof.Apply is graphc.graph.Apply
+    assert theano.tensor.xlogx.xlogx is GT.xlogx.xlogx
+    assert theano.tensor.nlinalg is GT.nlinalg and theano.tensor.nlinalg.det is GT.nlinalg.det
+    assert theano.tensor.nnet.softsign is GT.nnet.softsign
+    assert theano.tensor.isnan is GT.isnan and theano.tensor.roll is GT.roll
+
+
 def test_a_theano_program_computes_as_numpy(theano):
     import theano.tensor as T
 
