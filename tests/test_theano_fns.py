@@ -237,3 +237,21 @@ def test_nlinalg_matches_numpy_linalg():
     verify_grad(nlinalg.det, [av], rng=np.random.RandomState(5))
     with pytest.raises(ValueError, match="a matrix is needed"):
         nlinalg.det(T.dvector())
+
+
+def test_broadcastable_flags_follow_theano():
+    x = T.dmatrix("x")
+    col = T.addbroadcast(x, 1)
+    assert col.broadcastable == (False, True)
+    assert T.unbroadcast(col, 1).broadcastable == (False, False)
+    assert T.patternbroadcast(x, (True, False)).broadcastable == (True, False)
+    y = T.dmatrix("y")
+    f = graphc.function([x, y], [col + y, T.grad((col * y).sum(), x)])
+    xv, yv = RNG.normal(size=(3, 1)), RNG.normal(size=(3, 4))
+    s, g = f(xv, yv)
+    np.testing.assert_array_equal(s, xv + yv)  # numpy's broadcasting
+    np.testing.assert_allclose(g, yv.sum(axis=1, keepdims=True), rtol=1e-12)
+    with pytest.raises(ValueError, match="axis 1 should have length 1 but has 4"):
+        graphc.function([x], T.addbroadcast(x, 1))(yv)
+    with pytest.raises(ValueError, match="2 flags for 1 axes"):
+        T.patternbroadcast(T.dvector(), (True, False))

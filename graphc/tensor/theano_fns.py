@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from graphc.tensor.variable import TensorLike
 
 __all__ = [
+    "Rebroadcast", "addbroadcast", "patternbroadcast", "unbroadcast",
     "allclose", "arccosh", "arcsinh", "arctanh", "deg2rad", "diag", "diagonal", "divmod",
     "flatnonzero", "floor_div", "get_vector_length", "horizontal_stack", "inv",
     "inverse_permutation", "isclose", "isinf", "isnan", "largest", "max_and_argmax",
@@ -418,3 +419,58 @@ def floor_div(x: TensorLike, y: TensorLike):
 def divmod(x: TensorLike, y: TensorLike):
     """``(x // y, x % y)``, as Python's ``divmod``."""
     return int_div(x, y), mod(x, y)
+
+
+# ------------------------------------------------------------------ broadcastable flags
+
+
+class Rebroadcast(Op):
+    """``x`` (a view) with the broadcastable flag of some axes set or cleared: a set flag
+    makes that axis' length 1 by type (checked when run), a cleared one makes it unknown."""
+
+    __props__ = ("axis",)
+    view_map = {0: [0]}
+
+    def __init__(self, *axis: tuple[int, bool]) -> None:
+        self.axis = tuple(sorted((int(a), bool(b)) for a, b in dict(axis).items()))
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        x = as_tensor_variable(inputs[0])
+        shape = list(x.type.shape)
+        for a, b in self.axis:
+            if not 0 <= a < x.ndim:
+                raise ValueError(f"Rebroadcast: axis {a} is out of range for {x.type}")
+            shape[a] = 1 if b else None
+        return Apply(self, [x], [TensorType(x.dtype, tuple(shape))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        (x,) = inputs
+        for a, b in self.axis:
+            if b and x.shape[a] != 1:
+                raise ValueError(f"Rebroadcast: axis {a} should have length 1 but has {x.shape[a]}")
+        output_storage[0][0] = x
+
+    def grad(self, inputs: list[Variable], gouts: list[Variable]) -> list[Variable]:
+        x = inputs[0]
+        back = [(a, x.broadcastable[a]) for a, _ in self.axis]
+        return [Rebroadcast(*back)(gouts[0])]
+
+
+def addbroadcast(x: TensorLike, *axes: int):
+    """``x`` with ``axes`` broadcastable (their length, 1, checked when run)."""
+    x = as_tensor_variable(x)
+    return Rebroadcast(*[(a % x.ndim, True) for a in axes])(x) if axes else x
+
+
+def unbroadcast(x: TensorLike, *axes: int):
+    """``x`` with ``axes`` no longer broadcastable (their length unknown by type)."""
+    x = as_tensor_variable(x)
+    return Rebroadcast(*[(a % x.ndim, False) for a in axes])(x) if axes else x
+
+
+def patternbroadcast(x: TensorLike, broadcastable: Sequence[bool]):
+    """``x`` with the broadcastable pattern ``broadcastable`` (one flag per axis)."""
+    x = as_tensor_variable(x)
+    if len(broadcastable) != x.ndim:
+        raise ValueError(f"patternbroadcast: {len(broadcastable)} flags for {x.ndim} axes")
+    return Rebroadcast(*enumerate(broadcastable))(x)
