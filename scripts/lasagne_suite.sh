@@ -20,12 +20,14 @@ mkdir -p "$WORK"
 rm -rf "$WORK/src" "$WORK/run" && mkdir -p "$WORK/src" "$WORK/run"
 tar xzf "$SDIST" -C "$WORK/src"
 "$PY" -m pip install -q --no-deps "$SDIST" mock
-TESTS=$(cd "$WORK/src/Lasagne-0.1/lasagne/tests" && pwd)
 printf '[pytest]\n' >"$WORK/run/pytest.ini"
-# the tests are read from the sdist (its examples/ beside them); `lasagne` is the installed one
+# the sdist's tests (the installed package has none) against the installed `lasagne`: its
+# tests/ folders are not packages, so pytest puts only them on sys.path, not the source tree
+TESTS=$(cd "$WORK/src/Lasagne-0.1/lasagne/tests" && pwd)
+EXAMPLES=$(cd "$WORK/src/Lasagne-0.1/examples" && pwd)
 set +e
 (cd "$WORK/run" && COLUMNS=300 "$PY" -m pytest -c pytest.ini --rootdir=. \
-    --confcutdir="$TESTS" --import-mode=importlib -p graphc.theano -p no:randomly \
+    --confcutdir="$TESTS" -p graphc.theano -p no:randomly \
     -p no:cacheprovider -q --tb=line -rfE "$TESTS") >"$WORK/run/output.txt" 2>&1
 status=$?
 set -e
@@ -34,7 +36,7 @@ suite=0
 import collections, re, sys
 path, floor, status = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 text = open(path).read()
-counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|errors?)\b", text.splitlines()[-1])}
+counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|errors?)\b", (text.splitlines() or [""])[-1])}
 bad = counts.get("failed", 0) + counts.get("error", 0) + counts.get("errors", 0)
 causes = collections.Counter(
     re.sub(r"\d+", "N", m) for m in re.findall(r"^(?:FAILED|ERROR) \S+ - (.*)$", text, re.M)
@@ -49,5 +51,5 @@ if status not in (0, 1) or bad or counts.get("passed", 0) < floor:
 PYEOF
 # its examples (mnist.py mlp/custom_mlp/cnn on a synthetic MNIST, recurrent.py): loss must fall
 examples=0
-"$PY" scripts/lasagne_examples.py "$TESTS/../../examples" "$WORK/examples" || examples=1
+"$PY" scripts/lasagne_examples.py "$EXAMPLES" "$WORK/examples" || examples=1
 exit $((suite | examples))
