@@ -255,3 +255,41 @@ def test_broadcastable_flags_follow_theano():
         graphc.function([x], T.addbroadcast(x, 1))(yv)
     with pytest.raises(ValueError, match="2 flags for 1 axes"):
         T.patternbroadcast(T.dvector(), (True, False))
+
+
+def test_counting_and_filling_match_numpy():
+    x, m = T.dmatrix("x"), T.dmatrix("m")
+    xv = RNG.normal(size=(3, 5))
+    got = _run([T.diff(x), T.diff(x, 2, axis=0), T.diff(x, 3)], [x], xv)
+    for g, r in zip(got, [np.diff(xv), np.diff(xv, 2, axis=0), np.diff(xv, 3)]):
+        np.testing.assert_allclose(g, r, rtol=1e-14, atol=1e-15)
+    y, w = T.lvector("y"), T.dvector("w")
+    yv, wv = np.array([2, 0, 2, 5, 1]), RNG.normal(size=5)
+    hot, counts, weighted, padded = _run(
+        [
+            T.to_one_hot(y, 6, "float64"),
+            T.bincount(y),
+            T.bincount(y, w),
+            T.bincount(y, minlength=9),
+        ],
+        [y, w],
+        yv,
+        wv,
+    )
+    np.testing.assert_array_equal(hot, np.eye(6)[yv])
+    np.testing.assert_array_equal(counts, np.bincount(yv))
+    np.testing.assert_allclose(weighted, np.bincount(yv, wv), rtol=1e-14)
+    np.testing.assert_array_equal(padded, np.bincount(yv, minlength=9))
+    c = T.lvector("c")
+    cv = np.array([0, 1, 1])
+    got = _run([T.compress(c, x, axis=0), T.compress(c, x)], [c, x], cv, xv)
+    np.testing.assert_array_equal(got[0], np.compress(cv, xv, axis=0))
+    np.testing.assert_array_equal(got[1], np.compress(cv, xv))
+    filled = np.array(xv, copy=True)
+    np.fill_diagonal(filled, 7.0)
+    np.testing.assert_array_equal(_run(T.fill_diagonal(m, 7.0), [m], xv), filled)
+    verify_grad(
+        lambda a, v: T.fill_diagonal(a, v) * 3.0, [xv, np.array(0.5)], rng=np.random.RandomState(6)
+    )
+    with pytest.raises(TypeError, match="vector of ints"):
+        T.bincount(T.dvector())

@@ -37,6 +37,7 @@ from graphc.tensor.math import all as tall
 from graphc.tensor.math import argmax as targmax
 from graphc.tensor.math import max as tmax
 from graphc.tensor.math import min as tmin
+from graphc.tensor.subtensor import take
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
     from graphc.tensor.variable import TensorLike
 
 __all__ = [
-    "Rebroadcast", "addbroadcast", "patternbroadcast", "unbroadcast",
+    "Rebroadcast", "addbroadcast", "patternbroadcast", "unbroadcast", "bincount", "compress",
+    "diff", "fill_diagonal", "to_one_hot",
     "allclose", "arccosh", "arcsinh", "arctanh", "deg2rad", "diag", "diagonal", "divmod",
     "flatnonzero", "floor_div", "get_vector_length", "horizontal_stack", "inv",
     "inverse_permutation", "isclose", "isinf", "isnan", "largest", "max_and_argmax",
@@ -474,3 +476,91 @@ def patternbroadcast(x: TensorLike, broadcastable: Sequence[bool]):
     if len(broadcastable) != x.ndim:
         raise ValueError(f"patternbroadcast: {len(broadcastable)} flags for {x.ndim} axes")
     return Rebroadcast(*enumerate(broadcastable))(x)
+
+
+# ------------------------------------------------------------------ counting and filling
+
+
+def diff(x: TensorLike, n: int = 1, axis: int = -1):
+    """``numpy.diff``: the ``n``-th discrete difference along ``axis``."""
+    v: Any = as_tensor_variable(x)
+    axis = axis % v.ndim
+    before = (slice(None),) * axis
+    for _ in range(n):
+        v = v[before + (slice(1, None),)] - v[before + (slice(None, -1),)]
+    return v
+
+
+def to_one_hot(y: TensorLike, nb_class: int, dtype=None):
+    """Row ``i`` is 1 at column ``y[i]`` and 0 elsewhere (``nb_class`` columns)."""
+    from graphc.flags import config
+
+    y = as_tensor_variable(y)
+    if y.ndim != 1:
+        raise ValueError(f"to_one_hot: a vector of class indices is needed, got {y.ndim}-d")
+    return cast(
+        eq(y.dimshuffle(0, "x"), arange(nb_class).dimshuffle("x", 0)), dtype or config.floatX
+    )
+
+
+def compress(condition: TensorLike, x: TensorLike, axis: int | None = None):
+    """``numpy.compress``: the slices of ``x`` along ``axis`` (of ``x.flatten()`` when
+    None) where ``condition`` is non-zero."""
+    x = as_tensor_variable(x)
+    indices = flatnonzero(condition)
+    return take(x.flatten(), indices) if axis is None else take(x, indices, axis=axis)
+
+
+class BinCount(Op):
+    """``numpy.bincount(x, weights, minlength)`` of a vector of non-negative ints."""
+
+    __props__ = ("minlength",)
+
+    def __init__(self, minlength: int | None = None) -> None:
+        self.minlength = None if minlength is None else int(minlength)
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        x = as_tensor_variable(inputs[0])
+        if x.ndim != 1 or not x.dtype.startswith(("int", "uint")):
+            raise TypeError(f"bincount: a vector of ints is needed, got {x.type}")
+        if len(inputs) == 1:
+            return Apply(self, [x], [TensorType("int64", (None,))()])
+        w = as_tensor_variable(inputs[1])
+        return Apply(self, [x, w], [TensorType("float64", (None,))()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        x, w = inputs[0], inputs[1] if len(inputs) > 1 else None
+        out = np.bincount(x, weights=w, minlength=self.minlength or 0)
+        output_storage[0][0] = out.astype(node.outputs[0].dtype)
+
+
+def bincount(x: TensorLike, weights: TensorLike | None = None, minlength: int | None = None):
+    """``numpy.bincount``: how often each value ``0..max(x)`` occurs (summed ``weights``)."""
+    op = BinCount(minlength)
+    return op(x) if weights is None else op(x, weights)
+
+
+class FillDiagonal(Op):
+    """``a`` (a matrix) with its main diagonal set to the scalar ``val`` (a new array)."""
+
+    __props__ = ()
+
+    def make_node(self, *inputs: Variable) -> Apply:
+        a, val = (as_tensor_variable(i) for i in inputs)
+        if a.ndim != 2 or val.ndim != 0:
+            raise TypeError(f"fill_diagonal: a matrix and a scalar are needed, got {a.type}")
+        return Apply(self, [a, val], [a.type()])
+
+    def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
+        out = np.array(inputs[0], copy=True)
+        np.fill_diagonal(out, inputs[1])
+        output_storage[0][0] = out
+
+    def grad(self, inputs: list[Variable], gouts: list[Variable]) -> list[Variable]:
+        (g,) = gouts
+        return [FillDiagonal()(g, 0.0), diagonal(g).sum()]
+
+
+def fill_diagonal(a: TensorLike, val: TensorLike):
+    """``numpy.fill_diagonal`` on a copy of matrix ``a``."""
+    return FillDiagonal()(a, val)
