@@ -2,6 +2,14 @@
 (``graphc/reverse_mode.py``) and ``verify_grad`` (``graphc/testing.py``), under the names
 Theano users import them by."""
 
+from graphc.grad_ops import (
+    GradClip,
+    NullType,
+    NullTypeGradError,
+    grad_clip,
+    grad_not_implemented,
+    grad_undefined,
+)
 from graphc.reverse_mode import (
     DisconnectedInputError,
     Lop,
@@ -16,6 +24,7 @@ from graphc.reverse_mode import (
 from graphc.testing import GradientError, verify_grad
 
 __all__ = [
-    "DisconnectedInputError", "GradientError", "Lop", "Retype", "Rop", "constant", "grad",
+    "DisconnectedInputError", "GradClip", "GradientError", "Lop", "NullType", "NullTypeGradError",
+    "Retype", "Rop", "constant", "grad", "grad_clip", "grad_not_implemented", "grad_undefined",
     "hessian", "jacobian", "verify_grad", "zeros_like",
 ]  # fmt: skip

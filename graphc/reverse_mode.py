@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphc.grad_ops import check_not_null
 from graphc.graph.basic import (
     Apply,
     Constant,
@@ -235,6 +236,7 @@ def _backpropagate(seeds: dict, wrt_list: list, reachable: set, blockers: set):
         for inp, gi in zip(node.inputs, _node_grads(node, gouts)):
             if gi is None or inp not in needed or not _is_float(inp):
                 continue
+            check_not_null(gi)
             terms.setdefault(inp, []).append(_fit(gi, inp, exact=False, where=f"{node.op}.grad"))
             cache.pop(inp, None)
     return total

@@ -27,6 +27,8 @@ Options of ``run`` (before the script or after its arguments; ``--`` ends them):
     --memory               record the memory profile (profile_memory)
     --optimizer            record the optimizer profile (profile_optimizer)
     --summary              print the summary at exit (the default when no file is asked for)
+    --theano               serve ``import theano`` from graphc (the script runs under
+                           ``python -m graphc.theano``: an unchanged Theano program)
     --full                 every row of every table in the summary (profiling__n_apply and
                            profiling__n_ops otherwise; the default fits about one screen)
 """
@@ -68,6 +70,7 @@ _RUN_OPTIONS = {
     "--optimizer": False,
     "--summary": False,
     "--full": False,
+    "--theano": False,
 }
 
 
@@ -136,7 +139,11 @@ def cmd_run(argv: Sequence[str]) -> int:
     sys.path.insert(0, str(Path(script).resolve().parent))
     code = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        if opts.get("--theano"):  # named, not imported: the runner sits above this package
+            sys.argv = ["graphc.theano", *rest]
+            runpy.run_module("graphc.theano", run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except Exception:  # noqa: BLE001 - report, then still write what was profiled

@@ -36,6 +36,11 @@ __all__ += [
     "argsort", "batched_dot", "cumprod", "cumsum", "dot", "repeat", "sort", "tensordot", "tile",
 ]  # fmt: skip
 
+from graphc.tensor import theano_fns  # noqa: E402
+from graphc.tensor.theano_fns import *  # noqa: E402,F403
+
+__all__ += theano_fns.__all__
+
 
 def __getattr__(name: str):
     """Theano's ``T.grad`` / ``T.Rop`` / ``T.Lop`` / ``T.jacobian`` / ``T.hessian``, resolved on

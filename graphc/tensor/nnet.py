@@ -382,3 +382,26 @@ def crossentropy_softmax_1hot_with_bias(x: TensorLike, b: TensorLike, y_idx: Ten
 from graphc.tensor.conv import conv2d  # noqa: E402  (Theano's graphc.tensor.nnet.conv2d)
 
 __all__ += ["conv2d"]
+
+
+def softsign(x: TensorLike):
+    """``x / (1 + |x|)`` (Theano's ``nnet.softsign``)."""
+    x = as_tensor_variable(x)
+    return tm.true_div(x, tm.add(_const(1, x.dtype), tm.abs(x)))
+
+
+def hard_sigmoid(x: TensorLike):
+    """Theano's piecewise-linear sigmoid: ``clip(0.2 * x + 0.5, 0, 1)``."""
+    x = as_tensor_variable(x)
+    dt = x.dtype if x.dtype in _FLOATS else "float64"
+    return tm.clip(x * _const(0.2, dt) + _const(0.5, dt), _const(0, dt), _const(1, dt))
+
+
+def elu(x: TensorLike, alpha: float = 1.0):
+    """Exponential linear unit: ``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+    x = as_tensor_variable(x)
+    dt = x.dtype if x.dtype in _FLOATS else "float64"
+    return tm.switch(tm.gt(x, _const(0, x.dtype)), x, tm.mul(_const(alpha, dt), tm.expm1(x)))
+
+
+__all__ += ["elu", "hard_sigmoid", "softsign"]
