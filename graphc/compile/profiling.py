@@ -116,6 +116,7 @@ class FunctionProfiler:
         self.shapes_on = True
         self.trace_capacity = trace_capacity
         self.first: tuple | None = None  # (call_ns, vm_ns, per-node ns, per-node calls)
+        self.final: tuple[int, int, int] | None = None  # totals() when fn was freed
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
@@ -155,16 +156,26 @@ class FunctionProfiler:
         self._next_event = n + 1 if want else (1 << m.bit_length()) - 1
 
     def on_step(self, ns: int) -> None:
-        """Count one step of a loop body (a call of the inner function)."""
+        """Count one step of a loop body run by a driver that does not time its steps
+        itself (a CVM driven in C counts them in ``step_counts``, see :meth:`totals`)."""
         self.calls += 1
         self.call_ns += ns
         self.vm_ns += ns
-        if self.calls >= self._next_event:
-            self._schedule_shapes(self.calls)
+
+    def totals(self, vm: Any) -> tuple[int, int, int]:
+        """``(calls, call_ns, vm_ns)``: the calls reported here plus, for a loop body,
+        the steps its VM timed itself (``vm.step_counts()``, when it has one)."""
+        calls, call_ns, vm_ns = self.calls, self.call_ns, self.vm_ns
+        counts = getattr(vm, "step_counts", None) if self.nested else None
+        if counts is not None:
+            steps, ns = counts()
+            calls, call_ns, vm_ns = calls + steps, call_ns + ns, vm_ns + ns
+        return calls, call_ns, vm_ns
 
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
+        self.final: tuple[int, int, int] | None = None
         self._next_event = 1
         self.first = None
         self.ignore_first = False
@@ -189,7 +200,9 @@ class FunctionProfiler:
         fn = self.fn_ref()
         if fn is not None:
             st = fn.vm.stats()
-            n_calls = self.calls if self.nested else 1
+            n_calls = 1
+            if self.nested:
+                n_calls, call_ns, vm_ns = self.totals(fn.vm)
             self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
                           [int(v) for v in st["calls"]], n_calls)  # fmt: skip
         for child in self.children:  # the steps of this first call
@@ -213,6 +226,8 @@ class FunctionProfiler:
             self.shapes_on = want
             fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
                                 trace_capacity=self.trace_capacity)  # fmt: skip
+        for child in self.children:  # a loop body samples the steps of the same calls
+            child.sample_shapes(want)
 
     def keep_final_counters(self, fn: ProfiledFunction) -> None:
         """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
@@ -228,12 +243,14 @@ class FunctionProfiler:
             self._pull(fn)
         else:
             rec = self.record
-            rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+            totals = self.final or (self.calls, self.call_ns, self.vm_ns)
+            rec.calls, rec.call_ns, rec.vm_ns = totals
             self._store_first()
 
     def _pull(self, fn: CompiledParts) -> None:
         rec = self.record
-        rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+        self.final = self.totals(fn.vm)
+        rec.calls, rec.call_ns, rec.vm_ns = self.final
         st = fn.vm.stats()
         update_from_vm_stats(rec, st)
         self._store_first()

@@ -217,6 +217,8 @@ cdef class CVM:
     cdef int64_t *_slot_bytes    # per slot, bytes counted live in the current call
     cdef int64_t _live, _peak
     cdef int64_t _calls_total
+    cdef int64_t _step_calls     # calls through the loop driver's entry point (_step) ...
+    cdef int64_t _step_ticks     # ... and their time, both counted while timing is on
     cdef list _shape_sigs
     cdef int *_buf_of            # per slot: memory-plan buffer or -1
     cdef int _n_buf
@@ -478,6 +480,11 @@ cdef class CVM:
                     total += _nbytes(self._slots[s])
         return total
 
+    def step_counts(self):
+        """``(steps, ns)``: the calls made through the loop driver's C entry point while
+        timing was on, and their total time (each step timed around the whole VM call)."""
+        return self._step_calls, <int64_t>(self._step_ticks * _ns_per_tick())
+
     def reset_stats(self):
         """Zero every counter (the profiling choices are kept)."""
         cdef int i
@@ -494,6 +501,8 @@ cdef class CVM:
             self._bytes_max[i] = 0
         self._shape_sigs = [[] for _ in range(self._n)]
         self._calls_total = 0
+        self._step_calls = 0
+        self._step_ticks = 0
         self._peak = 0
         self._trace_len = 0
         self._trace_dropped = 0
@@ -555,6 +564,8 @@ cdef class CVM:
             "trace": trace,
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
+            "step_calls": self._step_calls,
+            "step_ns": <int64_t>(self._step_ticks * f),
             "peak_bytes": self._peak,
             "plan_buffers": self._n_buf,
             "plan_slots": sum(1 for k in range(self._n_storage) if self._buf_of[k] >= 0),
@@ -1091,11 +1102,25 @@ cdef class CVM:
 
 cdef int _step(PyObject *vm, PyObject **args, PyObject **outs) except -1:
     """Call CVM ``vm`` on the C array ``args`` (borrowed, ``n_inputs`` of them); put new
-    references to its outputs in ``outs``. Same checks and semantics as ``CVM.__call__``."""
+    references to its outputs in ``outs``. Same checks and semantics as ``CVM.__call__``,
+    except for profiling: with timing on, the call is counted and timed in ``step_counts``
+    and shape recording, if on, stops after it."""
     cdef CVM self = <CVM>vm
+    cdef int64_t t0
     self._enter()
     try:
-        self._execute(args, outs)
+        if not self._timing:
+            self._execute(args, outs)
+            return 0
+        t0 = _now()  # the step's time, counted here: no Python call per step
+        try:
+            self._execute(args, outs)
+        finally:
+            self._step_ticks += _now() - t0
+            self._step_calls += 1
+            # shapes are sampled on one step per request: the steps of a loop share them,
+            # and recording them holds the step's values (the driver could not reuse them)
+            self._shapes = False
     finally:
         self._running = False
     return 0

@@ -67,6 +67,10 @@ def merge_nodes(a: pm.NodeRecord, b: pm.NodeRecord) -> pm.NodeRecord:
     if a.calls and b.calls:
         _note_shapes(out.inputs, a.inputs, b.inputs)
         _note_shapes(out.outputs, a.outputs, b.outputs)
+    if a.inner is not None and b.inner is not None:  # a loop node: its steps add up too
+        out.inner = merge_functions(a.inner, b.inner)
+    else:
+        out.inner = copy.deepcopy(a.inner if b.inner is None else b.inner)
     return out
 
 

@@ -386,7 +386,9 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
         lines += render_grouped("Ops", op_table(fps, n_ops), "<Op name>", "Ops", width)
         lines += render_apply(apply_table(fps, n_apply), len(fps) > 1, width)
         lines += render_sources(source_table(fps, n_ops), width)
-        lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply, width))
+        lines += render_loops(
+            fps, width, lambda body: _step_tables(body, n_apply, width), n_rows=n_apply
+        )
     else:
         lines += [
             "Class, Ops and Apply sections omitted: the linker cannot time nodes.",
