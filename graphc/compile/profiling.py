@@ -204,7 +204,8 @@ class FunctionProfiler:
             if self.nested:
                 n_calls, call_ns, vm_ns = self.totals(fn.vm)
             self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
-                          [int(v) for v in st["calls"]], n_calls)  # fmt: skip
+                          [int(v) for v in st["calls"]], n_calls,
+                          st.get("shape_ns"))  # fmt: skip
         for child in self.children:  # the steps of this first call
             child.note_first_call(child.call_ns, child.vm_ns)
 
@@ -213,7 +214,7 @@ class FunctionProfiler:
         if self.first is None:
             rec.first_calls = rec.first_call_ns = rec.first_vm_ns = 0
             return
-        call_ns, vm_ns, node_ns, node_calls, n_calls = self.first
+        call_ns, vm_ns, node_ns, node_calls, n_calls, _ = self.first
         rec.first_calls, rec.first_call_ns, rec.first_vm_ns = n_calls, call_ns, vm_ns
         for node, ns, calls in zip(rec.nodes, node_ns, node_calls):
             node.first_calls, node.first_ns = (calls if self.nested else min(calls, 1)), ns
@@ -262,10 +263,16 @@ class FunctionProfiler:
                 events=[[int(v) for v in row] for row in st["trace"]],
                 compile_start_ns=getattr(fn.maker, "t_start", None),
             )
+        first_times = self.first[5] if self.first is not None else None
         for i, sigs in enumerate(st["shapes"]):
             if sigs:
                 ins, outs = sigs[-1]
                 rec.nodes[i].flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
+                if "shape_ns" in st:
+                    first = first_times[i] if first_times else []
+                    rec.nodes[i].sampled_flops, rec.nodes[i].sampled_ns = _sampled_rate(
+                        fn.linked.schedule[i], sigs, st["shape_ns"][i], first
+                    )
                 ws = _workspace(fn.linked.schedule[i], ins, outs, fn.linked.impls[i].is_c)
                 rec.nodes[i].workspace_bytes = max(rec.nodes[i].workspace_bytes, ws)
         inputs = fn.linked.program.inputs
@@ -284,6 +291,24 @@ def _flops(node: Apply, ins, outs):
         return float(fl(node, [s[1] for s in ins], [s[1] for s in outs]))
     except Exception:  # noqa: BLE001 - a flops hook must never break a summary
         return None
+
+
+def _sampled_rate(node: Apply, sigs, times, first) -> tuple[float | None, int]:
+    """``(flops, ns)`` over the calls whose shapes were recorded, each signature's flops
+    times its calls, with those calls' time; the first call's share (``first``: the
+    per-signature counts then) is left out when other calls were recorded."""
+    first = list(first) + [(0, 0)] * (len(times) - len(first))
+    if sum(c for c, _ in times) > sum(c for c, _ in first):
+        times = [(c - fc, t - ft) for (c, t), (fc, ft) in zip(times, first)]
+    flops, ns = 0.0, 0
+    for (ins, outs), (c, t) in zip(sigs, times):
+        if not c:
+            continue
+        fl = _flops(node, ins, outs)
+        if fl is None:
+            return None, 0
+        flops, ns = flops + fl * c, ns + t
+    return flops, ns
 
 
 def _workspace(node: Apply, ins, outs, c_impl: bool) -> int:

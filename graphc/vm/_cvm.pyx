@@ -29,7 +29,7 @@ cimport numpy as cnp
 import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
-from graphc.vm.pyvm import RECURSED, MAX_SHAPE_SIGNATURES, RING, FunctionBusy, public_signatures
+from graphc.vm.pyvm import RECURSED, RING, FunctionBusy, public_signatures, record_call
 
 cnp.import_array()
 
@@ -220,6 +220,7 @@ cdef class CVM:
     cdef int64_t _step_calls     # calls through the loop driver's entry point (_step) ...
     cdef int64_t _step_ticks     # ... and their time, both counted while timing is on
     cdef list _shape_sigs
+    cdef list _shape_time        # per node, per signature: [calls, ticks] of the calls seen
     cdef int *_buf_of            # per slot: memory-plan buffer or -1
     cdef int _n_buf
     cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
@@ -500,6 +501,7 @@ cdef class CVM:
             self._bytes_min[i] = INT64_MAX
             self._bytes_max[i] = 0
         self._shape_sigs = [[] for _ in range(self._n)]
+        self._shape_time = [[] for _ in range(self._n)]
         self._calls_total = 0
         self._step_calls = 0
         self._step_ticks = 0
@@ -561,6 +563,7 @@ cdef class CVM:
             "out_bytes_min": bmin,
             "out_bytes_max": bmax,
             "shapes": public_signatures(self._shape_sigs),
+            "shape_ns": [[(c, <int64_t>(t * f)) for c, t in per] for per in self._shape_time],
             "trace": trace,
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
@@ -595,12 +598,12 @@ cdef class CVM:
             else:
                 self._trace_dropped += 1
 
-    cdef int _record_values(self, int i) except -1:
+    cdef int _record_values(self, int i, int64_t dur) except -1:
         """Memory and shape statistics of node ``i``'s just-produced outputs."""
         if self._memory:
             self._record_memory(&self._nodes[i])
         if self._shapes:
-            self._record_shapes(i)
+            self._record_shapes(i, dur)
         return 0
 
     cdef inline void _record_memory(self, CNode *nd) noexcept:
@@ -637,25 +640,24 @@ cdef class CVM:
         if self._live > self._peak:
             self._peak = self._live
 
-    cdef int _record_shapes(self, int i) except -1:
-        """The run-time (dtype, shape, strides) of node ``i``'s inputs and outputs."""
+    cdef int _record_shapes(self, int i, int64_t dur) except -1:
+        """The run-time (dtype, shape, strides) of node ``i``'s inputs and outputs, and
+        the call's duration ``dur`` (ticks) added to that signature's calls."""
         cdef CNode *nd = &self._nodes[i]
         cdef int k
         sigs = <list>self._shape_sigs[i]
-        if len(sigs) < MAX_SHAPE_SIGNATURES:
-            ins = PyTuple_New(nd.n_in)
-            for k in range(nd.n_in):
-                item = _signature(self._slots[nd.ins[k]])
-                Py_INCREF(item)
-                PyTuple_SET_ITEM(ins, k, item)
-            outs = PyTuple_New(nd.n_out)
-            for k in range(nd.n_out):
-                item = _signature(self._slots[nd.out_start + k])
-                Py_INCREF(item)
-                PyTuple_SET_ITEM(outs, k, item)
-            sig = (ins, outs)
-            if sig not in sigs:
-                sigs.append(sig)
+        ins = PyTuple_New(nd.n_in)
+        for k in range(nd.n_in):
+            item = _signature(self._slots[nd.ins[k]])
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(ins, k, item)
+        outs = PyTuple_New(nd.n_out)
+        for k in range(nd.n_out):
+            item = _signature(self._slots[nd.out_start + k])
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(outs, k, item)
+        sig = (ins, outs)
+        record_call(sigs, <list>self._shape_time[i], sig, dur)
         return 0
 
     cdef int _aliased_input(self, CNode *nd, PyObject *out) noexcept:
@@ -932,7 +934,7 @@ cdef class CVM:
             if memory:
                 self._record_memory(nd)
             if shapes:
-                self._record_shapes(i)
+                self._record_shapes(i, t1 - t0 if timing else 0)
             if memory:
                 for k in range(nd.n_clear):
                     self._clear_counted(nd.clear[k])
@@ -1085,7 +1087,7 @@ cdef class CVM:
                         self._record_time(i, start, dur)
                     self._st[i].calls += 1
                     if values:
-                        self._record_values(i)
+                        self._record_values(i, dur if timing else 0)
                 if self.allow_gc:
                     for s in set([nd.ins[p] for p in range(nd.n_in)]):
                         readers_left[s] -= 1

@@ -41,6 +41,10 @@ class NodeRecord:
     ns_samples: list[int] = field(default_factory=list)
     n_below_resolution: int = 0
     flops_per_call: float | None = None
+    #: flops and ns of the calls whose shapes were recorded (calls 1, 2, 4, ...; the first
+    #: call left out when others were): Gflop/s from the same calls, each with its shapes
+    sampled_flops: float | None = None
+    sampled_ns: int = 0
     inputs: list[ValueInfo] = field(default_factory=list)
     outputs: list[ValueInfo] = field(default_factory=list)
     output_kinds: list[str] = field(default_factory=list)  # 'c', 'i' or 'v' per output

@@ -203,8 +203,10 @@ def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
     row = _group_row(node.apply_name, [(f, node)])
     flops = node.flops_per_call
     gflops = None
-    if flops is not None and node.ns_total > 0:
-        gflops = flops * node.calls / node.ns_total  # flops per ns == Gflop/s
+    if node.sampled_flops is not None and node.sampled_ns > 0:  # flops per ns == Gflop/s
+        gflops = node.sampled_flops / node.sampled_ns  # the same calls' flops and time
+    elif flops is not None and node.ns_total > 0:
+        gflops = flops * node.calls / node.ns_total
     return replace(
         row,
         function=f.name,
