@@ -77,10 +77,13 @@ class CompilePhases:
     import_ns: int = 0
     python_import_ns: int = 0  # first-time Python imports, outside the phases above
     n_apply: int = 0
+    loop_compile_ns: int = 0  # loop steps (scan) compiled while linking: in linker_ns
+    profiler_ns: int = 0  # the profiler's own setup (importing it, describing the nodes)
 
     def other_ns(self) -> int:
         """The compile time outside every phase (building the graph, the Function...)."""
-        return max(self.total_ns - self.rewrite_ns - self.linker_ns - self.python_import_ns, 0)
+        named = self.rewrite_ns + self.linker_ns + self.python_import_ns + self.profiler_ns
+        return max(self.total_ns - named, 0)
 
 
 @dataclass

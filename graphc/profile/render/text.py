@@ -69,10 +69,13 @@ def render_global(g: GlobalSummary) -> list[str]:
         f"       C code generation time {seconds(g.codegen_ns)}",
         f"       C compile time {seconds(g.compile_ns)}",
         f"       Import time {seconds(g.import_ns)}",
+        f"       Loop step compile time (scan) {seconds(g.loop_compile_ns)}",
         f"    Python imports on first use: {seconds(g.python_import_ns)}",
-        f"    Other compile time: {seconds(g.other_compile_ns)}",
+        f"    Other compile time: {seconds(g.other_compile_ns)}"
+        + (f", profiler setup {seconds(g.profiler_ns)}" if g.profiler_ns else ""),
     ]
-    return lines
+    # a phase a function may not have is printed when it took time
+    return [ln for ln in lines if g.loop_compile_ns or not ln.startswith("       Loop step")]
 
 
 def render_first_calls(firsts: Sequence[FunctionProfile]) -> list[str]:

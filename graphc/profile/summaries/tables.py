@@ -35,6 +35,8 @@ class GlobalSummary:
     import_ns: int
     python_import_ns: int
     other_compile_ns: int
+    loop_compile_ns: int
+    profiler_ns: int
     settings: tuple[str, ...]
     timing_supported: bool
 
@@ -126,6 +128,8 @@ def global_summary(fps: Sequence[FunctionProfile], message: str | None = None) -
         import_ns=sum(f.compile.import_ns for f in fps),
         python_import_ns=sum(f.compile.python_import_ns for f in fps),
         other_compile_ns=sum(f.compile.other_ns() for f in fps),
+        loop_compile_ns=sum(f.compile.loop_compile_ns for f in fps),
+        profiler_ns=sum(f.compile.profiler_ns for f in fps),
         settings=settings,
         timing_supported=all(f.timing_supported for f in fps),
     )
