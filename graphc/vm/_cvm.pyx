@@ -469,11 +469,15 @@ cdef class CVM:
         return total
 
     def held_bytes(self):
-        """Bytes of array storage the VM's slots and planned buffers own now: arrays that
-        own their data (views add nothing), constants excluded."""
+        """Bytes of array storage the VM's slots, planned buffers and arrays given back
+        for the next call (``recycle``: a replaced shared value) own now: arrays that own
+        their data (views add nothing), constants excluded."""
         cdef int64_t total = self._plan_bytes()
         cdef int s
         cdef object v
+        for s in range(self._n_storage):
+            if self._spare[s] != NULL:
+                total += _nbytes(self._spare[s])
         for s in range(self._n_storage):
             if self._slots[s] != NULL and not self._is_const[s]:
                 v = <object>self._slots[s]

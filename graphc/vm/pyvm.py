@@ -286,10 +286,12 @@ class PyVM:
         return self._timing or self._memory or self._shapes or self._trace_capacity > 0
 
     def held_bytes(self) -> int:
-        """Bytes of array storage the VM's slots and planned buffers own now: arrays that
-        own their data (views add nothing), constants excluded."""
+        """Bytes of array storage the VM's slots, planned buffers and arrays given back
+        for the next call (``recycle``: a replaced shared value) own now: arrays that own
+        their data (views add nothing), constants excluded."""
         consts = {s for s, _ in self.program.constants}
-        return self.plan_bytes() + sum(
+        spares = sum(value_nbytes(v) for v in self._spare.values())
+        return self.plan_bytes() + spares + sum(
             value_nbytes(v)
             for s, v in enumerate(self._storage)
             if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
