@@ -418,8 +418,17 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         inputs=inputs,
         constants=consts,
         output_slots=list(prog.outputs),
+        planned_slots=_planned_slots(prog, maker.allow_gc),
         optimizer_profile=opt_prof if config.profile_optimizer else None,
     )
+
+
+def _planned_slots(prog, allow_gc: bool) -> list[int]:
+    """The slots the VM stores in its memory plan's buffers (the plan is used with gc
+    on and no lazy node)."""
+    if not (allow_gc and prog.buffers) or prog.has_lazy:
+        return []
+    return [s for s, b in enumerate(prog.buffers) if b >= 0]
 
 
 def _const_name(linked, slot) -> str:

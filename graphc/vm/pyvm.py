@@ -291,10 +291,14 @@ class PyVM:
         their data (views add nothing), constants excluded."""
         consts = {s for s, _ in self.program.constants}
         spares = sum(value_nbytes(v) for v in self._spare.values())
-        return self.plan_bytes() + spares + sum(
-            value_nbytes(v)
-            for s, v in enumerate(self._storage)
-            if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
+        return (
+            self.plan_bytes()
+            + spares
+            + sum(
+                value_nbytes(v)
+                for s, v in enumerate(self._storage)
+                if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
+            )
         )
 
     def _producer_of(self, slot: int) -> int:

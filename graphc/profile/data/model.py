@@ -173,6 +173,7 @@ class FunctionProfile:
     optimizer_profile: OptimizerProfile | None = None
     trace: TraceRecord | None = None
     memory_plan: MemoryPlanRecord | None = None  # buffers the VM's memory plan keeps
+    planned_slots: list[int] = field(default_factory=list)  # slots stored in those buffers
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:

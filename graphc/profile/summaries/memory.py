@@ -87,9 +87,18 @@ def gc_schedule(fp: FunctionProfile) -> list[list[int]]:
     return [sorted(f) for f in frees]
 
 
-def _created(fp: FunctionProfile) -> list[dict[int, int]]:
-    """Bytes of new storage (by root slot) each node allocates."""
-    fixed = {s.slot for s in fp.inputs} | {s.slot for s in fp.constants}
+def _plan(fp: FunctionProfile) -> tuple[int, set[int]]:
+    """``(bytes, slots)`` of the memory plan: buffers kept alive across calls, in which
+    the planned slots are stored (they allocate nothing of their own)."""
+    plan = fp.memory_plan
+    if plan is None or not plan.buffers or not fp.planned_slots:
+        return 0, set()
+    return plan.bytes, set(fp.planned_slots)
+
+
+def _created(fp: FunctionProfile, planned: set[int] | None = None) -> list[dict[int, int]]:
+    """Bytes of new storage (by root slot) each node allocates (``planned`` slots none)."""
+    fixed = {s.slot for s in fp.inputs} | {s.slot for s in fp.constants} | (planned or set())
     out: list[dict[int, int]] = []
     for node in fp.nodes:
         made: dict[int, int] = {}
@@ -101,12 +110,14 @@ def _created(fp: FunctionProfile) -> list[dict[int, int]]:
 
 
 def peak_with_gc(fp: FunctionProfile) -> int:
-    """Largest live intermediate storage over the schedule when slots are freed."""
+    """Largest live intermediate storage over the schedule when slots are freed; the
+    memory plan's buffers, when the VM keeps one, are alive throughout."""
     roots = storage_roots(fp)
-    created = _created(fp)
+    plan_bytes, planned = _plan(fp)
+    created = _created(fp, planned)
     alive_slots: dict[int, int] = {}  # root -> number of live slots using it
     size: dict[int, int] = {}
-    live = peak = 0
+    live = peak = plan_bytes
     for node, made, frees in zip(fp.nodes, created, gc_schedule(fp)):
         for root, b in made.items():
             size[root] = b
