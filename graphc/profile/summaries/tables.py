@@ -203,7 +203,7 @@ def median_ns(node: NodeRecord) -> float | None:
     return float(statistics.median(node.ns_samples)) if node.ns_samples else None
 
 
-def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
+def _apply_row(f: FunctionProfile, index: int, node: NodeRecord, labels: dict) -> TimeRow:
     row = _group_row(node.apply_name, [(f, node)])
     flops = node.flops_per_call
     gflops = None
@@ -222,13 +222,29 @@ def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
         gflops_s=gflops,
         inputs=tuple(node.inputs),
         outputs=tuple(node.outputs),
-        origins=tuple(node.origins),
+        origins=tuple(dict.fromkeys(labels.get(o, o) for o in node.origins)),
     )
+
+
+#: Separator of a source line's call chain (``graphc.graph.basic.CHAIN``).
+CHAIN = " <- "
+
+
+def origin_labels(fps: Sequence[FunctionProfile]) -> dict[str, str]:
+    """How each recorded source line is shown: its innermost line, or its whole call chain
+    when that line was reached by several chains (one helper building two layers)."""
+    chains: dict[str, set[str]] = {}
+    for _, node in _ran(fps):
+        for o in node.origins:
+            chains.setdefault(o.split(CHAIN, 1)[0], set()).add(o)
+    return {o: (o if len(group) > 1 else line) for line, group in chains.items() for o in group}
 
 
 def apply_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
     """Time per Apply node; ties keep function order and schedule position."""
-    rows = [_apply_row(f, i, node) for i, f in enumerate(fps) for node in f.nodes if node.calls]
+    labels = origin_labels(fps)
+    rows = [_apply_row(f, i, node, labels) for i, f in enumerate(fps) for node in f.nodes
+            if node.calls]  # fmt: skip
     total = sum(r.ns for r in rows)
     return _finish(rows, n, total, key=lambda r: (-r.ns, r.function_index, r.position))
 
@@ -240,8 +256,9 @@ def source_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
     calls: dict[str, int] = {}
     applies: dict[str, int] = {}
     res: dict[str, int] = {}
+    labels = origin_labels(fps)
     for f, node in _ran(fps):
-        lines = node.origins or ["?"]
+        lines = list(dict.fromkeys(labels.get(o, o) for o in node.origins)) or ["?"]
         for line in lines:
             ns[line] = ns.get(line, 0.0) + node.ns_total / len(lines)
             calls[line] = calls.get(line, 0) + node.calls
