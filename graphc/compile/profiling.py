@@ -176,7 +176,7 @@ class FunctionProfiler:
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
-        self.final: tuple[int, int, int] | None = None
+        self.final = None
         self._next_event = 1
         self.first = None
         self.ignore_first = False
