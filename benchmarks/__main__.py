@@ -648,6 +648,13 @@ def profiling_overhead(peers, quick) -> list[Result]:
     med, spr, ratios = paired_ratios(cands, 60 if quick else 250, 20)
     note = _ratio_note(ratios, {"timing": 1.3, "timing+memory": 1.5, sampled: 1.01})
     out.append(Result("200-node chain, profiled / unprofiled", "us", med, spr, note=note))
+    from benchmarks.bench_profile_loops import run as loop_overhead
+
+    for label, (lmed, (r, lo, hi)) in loop_overhead(20 if quick else 80).items():
+        lnote = (
+            f"profiled/unprofiled per round: median {r:.3f}x (IQR {lo:.3f}-{hi:.3f}), goal <= 1.3x"
+        )
+        out.append(Result(f"{label}, profiled / unprofiled", "us", lmed, note=lnote))
     if "pytensor" in peers:
         import pytensor
         import pytensor.tensor as pt

@@ -20,8 +20,7 @@ from graphc.profile.cli import main
 from graphc.profile.render.html import compare_model, to_html
 from graphc.profile.render.html_model import page_model
 from graphc.profile.summaries.compare import compare
-from graphc.profile.summaries.memory import peak_with_gc
-from graphc.profile.summaries.memory_curve import live_bytes
+from graphc.profile.summaries.memory import live_bytes, peak_with_gc
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -189,7 +189,7 @@ f.profile.summary(file=out)
 c = f.profile.functions[0].compile
 print(json.dumps(dict(total=c.total_ns, rewrite=c.rewrite_ns, validate=c.validate_ns,
     linker=c.linker_ns, codegen=c.codegen_ns, compile=c.compile_ns, imp=c.import_ns,
-    py=c.python_import_ns, other=c.other_ns(), text=out.getvalue())))
+    py=c.python_import_ns, prof=c.profiler_ns, other=c.other_ns(), text=out.getvalue())))
 """
 
 
@@ -200,14 +200,16 @@ def test_compile_phases_add_up_with_first_use_imports_on_their_own_line():
     res = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT], capture_output=True, text=True,
                          check=True, timeout=300)  # fmt: skip
     d = json.loads(res.stdout.strip().splitlines()[-1])
-    assert d["rewrite"] + d["linker"] + d["py"] + d["other"] == d["total"]
+    assert d["rewrite"] + d["linker"] + d["py"] + d["prof"] + d["other"] == d["total"]
+    assert d["prof"] > 0  # the profiler's setup is part of the compile
     assert d["py"] > 0  # a fresh process imports the linker's modules on first use
     assert d["validate"] <= d["rewrite"]
     assert d["codegen"] + d["compile"] + d["imp"] <= d["linker"]
     for line in ("  Time in Function.fn.__call__:", "  Total compile time:",
                  "    graphc Optimizer time:", "       graphc validate time:",
                  "    graphc Linker time (includes C code generation/compiling):",
-                 "    Python imports on first use:", "    Other compile time:"):  # fmt: skip
+                 "    Python imports on first use:", "    Other compile time:",
+                 ", profiler setup "):  # fmt: skip
         assert line in d["text"], line
 
 

@@ -71,9 +71,10 @@ class Function:
         self._queue_lock = threading.Lock()
         self._profiler = None  # counts the calls when profiled
         if profiling_requested(maker.profile, maker.mode):  # else skip importing it
+            t_setup = time.perf_counter_ns()  # the import is the profiler's setup too
             from graphc.compile.profiling import start_profile
 
-            started = start_profile(self, maker.profile)
+            started = start_profile(self, maker.profile, t_setup)
             if started is not None:
                 self.profile, self._profiler = started
                 # profiled calls run one at a time, so each call's times are its own

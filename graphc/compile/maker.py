@@ -102,17 +102,23 @@ class FunctionMaker:
         """An inner graph (a scan's step) compiled with ``mode`` (a Mode or its name), by
         default this function's optimizer and linker; its profile, if any, is collected by
         the enclosing function's."""
+        t0 = time.perf_counter_ns()
         mode = self.mode if mode is None else get_mode(mode)
         if getattr(mode, "profile_stats", None) is not None or mode.profile:
             mode = Mode(mode.linker, mode.optimizer, mode.included, mode.excluded,
                         mode.required, vm=mode.vm)  # fmt: skip
         maker = FunctionMaker(inputs, outputs, mode, name=f"{self.name or 'function'}/inner",
                               profile=False, on_unused_input="ignore")  # fmt: skip
-        return maker.create()
+        fn = maker.create()
+        self.phases["loop_compile"] = (
+            self.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
+        )
+        return fn
 
     def create(self) -> Function:
         linked = self.link()
-        self.phases["total"] = time.perf_counter_ns() - self.t_start
+        self.t_linked = time.perf_counter_ns()
+        self.phases["total"] = self.t_linked - self.t_start
         return Function(self, linked)
 
     def relinked(self, profile: Any) -> FunctionMaker:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -127,6 +128,7 @@ class FunctionProfiler:
         self.vm_sq = 0.0  # sum of the timed calls' squared VM times
         self.waited_calls = 0  # calls that waited for another thread's call to finish
         self.wait_ns = 0
+        self.final: tuple[int, int, int] | None = None  # totals() when fn was freed
         record.refresh = self.refresh
         fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
 
@@ -195,16 +197,26 @@ class FunctionProfiler:
         self.wait_ns += ns
 
     def on_step(self, ns: int) -> None:
-        """Count one step of a loop body (a call of the inner function)."""
+        """Count one step of a loop body run by a driver that does not time its steps
+        itself (a CVM driven in C counts them in ``step_counts``, see :meth:`totals`)."""
         self.calls += 1
         self.call_ns += ns
         self.vm_ns += ns
-        if self.calls >= self._next_event:
-            self._schedule_shapes(self.calls)
+
+    def totals(self, vm: Any) -> tuple[int, int, int]:
+        """``(calls, call_ns, vm_ns)``: the calls reported here plus, for a loop body,
+        the steps its VM timed itself (``vm.step_counts()``, when it has one)."""
+        calls, call_ns, vm_ns = self.calls, self.call_ns, self.vm_ns
+        counts = getattr(vm, "step_counts", None) if self.nested else None
+        if counts is not None:
+            steps, ns = counts()
+            calls, call_ns, vm_ns = calls + steps, call_ns + ns, vm_ns + ns
+        return calls, call_ns, vm_ns
 
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
+        self.final = None
         self._next_event = 1
         self.first = None
         self.ignore_first = False
@@ -229,9 +241,12 @@ class FunctionProfiler:
         fn = self.fn_ref()
         if fn is not None:
             st = fn.vm.stats()
-            n_calls = self.calls if self.nested else 1
+            n_calls = 1
+            if self.nested:
+                n_calls, call_ns, vm_ns = self.totals(fn.vm)
             self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
-                          [int(v) for v in st["calls"]], n_calls)  # fmt: skip
+                          [int(v) for v in st["calls"]], n_calls,
+                          st.get("shape_ns"))  # fmt: skip
         for child in self.children:  # the steps of this first call
             child.note_first_call(child.call_ns, child.vm_ns)
 
@@ -241,7 +256,7 @@ class FunctionProfiler:
         if self.first is None:
             rec.first_calls = rec.first_call_ns = rec.first_vm_ns = 0
             return
-        call_ns, vm_ns, node_ns, node_calls, n_calls = self.first
+        call_ns, vm_ns, node_ns, node_calls, n_calls, _ = self.first
         rec.first_calls, rec.first_call_ns, rec.first_vm_ns = n_calls, call_ns, vm_ns
         for node, ns, calls in zip(rec.nodes, node_ns, node_calls):
             node.first_calls, node.first_ns = (calls if self.nested else min(calls, 1)), ns
@@ -254,6 +269,8 @@ class FunctionProfiler:
             self.shapes_on = want
             fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
                                 trace_capacity=self.trace_capacity)  # fmt: skip
+        for child in self.children:  # a loop body samples the steps of the same calls
+            child.sample_shapes(want)
 
     def keep_final_counters(self, fn: ProfiledFunction) -> None:
         """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
@@ -269,14 +286,16 @@ class FunctionProfiler:
             self._pull(fn)
         else:
             rec = self.record
-            rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+            totals = self.final or (self.calls, self.call_ns, self.vm_ns)
+            rec.calls, rec.call_ns, rec.vm_ns = totals
             rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
             rec.sampled_vm_ns_sq = self.vm_sq
             self._store_first()
 
     def _pull(self, fn: CompiledParts) -> None:
         rec = self.record
-        rec.calls, rec.call_ns, rec.vm_ns = self.calls, self.call_ns, self.vm_ns
+        self.final = self.totals(fn.vm)
+        rec.calls, rec.call_ns, rec.vm_ns = self.final
         rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
         rec.sampled_vm_ns_sq = self.vm_sq
         st = fn.vm.stats()
@@ -290,10 +309,16 @@ class FunctionProfiler:
                 events=[[int(v) for v in row] for row in st["trace"]],
                 compile_start_ns=getattr(fn.maker, "t_start", None),
             )
+        first_times = self.first[5] if self.first is not None else None
         for i, sigs in enumerate(st["shapes"]):
             if sigs:
                 ins, outs = sigs[-1]
                 rec.nodes[i].flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
+                if "shape_ns" in st:
+                    first = first_times[i] if first_times else []
+                    rec.nodes[i].sampled_flops, rec.nodes[i].sampled_ns = _sampled_rate(
+                        fn.linked.schedule[i], sigs, st["shape_ns"][i], first
+                    )
                 ws = _workspace(fn.linked.schedule[i], ins, outs, fn.linked.impls[i].is_c)
                 rec.nodes[i].workspace_bytes = max(rec.nodes[i].workspace_bytes, ws)
         inputs = fn.linked.program.inputs
@@ -312,6 +337,24 @@ def _flops(node: Apply, ins, outs):
         return float(fl(node, [s[1] for s in ins], [s[1] for s in outs]))
     except Exception:  # noqa: BLE001 - a flops hook must never break a summary
         return None
+
+
+def _sampled_rate(node: Apply, sigs, times, first) -> tuple[float | None, int]:
+    """``(flops, ns)`` over the calls whose shapes were recorded, each signature's flops
+    times its calls, with those calls' time; the first call's share (``first``: the
+    per-signature counts then) is left out when other calls were recorded."""
+    first = list(first) + [(0, 0)] * (len(times) - len(first))
+    if sum(c for c, _ in times) > sum(c for c, _ in first):
+        times = [(c - fc, t - ft) for (c, t), (fc, ft) in zip(times, first)]
+    flops, ns = 0.0, 0
+    for (ins, outs), (c, t) in zip(sigs, times):
+        if not c:
+            continue
+        fl = _flops(node, ins, outs)
+        if fl is None:
+            return None, 0
+        flops, ns = flops + fl * c, ns + t
+    return flops, ns
 
 
 def _workspace(node: Apply, ins, outs, c_impl: bool) -> int:
@@ -376,16 +419,18 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         )
     including, excluding, _ = maker.mode.effective_tags()
     phases = linked.phases
+    loop_ns = maker.phases.get("loop_compile", 0)  # inside the C linker's codegen window
     compile_ = model.CompilePhases(
         total_ns=maker.phases.get("total", 0),
         rewrite_ns=maker.phases.get("rewrite", 0),
         validate_ns=maker.phases.get("validate", 0),
         linker_ns=maker.phases.get("linker", 0),
-        codegen_ns=phases.get("codegen", 0),
+        codegen_ns=max(phases.get("codegen", 0) - loop_ns, 0),
         compile_ns=phases.get("compile", 0),
         import_ns=phases.get("import", 0),
         python_import_ns=maker.phases.get("python_imports", 0),
         n_apply=len(linked.schedule),
+        loop_compile_ns=loop_ns,
     )
     inputs = []
     for v in maker.fgraph.inputs:
@@ -418,6 +463,7 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
         inputs=inputs,
         constants=consts,
         output_slots=list(prog.outputs),
+        planned_slots=_planned_slots(prog, maker.allow_gc),
         optimizer_profile=opt_prof if config.profile_optimizer else None,
         machine=_machine_limits(),
     )
@@ -438,6 +484,14 @@ def _machine_limits() -> model.MachineLimits | None:
     return None if found is None else model.MachineLimits(**found)
 
 
+def _planned_slots(prog, allow_gc: bool) -> list[int]:
+    """The slots the VM stores in its memory plan's buffers (the plan is used with gc
+    on and no lazy node)."""
+    if not (allow_gc and prog.buffers) or prog.has_lazy:
+        return []
+    return [s for s, b in enumerate(prog.buffers) if b >= 0]
+
+
 def _const_name(linked, slot) -> str:
     for v, s in linked.slots.items():
         if s == slot and isinstance(v, Constant):
@@ -446,11 +500,16 @@ def _const_name(linked, slot) -> str:
 
 
 def start_profile(
-    fn: ProfiledFunction, profile: bool | ProfileStats | None
+    fn: ProfiledFunction, profile: bool | ProfileStats | None, t_setup: int | None = None
 ) -> tuple[ProfileStats, FunctionProfiler] | None:
     """When profiling is asked for ``fn`` (argument, config flag or mode): the ProfileStats
     it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
-    registered for memory queries and its final counters are pulled when it is freed."""
+    registered for memory queries and its final counters are pulled when it is freed.
+
+    The compile time recorded runs to the end of this setup, which is its own phase (from
+    ``t_setup``, ``perf_counter_ns()`` before importing this module, by default now)."""
+    if t_setup is None:
+        t_setup = time.perf_counter_ns()
     mode = fn.maker.mode
     if not wants_profile(profile, mode):
         return None
@@ -472,6 +531,11 @@ def start_profile(
     profiler.keep_final_counters(fn)
     if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
         _register_at_exit(stats)
+    end = time.perf_counter_ns()
+    record.compile.profiler_ns = end - t_setup
+    # and the Function's construction after linking (its VM, its argument checks)
+    linked_at = getattr(fn.maker, "t_linked", t_setup)
+    record.compile.total_ns = fn.maker.phases.get("total", 0) + end - min(linked_at, t_setup)
     return stats, profiler
 
 

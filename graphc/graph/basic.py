@@ -259,15 +259,36 @@ _GRAPHC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.s
 _NEW_NODE_ORIGINS: ContextVar[tuple[str, ...] | None] = ContextVar("origins", default=None)
 
 
+#: Frames of a source line's call chain (the line, then its callers).
+ORIGIN_DEPTH = 3
+#: Separator of the frames of a call chain: ``"helper.py:4 <- model.py:20"``.
+CHAIN = " <- "
+_LIBRARY_DIRS = tuple({os.path.dirname(os.__file__) + os.sep, sys.prefix + os.sep,
+                       sys.base_prefix + os.sep})  # fmt: skip
+
+
 def user_origin() -> tuple[str, ...]:
-    """``("file.py:line",)`` of the innermost caller outside graphc (empty if none)."""
+    """``("file.py:line",)`` of the innermost caller outside graphc (empty if none); when
+    that line is in a function, with its callers (``CHAIN``-separated, innermost first, up
+    to ``ORIGIN_DEPTH`` frames, stopping at module level and at library code such as a
+    test runner): two layers built by one helper then differ."""
     f: FrameType | None = sys._getframe(1)
-    while f is not None:
-        path = f.f_code.co_filename
-        if not path.startswith(_GRAPHC_DIR):
-            return (f"{path}:{f.f_lineno}",)
+    while f is not None and f.f_code.co_filename.startswith(_GRAPHC_DIR):
         f = f.f_back
-    return ()
+    if f is None:
+        return ()
+    chain = f"{f.f_code.co_filename}:{f.f_lineno}"
+    for _ in range(ORIGIN_DEPTH - 1):
+        if f.f_code.co_name == "<module>":
+            break
+        f = f.f_back
+        if f is None:
+            break
+        path = f.f_code.co_filename
+        if path.startswith(_LIBRARY_DIRS) or path.startswith(_GRAPHC_DIR) or path[0] == "<":
+            break
+        chain += f"{CHAIN}{path}:{f.f_lineno}"
+    return (chain,)
 
 
 @contextmanager

@@ -188,11 +188,27 @@ class FunctionGraph:
             return
         self._check_type(var, new, reason)
         if var.owner is not None and new.owner is not None and not new.owner.origins:
-            self._inherit_origins(new.owner, var.owner.origins)
+            self._inherit_origins(new.owner, self._replaced_origins(var.owner, new.owner))
         if verbose:
             print(f"rewrite {reason}: {var} -> {new}")
         for node, i in list(self.clients[var]):
             self.change_input(node, i, new, reason)
+
+    def _replaced_origins(self, old: Apply, new: Apply) -> tuple[str, ...]:
+        """The lines of ``old`` and of the nodes only it reads that ``new``'s subgraph no
+        longer reads (a rewrite absorbed them: the product of a Gemm)."""
+        reads = {i for n in self._new_nodes_up_to(new) for i in n.inputs}
+        absorbed, stack = [old], [old]
+        while stack:
+            for inp in stack.pop().inputs:
+                p = inp.owner
+                if p is None or p in absorbed or inp in reads or p not in self.apply_nodes:
+                    continue
+                users = [c for out in p.outputs for c, _ in self.clients.get(out, {})]
+                if all(u in absorbed for u in users):
+                    absorbed.append(p)
+                    stack.append(p)
+        return tuple(dict.fromkeys(o for n in absorbed for o in n.origins))
 
     def _inherit_origins(self, node: Apply, origins: tuple[str, ...]) -> None:
         """New nodes a rewrite built (no origins of their own) take the replaced node's."""

@@ -50,6 +50,8 @@ def merge(fgraph: FunctionGraph, ctx):
         except TypeError:
             continue
         if other is not node and other in fgraph.apply_nodes:
+            # the kept node now stands for both: it keeps both nodes' lines
+            other.origins = tuple(dict.fromkeys((*other.origins, *node.origins)))
             ctx.replace(fgraph, list(zip(node.outputs, other.outputs)), rw)
 
 

@@ -289,6 +289,7 @@ class _Runner:
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
         self._shape_fn: Any = None  # the stacked outputs' shapes, for a loop of no step
+        self._twin: Any = None  # the VM of that loop's trial step (see _trial_vm)
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -396,6 +397,14 @@ class _Runner:
                 return i + 1, nits
         return n, nits
 
+    def _trial_vm(self) -> Any:
+        """An unprofiled twin of the step's VM: the trial step of a loop of no step is
+        not a step, so it must not count in the step's profile."""
+        if self._twin is None:
+            vm = self.vm
+            self._twin = type(vm)(vm.program, allow_gc=vm.allow_gc)
+        return self._twin
+
     def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
         """Row shapes of the stacked outputs of a loop that ran no step: one trial step on
         zeros of the right shapes; if that step fails, the outputs' shapes as the step
@@ -408,7 +417,7 @@ class _Runner:
         outs = self.op.inner.outputs[info.n_states : info.n_states + info.n_nit]
         with np.errstate(all="ignore"):
             try:
-                values = self.vm(args)
+                values = self._trial_vm()(args)
                 return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
             except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
                 pass

@@ -29,7 +29,7 @@ cimport numpy as cnp
 import numpy as np
 
 from graphc.linker.program import Program, gc_schedule
-from graphc.vm.pyvm import RECURSED, MAX_SHAPE_SIGNATURES, RING, FunctionBusy, public_signatures
+from graphc.vm.pyvm import RECURSED, RING, FunctionBusy, public_signatures, record_call
 
 cnp.import_array()
 
@@ -217,7 +217,10 @@ cdef class CVM:
     cdef int64_t *_slot_bytes    # per slot, bytes counted live in the current call
     cdef int64_t _live, _peak
     cdef int64_t _calls_total
+    cdef int64_t _step_calls     # calls through the loop driver's entry point (_step) ...
+    cdef int64_t _step_ticks     # ... and their time, both counted while timing is on
     cdef list _shape_sigs
+    cdef list _shape_time        # per node, per signature: [calls, ticks] of the calls seen
     cdef int *_buf_of            # per slot: memory-plan buffer or -1
     cdef int _n_buf
     cdef PyObject **_pool        # per buffer: its array between uses (owned) or NULL
@@ -466,17 +469,26 @@ cdef class CVM:
         return total
 
     def held_bytes(self):
-        """Bytes of array storage the VM's slots and planned buffers own now: arrays that
-        own their data (views add nothing), constants excluded."""
+        """Bytes of array storage the VM's slots, planned buffers and arrays given back
+        for the next call (``recycle``: a replaced shared value) own now: arrays that own
+        their data (views add nothing), constants excluded."""
         cdef int64_t total = self._plan_bytes()
         cdef int s
         cdef object v
+        for s in range(self._n_storage):
+            if self._spare[s] != NULL:
+                total += _nbytes(self._spare[s])
         for s in range(self._n_storage):
             if self._slots[s] != NULL and not self._is_const[s]:
                 v = <object>self._slots[s]
                 if not (cnp.PyArray_Check(v) and cnp.PyArray_BASE(<cnp.ndarray>v) != NULL):
                     total += _nbytes(self._slots[s])
         return total
+
+    def step_counts(self):
+        """``(steps, ns)``: the calls made through the loop driver's C entry point while
+        timing was on, and their total time (each step timed around the whole VM call)."""
+        return self._step_calls, <int64_t>(self._step_ticks * _ns_per_tick())
 
     def reset_stats(self):
         """Zero every counter (the profiling choices are kept)."""
@@ -493,7 +505,10 @@ cdef class CVM:
             self._bytes_min[i] = INT64_MAX
             self._bytes_max[i] = 0
         self._shape_sigs = [[] for _ in range(self._n)]
+        self._shape_time = [[] for _ in range(self._n)]
         self._calls_total = 0
+        self._step_calls = 0
+        self._step_ticks = 0
         self._peak = 0
         self._trace_len = 0
         self._trace_dropped = 0
@@ -552,9 +567,12 @@ cdef class CVM:
             "out_bytes_min": bmin,
             "out_bytes_max": bmax,
             "shapes": public_signatures(self._shape_sigs),
+            "shape_ns": [[(c, <int64_t>(t * f)) for c, t in per] for per in self._shape_time],
             "trace": trace,
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
+            "step_calls": self._step_calls,
+            "step_ns": <int64_t>(self._step_ticks * f),
             "peak_bytes": self._peak,
             "plan_buffers": self._n_buf,
             "plan_slots": sum(1 for k in range(self._n_storage) if self._buf_of[k] >= 0),
@@ -584,12 +602,12 @@ cdef class CVM:
             else:
                 self._trace_dropped += 1
 
-    cdef int _record_values(self, int i) except -1:
+    cdef int _record_values(self, int i, int64_t dur) except -1:
         """Memory and shape statistics of node ``i``'s just-produced outputs."""
         if self._memory:
             self._record_memory(&self._nodes[i])
         if self._shapes:
-            self._record_shapes(i)
+            self._record_shapes(i, dur)
         return 0
 
     cdef inline void _record_memory(self, CNode *nd) noexcept:
@@ -626,25 +644,24 @@ cdef class CVM:
         if self._live > self._peak:
             self._peak = self._live
 
-    cdef int _record_shapes(self, int i) except -1:
-        """The run-time (dtype, shape, strides) of node ``i``'s inputs and outputs."""
+    cdef int _record_shapes(self, int i, int64_t dur) except -1:
+        """The run-time (dtype, shape, strides) of node ``i``'s inputs and outputs, and
+        the call's duration ``dur`` (ticks) added to that signature's calls."""
         cdef CNode *nd = &self._nodes[i]
         cdef int k
         sigs = <list>self._shape_sigs[i]
-        if len(sigs) < MAX_SHAPE_SIGNATURES:
-            ins = PyTuple_New(nd.n_in)
-            for k in range(nd.n_in):
-                item = _signature(self._slots[nd.ins[k]])
-                Py_INCREF(item)
-                PyTuple_SET_ITEM(ins, k, item)
-            outs = PyTuple_New(nd.n_out)
-            for k in range(nd.n_out):
-                item = _signature(self._slots[nd.out_start + k])
-                Py_INCREF(item)
-                PyTuple_SET_ITEM(outs, k, item)
-            sig = (ins, outs)
-            if sig not in sigs:
-                sigs.append(sig)
+        ins = PyTuple_New(nd.n_in)
+        for k in range(nd.n_in):
+            item = _signature(self._slots[nd.ins[k]])
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(ins, k, item)
+        outs = PyTuple_New(nd.n_out)
+        for k in range(nd.n_out):
+            item = _signature(self._slots[nd.out_start + k])
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(outs, k, item)
+        sig = (ins, outs)
+        record_call(sigs, <list>self._shape_time[i], sig, dur)
         return 0
 
     cdef int _aliased_input(self, CNode *nd, PyObject *out) noexcept:
@@ -921,7 +938,7 @@ cdef class CVM:
             if memory:
                 self._record_memory(nd)
             if shapes:
-                self._record_shapes(i)
+                self._record_shapes(i, t1 - t0 if timing else 0)
             if memory:
                 for k in range(nd.n_clear):
                     self._clear_counted(nd.clear[k])
@@ -1074,7 +1091,7 @@ cdef class CVM:
                         self._record_time(i, start, dur)
                     self._st[i].calls += 1
                     if values:
-                        self._record_values(i)
+                        self._record_values(i, dur if timing else 0)
                 if self.allow_gc:
                     for s in set([nd.ins[p] for p in range(nd.n_in)]):
                         readers_left[s] -= 1
@@ -1091,11 +1108,25 @@ cdef class CVM:
 
 cdef int _step(PyObject *vm, PyObject **args, PyObject **outs) except -1:
     """Call CVM ``vm`` on the C array ``args`` (borrowed, ``n_inputs`` of them); put new
-    references to its outputs in ``outs``. Same checks and semantics as ``CVM.__call__``."""
+    references to its outputs in ``outs``. Same checks and semantics as ``CVM.__call__``,
+    except for profiling: with timing on, the call is counted and timed in ``step_counts``
+    and shape recording, if on, stops after it."""
     cdef CVM self = <CVM>vm
+    cdef int64_t t0
     self._enter()
     try:
-        self._execute(args, outs)
+        if not self._timing:
+            self._execute(args, outs)
+            return 0
+        t0 = _now()  # the step's time, counted here: no Python call per step
+        try:
+            self._execute(args, outs)
+        finally:
+            self._step_ticks += _now() - t0
+            self._step_calls += 1
+            # shapes are sampled on one step per request: the steps of a loop share them,
+            # and recording them holds the step's values (the driver could not reuse them)
+            self._shapes = False
     finally:
         self._running = False
     return 0

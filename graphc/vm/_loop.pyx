@@ -157,7 +157,7 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
     cdef list nits = [None] * n_nit
     cdef cnp.ndarray buf, v, out
     cdef long long t0
-    cdef bint c_vm, stop
+    cdef bint c_vm, stop, timed
     cdef char *keep_last = NULL
     cdef Py_ssize_t *first = NULL
     cdef Py_ssize_t *mult = NULL
@@ -167,6 +167,7 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
     if _cvm_type is None:
         _load_api()
     c_vm = _api != NULL and type(vm) is _cvm_type
+    timed = on_step is not None and not c_vm  # a CVM times its own steps (step_counts)
     try:
         first = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
         mult = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
@@ -190,7 +191,7 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
         for i in range(n):
             for r in range(n_read):
                 _point(&args[r], <cnp.ndarray>arrays[r], first[r] + mult[r] * i)
-            if on_step is not None:
+            if timed:
                 t0 = _clock()
             try:
                 if c_vm:
@@ -198,7 +199,7 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
                 else:
                     _call_python(vm, args, n_args, outs, n_outs)
             finally:
-                if on_step is not None:
+                if timed:
                     on_step(_clock() - t0)
             for k in range(n_st):
                 buf = <cnp.ndarray>states[k]

@@ -17,7 +17,7 @@ from graphc.linker.program import Program, gc_schedule
 
 __all__ = [
     "PyVM", "value_nbytes", "value_signature", "public_signatures", "RING",
-    "MAX_SHAPE_SIGNATURES",
+    "MAX_SHAPE_SIGNATURES", "record_call",
 ]  # fmt: skip
 
 RING = 32  # per-node ring of recent per-call durations (ns_samples)
@@ -77,6 +77,21 @@ def public_signatures(per_node: list) -> list:
         [(tuple(one(a) for a in ins), tuple(one(b) for b in outs)) for ins, outs in sigs]
         for sigs in per_node
     ]
+
+
+def record_call(sigs: list, times: list, sig: tuple, dur: int) -> None:
+    """Add a call of duration ``dur`` to signature ``sig``'s ``[calls, time]`` in
+    ``times`` (parallel to ``sigs``), adding ``sig`` while there is room for it."""
+    try:
+        j = sigs.index(sig)
+    except ValueError:
+        if len(sigs) >= MAX_SHAPE_SIGNATURES:
+            return
+        sigs.append(sig)
+        times.append([0, 0])
+        j = len(sigs) - 1
+    times[j][0] += 1
+    times[j][1] += dur
 
 
 def value_signature(inputs: Sequence[Any], outputs: Sequence[Any]) -> tuple:
@@ -271,13 +286,19 @@ class PyVM:
         return self._timing or self._memory or self._shapes or self._trace_capacity > 0
 
     def held_bytes(self) -> int:
-        """Bytes of array storage the VM's slots and planned buffers own now: arrays that
-        own their data (views add nothing), constants excluded."""
+        """Bytes of array storage the VM's slots, planned buffers and arrays given back
+        for the next call (``recycle``: a replaced shared value) own now: arrays that own
+        their data (views add nothing), constants excluded."""
         consts = {s for s, _ in self.program.constants}
-        return self.plan_bytes() + sum(
-            value_nbytes(v)
-            for s, v in enumerate(self._storage)
-            if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
+        spares = sum(value_nbytes(v) for v in self._spare.values())
+        return (
+            self.plan_bytes()
+            + spares
+            + sum(
+                value_nbytes(v)
+                for s, v in enumerate(self._storage)
+                if s not in consts and not (isinstance(v, np.ndarray) and v.base is not None)
+            )
         )
 
     def _producer_of(self, slot: int) -> int:
@@ -317,6 +338,7 @@ class PyVM:
         self._bytes_min = np.full(n_out, _INT64_MAX, np.int64)
         self._bytes_max = np.zeros(n_out, np.int64)
         self._shape_sigs: list[list[tuple]] = [[] for _ in range(n)]
+        self._shape_time: list[list[list[int]]] = [[] for _ in range(n)]
         self._calls_total = 0
         self._peak_bytes = 0
         self._trace = np.zeros((self._trace_capacity, 4), dtype=np.int64)
@@ -340,6 +362,7 @@ class PyVM:
                 self._bytes_max[offs[i] : offs[i + 1]].copy() for i in range(self._n)
             ],
             "shapes": public_signatures(self._shape_sigs),
+            "shape_ns": [[(c, t) for c, t in per] for per in self._shape_time],
             "trace": self._trace[: self._trace_len].copy(),
             "trace_dropped": self._trace_dropped,
             "calls_total": self._calls_total,
@@ -375,10 +398,9 @@ class PyVM:
                     b = 0 if aliased_input(v, ins) is not None else value_nbytes(v)
                     self._bytes_min[base + k] = min(int(self._bytes_min[base + k]), b)
                     self._bytes_max[base + k] = max(int(self._bytes_max[base + k]), b)
-            if self._shapes and len(self._shape_sigs[i]) < MAX_SHAPE_SIGNATURES:
+            if self._shapes:
                 sig = value_signature(ins, outs)
-                if sig not in self._shape_sigs[i]:
-                    self._shape_sigs[i].append(sig)
+                record_call(self._shape_sigs[i], self._shape_time[i], sig, dur)
 
     # -- running ----------------------------------------------------------------------
 

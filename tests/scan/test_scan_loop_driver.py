@@ -7,6 +7,8 @@ unaligned data, while-loops, shared updates, gradients)."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -352,13 +354,25 @@ def test_gradients_match_the_python_loop_and_finite_differences(how):
 
 
 def test_every_step_is_timed_once_for_the_profiler():
+    """The Python loop reports each step to ``on_step``; the compiled loop driving a CVM
+    lets the VM count and time its steps in C (``step_counts``) and makes no Python call."""
     x, h0 = T.matrix("x"), T.vector("h0")
     hs, _ = graphc.scan(lambda r, h: h + r, sequences=x, outputs_info=h0)
     f = graphc.function([x, h0], hs)
     (runner,) = runners(f)
+    runner.vm.set_profiling(timing=True)
     for compiled in (True, False):
         times: list[int] = []
         runner.on_step = times.append
         runner.compiled_loop = compiled
+        runner.vm.reset_stats()
+        t0 = time.perf_counter_ns()
         np.testing.assert_array_equal(f(np.ones((11, 2)), np.zeros(2))[-1], [11.0, 11.0])
-        assert len(times) == 11 and all(isinstance(t, int) and t >= 0 for t in times)
+        wall = time.perf_counter_ns() - t0
+        steps, ns = runner.vm.step_counts()
+        if not compiled:
+            assert steps == 0 and len(times) == 11
+            assert all(isinstance(t, int) and t >= 0 for t in times)
+        else:
+            assert steps == 11 and times == []
+            assert 0 < ns <= wall  # inside the stopwatch around the whole call

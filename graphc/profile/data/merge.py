@@ -59,6 +59,12 @@ def merge_nodes(a: pm.NodeRecord, b: pm.NodeRecord) -> pm.NodeRecord:
     out.first_calls = a.first_calls + b.first_calls
     out.first_ns = a.first_ns + b.first_ns
     out.flops_per_call = _flops(a, b)
+    if a.sampled_flops is None or b.sampled_flops is None:
+        src = a if b.sampled_flops is None else b
+        out.sampled_flops, out.sampled_ns = src.sampled_flops, src.sampled_ns
+    else:
+        out.sampled_flops = a.sampled_flops + b.sampled_flops
+        out.sampled_ns = a.sampled_ns + b.sampled_ns
     out.out_bytes_min = _pairwise(a.out_bytes_min, b.out_bytes_min, min)
     out.out_bytes_max = _pairwise(a.out_bytes_max, b.out_bytes_max, max)
     out.workspace_bytes = max(a.workspace_bytes, b.workspace_bytes)
@@ -67,6 +73,10 @@ def merge_nodes(a: pm.NodeRecord, b: pm.NodeRecord) -> pm.NodeRecord:
     if a.calls and b.calls:
         _note_shapes(out.inputs, a.inputs, b.inputs)
         _note_shapes(out.outputs, a.outputs, b.outputs)
+    if a.inner is not None and b.inner is not None:  # a loop node: its steps add up too
+        out.inner = merge_functions(a.inner, b.inner)
+    else:
+        out.inner = copy.deepcopy(a.inner if b.inner is None else b.inner)
     return out
 
 

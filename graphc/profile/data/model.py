@@ -41,6 +41,10 @@ class NodeRecord:
     ns_samples: list[int] = field(default_factory=list)
     n_below_resolution: int = 0
     flops_per_call: float | None = None
+    #: flops and ns of the calls whose shapes were recorded (calls 1, 2, 4, ...; the first
+    #: call left out when others were): Gflop/s from the same calls, each with its shapes
+    sampled_flops: float | None = None
+    sampled_ns: int = 0
     inputs: list[ValueInfo] = field(default_factory=list)
     outputs: list[ValueInfo] = field(default_factory=list)
     output_kinds: list[str] = field(default_factory=list)  # 'c', 'i' or 'v' per output
@@ -73,10 +77,13 @@ class CompilePhases:
     import_ns: int = 0
     python_import_ns: int = 0  # first-time Python imports, outside the phases above
     n_apply: int = 0
+    loop_compile_ns: int = 0  # loop steps (scan) compiled while linking: in linker_ns
+    profiler_ns: int = 0  # the profiler's own setup (importing it, describing the nodes)
 
     def other_ns(self) -> int:
         """The compile time outside every phase (building the graph, the Function...)."""
-        return max(self.total_ns - self.rewrite_ns - self.linker_ns - self.python_import_ns, 0)
+        named = self.rewrite_ns + self.linker_ns + self.python_import_ns + self.profiler_ns
+        return max(self.total_ns - named, 0)
 
 
 @dataclass
@@ -188,6 +195,7 @@ class FunctionProfile:
     sample_every: int = 1
     unsampled_calls: int = 0
     sampled_vm_ns_sq: float = 0.0  # sum of the timed calls' squared vm_ns (their spread)
+    planned_slots: list[int] = field(default_factory=list)  # slots stored in those buffers
     refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:

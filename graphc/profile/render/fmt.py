@@ -14,13 +14,15 @@ from graphc.profile.data.model import ValueInfo
 
 
 def short_origin(origin: str) -> str:
-    """``/a/b/train.py:12`` as ``train.py:12``."""
+    """``/a/b/train.py:12`` as ``train.py:12`` (each frame of a ``" <- "`` call chain)."""
+    if " <- " in origin:
+        return " <- ".join(short_origin(o) for o in origin.split(" <- "))
     path, _, line = origin.rpartition(":")
     return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if path else origin
 
 
 def origin_key(origin: str) -> tuple[str, int]:
-    path, _, line = origin.rpartition(":")
+    path, _, line = origin.split(" <- ", 1)[0].rpartition(":")
     return (path, int(line) if line.isdigit() else 0)
 
 

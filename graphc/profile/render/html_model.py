@@ -18,7 +18,7 @@ from graphc.profile.render.fmt import shape_text, short_origin
 from graphc.profile.render.graphviz import render_svg, to_dot
 from graphc.profile.render.text import render_global
 from graphc.profile.summaries.loops import loop_summary
-from graphc.profile.summaries.memory_curve import live_bytes
+from graphc.profile.summaries.memory import live_bytes
 from graphc.profile.summaries.roofline import RooflinePoint, machine_of, roofline
 from graphc.profile.summaries.sampling import sampling_lines, scaled
 from graphc.profile.summaries.tables import (

@@ -65,10 +65,13 @@ def render_global(g: GlobalSummary) -> list[str]:
         f"       C code generation time {seconds(g.codegen_ns)}",
         f"       C compile time {seconds(g.compile_ns)}",
         f"       Import time {seconds(g.import_ns)}",
+        f"       Loop step compile time (scan) {seconds(g.loop_compile_ns)}",
         f"    Python imports on first use: {seconds(g.python_import_ns)}",
-        f"    Other compile time: {seconds(g.other_compile_ns)}",
+        f"    Other compile time: {seconds(g.other_compile_ns)}"
+        + (f", profiler setup {seconds(g.profiler_ns)}" if g.profiler_ns else ""),
     ]
-    return lines
+    # a phase a function may not have is printed when it took time
+    return [ln for ln in lines if g.loop_compile_ns or not ln.startswith("       Loop step")]
 
 
 def render_first_calls(firsts: Sequence[FunctionProfile], calls: int) -> list[str]:
@@ -388,7 +391,9 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
         lines += render_grouped("Ops", op_table(fps, n_ops), "<Op name>", "Ops", width)
         lines += render_apply(apply_table(fps, n_apply), len(fps) > 1, width)
         lines += render_sources(source_table(fps, n_ops), width)
-        lines += render_loops(fps, width, lambda body: _step_tables(body, n_apply, width))
+        lines += render_loops(
+            fps, width, lambda body: _step_tables(body, n_apply, width), n_rows=n_apply
+        )
         lines += render_roofline(fps, n_apply, width)
     else:
         lines += [

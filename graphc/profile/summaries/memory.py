@@ -87,9 +87,18 @@ def gc_schedule(fp: FunctionProfile) -> list[list[int]]:
     return [sorted(f) for f in frees]
 
 
-def _created(fp: FunctionProfile) -> list[dict[int, int]]:
-    """Bytes of new storage (by root slot) each node allocates."""
-    fixed = {s.slot for s in fp.inputs} | {s.slot for s in fp.constants}
+def _plan(fp: FunctionProfile) -> tuple[int, set[int]]:
+    """``(bytes, slots)`` of the memory plan: buffers kept alive across calls, in which
+    the planned slots are stored (they allocate nothing of their own)."""
+    plan = fp.memory_plan
+    if plan is None or not plan.buffers or not fp.planned_slots:
+        return 0, set()
+    return plan.bytes, set(fp.planned_slots)
+
+
+def _created(fp: FunctionProfile, planned: set[int] | None = None) -> list[dict[int, int]]:
+    """Bytes of new storage (by root slot) each node allocates (``planned`` slots none)."""
+    fixed = {s.slot for s in fp.inputs} | {s.slot for s in fp.constants} | (planned or set())
     out: list[dict[int, int]] = []
     for node in fp.nodes:
         made: dict[int, int] = {}
@@ -100,21 +109,25 @@ def _created(fp: FunctionProfile) -> list[dict[int, int]]:
     return out
 
 
-def peak_with_gc(fp: FunctionProfile) -> int:
-    """Largest live intermediate storage over the schedule when slots are freed."""
+def live_bytes(fp: FunctionProfile) -> list[int]:
+    """Per node, in schedule order: bytes of intermediates alive while it runs (its new
+    outputs and workspace included, the slots it frees still counted). A buffer lives from
+    the node creating it to the last slot sharing it being freed; the memory plan's
+    buffers, when the VM keeps one, are alive throughout."""
     roots = storage_roots(fp)
-    created = _created(fp)
+    plan_bytes, planned = _plan(fp)
     alive_slots: dict[int, int] = {}  # root -> number of live slots using it
     size: dict[int, int] = {}
-    live = peak = 0
-    for node, made, frees in zip(fp.nodes, created, gc_schedule(fp)):
+    live = plan_bytes
+    out: list[int] = []
+    for node, made, frees in zip(fp.nodes, _created(fp, planned), gc_schedule(fp)):
         for root, b in made.items():
             size[root] = b
             live += b
         for slot in node.output_slots:
             root = roots.get(slot, slot)
             alive_slots[root] = alive_slots.get(root, 0) + 1
-        peak = max(peak, live + node.workspace_bytes)
+        out.append(live + node.workspace_bytes)
         for slot in frees:
             root = roots.get(slot, slot)
             if root not in alive_slots:
@@ -123,7 +136,12 @@ def peak_with_gc(fp: FunctionProfile) -> int:
             if alive_slots[root] == 0:
                 del alive_slots[root]
                 live -= size.pop(root, 0)
-    return peak
+    return out
+
+
+def peak_with_gc(fp: FunctionProfile) -> int:
+    """Largest live intermediate storage over the schedule when slots are freed."""
+    return max(live_bytes(fp), default=_plan(fp)[0])
 
 
 def peak_without_gc(fp: FunctionProfile) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from graphc.profile.data.model import FunctionProfile, NodeRecord
 
 EXHAUSTIVE_MAX_NODES = 12
@@ -36,6 +38,18 @@ def _alias_slot(node: NodeRecord, k: int) -> int | None:
     return node.input_slots[alias] if alias < len(node.input_slots) else None
 
 
+def _new_bytes(node: NodeRecord, k: int) -> int:
+    """Bytes of output ``k`` as a buffer of its own: as recorded, or (an in-place output,
+    recorded as 0 since it reuses its input) from its shape and dtype."""
+    size = node.out_bytes_max[k] if k < len(node.out_bytes_max) else 0
+    if size or _kind(node, k) != "i" or k >= len(node.outputs):
+        return size
+    value = node.outputs[k]
+    if value.shape is None or not value.dtype:
+        return 0
+    return int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype).itemsize
+
+
 class _Model:
     """Dependencies, buffer roots and created bytes of one function's nodes."""
 
@@ -56,8 +70,7 @@ class _Model:
                 else:
                     self.root[slot] = slot
                     if slot not in fixed:
-                        size = node.out_bytes_max[k] if k < len(node.out_bytes_max) else 0
-                        made[slot] = made.get(slot, 0) + size
+                        made[slot] = made.get(slot, 0) + _new_bytes(node, k)
                 producer[slot] = i
             self.created.append(made)
         self.kept = {self.root.get(s, s) for s in fp.output_slots}
@@ -107,8 +120,49 @@ class _Model:
 
 
 def peak_in_schedule(fp: FunctionProfile, inplace: bool = True) -> int:
-    """Peak of the recorded schedule; ``inplace=False`` counts in-place outputs as new."""
-    return _Model(fp, inplace).peak(list(range(len(fp.nodes))))
+    """Peak of the recorded schedule; ``inplace=False`` counts in-place outputs as new,
+    and, for a VM with a memory plan, adds the buffers the plan would then keep."""
+    model = _Model(fp, inplace)
+    order = list(range(len(fp.nodes)))
+    if inplace or not fp.allow_gc or fp.memory_plan is None:
+        return model.peak(order)
+    plan_bytes, planned = _simulated_plan(fp, model)
+    for made in model.created:
+        for r in planned & made.keys():
+            del made[r]
+    return plan_bytes + model.peak(order)
+
+
+def _simulated_plan(fp: FunctionProfile, model: _Model) -> tuple[int, set[int]]:
+    """The VM's memory plan (``graphc.linker.memplan``) for ``model``'s buffers: values
+    of C nodes that no output keeps, sharing a buffer of equal dtype and shape when their
+    lifetimes do not overlap. Returns (bytes of the buffers, the planned roots)."""
+    end: dict[int, int] = {}
+    for i, roots in enumerate(model.touches):
+        for r in roots:
+            end[r] = i
+    free: dict[tuple, list[int]] = {}
+    busy: dict[int, list[tuple[int, tuple]]] = {}
+    sizes: list[int] = []
+    planned: set[int] = set()
+    for i, node in enumerate(fp.nodes):
+        for b, key in busy.pop(i - 1, ()):
+            free.setdefault(key, []).append(b)
+        if node.impl != "C":
+            continue
+        for k, slot in enumerate(node.output_slots):
+            size = model.created[i].get(slot)
+            if size is None or slot in model.kept or k >= len(node.outputs):
+                continue
+            key = (node.outputs[k].dtype, node.outputs[k].shape)
+            pool = free.get(key)
+            b = pool.pop() if pool else len(sizes)
+            if b == len(sizes):
+                sizes.append(0)
+            sizes[b] = max(sizes[b], size)
+            planned.add(slot)
+            busy.setdefault(end[slot], []).append((b, key))
+    return sum(sizes), planned
 
 
 def _greedy(model: _Model) -> int:

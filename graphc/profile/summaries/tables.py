@@ -35,6 +35,8 @@ class GlobalSummary:
     import_ns: int
     python_import_ns: int
     other_compile_ns: int
+    loop_compile_ns: int
+    profiler_ns: int
     settings: tuple[str, ...]
     timing_supported: bool
 
@@ -126,6 +128,8 @@ def global_summary(fps: Sequence[FunctionProfile], message: str | None = None) -
         import_ns=sum(f.compile.import_ns for f in fps),
         python_import_ns=sum(f.compile.python_import_ns for f in fps),
         other_compile_ns=sum(f.compile.other_ns() for f in fps),
+        loop_compile_ns=sum(f.compile.loop_compile_ns for f in fps),
+        profiler_ns=sum(f.compile.profiler_ns for f in fps),
         settings=settings,
         timing_supported=all(f.timing_supported for f in fps),
     )
@@ -199,12 +203,14 @@ def median_ns(node: NodeRecord) -> float | None:
     return float(statistics.median(node.ns_samples)) if node.ns_samples else None
 
 
-def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
+def _apply_row(f: FunctionProfile, index: int, node: NodeRecord, labels: dict) -> TimeRow:
     row = _group_row(node.apply_name, [(f, node)])
     flops = node.flops_per_call
     gflops = None
-    if flops is not None and node.ns_total > 0:
-        gflops = flops * node.calls / node.ns_total  # flops per ns == Gflop/s
+    if node.sampled_flops is not None and node.sampled_ns > 0:  # flops per ns == Gflop/s
+        gflops = node.sampled_flops / node.sampled_ns  # the same calls' flops and time
+    elif flops is not None and node.ns_total > 0:
+        gflops = flops * node.calls / node.ns_total
     return replace(
         row,
         function=f.name,
@@ -216,13 +222,29 @@ def _apply_row(f: FunctionProfile, index: int, node: NodeRecord) -> TimeRow:
         gflops_s=gflops,
         inputs=tuple(node.inputs),
         outputs=tuple(node.outputs),
-        origins=tuple(node.origins),
+        origins=tuple(dict.fromkeys(labels.get(o, o) for o in node.origins)),
     )
+
+
+#: Separator of a source line's call chain (``graphc.graph.basic.CHAIN``).
+CHAIN = " <- "
+
+
+def origin_labels(fps: Sequence[FunctionProfile]) -> dict[str, str]:
+    """How each recorded source line is shown: its innermost line, or its whole call chain
+    when that line was reached by several chains (one helper building two layers)."""
+    chains: dict[str, set[str]] = {}
+    for _, node in _ran(fps):
+        for o in node.origins:
+            chains.setdefault(o.split(CHAIN, 1)[0], set()).add(o)
+    return {o: (o if len(group) > 1 else line) for line, group in chains.items() for o in group}
 
 
 def apply_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
     """Time per Apply node; ties keep function order and schedule position."""
-    rows = [_apply_row(f, i, node) for i, f in enumerate(fps) for node in f.nodes if node.calls]
+    labels = origin_labels(fps)
+    rows = [_apply_row(f, i, node, labels) for i, f in enumerate(fps) for node in f.nodes
+            if node.calls]  # fmt: skip
     total = sum(r.ns for r in rows)
     return _finish(rows, n, total, key=lambda r: (-r.ns, r.function_index, r.position))
 
@@ -234,8 +256,9 @@ def source_table(fps: Sequence[FunctionProfile], n: int = 20) -> TimeTable:
     calls: dict[str, int] = {}
     applies: dict[str, int] = {}
     res: dict[str, int] = {}
+    labels = origin_labels(fps)
     for f, node in _ran(fps):
-        lines = node.origins or ["?"]
+        lines = list(dict.fromkeys(labels.get(o, o) for o in node.origins)) or ["?"]
         for line in lines:
             ns[line] = ns.get(line, 0.0) + node.ns_total / len(lines)
             calls[line] = calls.get(line, 0) + node.calls

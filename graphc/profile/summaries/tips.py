@@ -75,11 +75,23 @@ def fusion_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     return out
 
 
+def _impl_ns(fps: Sequence[FunctionProfile]) -> tuple[int, int]:
+    """``(ns in nodes, ns in Python nodes)``: a loop node counts as its step's nodes (its
+    own time is the loop driver's, not an implementation choice)."""
+    total = py = 0
+    for f in fps:
+        for n in f.nodes:
+            if n.inner is not None:
+                t, p = _impl_ns([n.inner])
+            else:
+                t, p = n.ns_total, n.ns_total if n.impl == "Py" else 0
+            total, py = total + t, py + p
+    return total, py
+
+
 def py_share_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     """A large share of node time spent in Python implementations."""
-    nodes = _nodes(fps)
-    total = sum(n.ns_total for n in nodes)
-    py = sum(n.ns_total for n in nodes if n.impl == "Py")
+    total, py = _impl_ns(fps)
     share = pct(py, total)
     if not total or share < PY_SHARE_THRESHOLD:
         return []
