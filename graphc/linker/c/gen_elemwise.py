@@ -263,7 +263,7 @@ def _outputs(
 def _sum_operands(nin: int, nk: int, sum_dt: list[str], nd: int) -> list[str]:
     """The accumulators ``accJ``, operands after the outputs with zero strides."""
     b = []
-    for j, d in enumerate(sum_dt):
+    for j in range(len(sum_dt)):
         slot = nin + nk + j
         b.append(f"    npy_float64 acc{j} = 0;")
         b.append(f"    data[{slot}] = (char *)&acc{j}; es[{slot}] = 0;")
