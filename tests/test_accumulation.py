@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import graphc
 import graphc.tensor as T
@@ -131,3 +133,51 @@ def test_integer_mean_accumulates_in_float64(mode):
     xv = np.full(4, 2**62, dtype="int64")
     got = graphc.function([x], x.mean(), mode=MODES[mode])(xv)
     assert got.dtype == np.float64 and got == np.mean(xv)
+
+
+@st.composite
+def long_reductions(draw):
+    """A float32 input of 2**17 to 2**21 elements, a reduction of it and a mode."""
+    n = 2 ** draw(st.integers(17, 21))
+    rows = 2 ** draw(st.integers(0, 4))
+    return (draw(st.sampled_from(["sum", "mean", "exp_sum", "fused"])),
+            (rows, n // rows), draw(st.sampled_from([None, 0, 1])),
+            draw(st.sampled_from(["c", "fortran", "strided"])),
+            draw(st.sampled_from(list(MODES))), draw(st.integers(0, 2**31)))  # fmt: skip
+
+
+def _check_reduction(recipe) -> None:
+    kind, shape, axis, layout, mode, seed = recipe
+    xv = np.random.default_rng(seed).uniform(-1, 1, size=shape).astype("float32")
+    if layout == "fortran":
+        xv = np.asfortranarray(xv)
+    elif layout == "strided":
+        xv = np.repeat(xv, 2, axis=1)[:, ::2]
+    x = T.matrix("x", dtype="float32")
+    terms = np.exp(xv) if kind in ("exp_sum", "fused") else xv
+    t = T.exp(x) if kind in ("exp_sum", "fused") else x
+    outs = [t.mean(axis=axis) if kind == "mean" else t.sum(axis=axis)]
+    if kind == "fused":
+        outs.append(t * 2)  # kept and summed in one loop when the sum is over every axis
+    got = graphc.function([x], outs, mode=MODES[mode])(xv)[0]
+    t64 = terms.astype("float64")
+    want = t64.mean(axis=axis) if kind == "mean" else t64.sum(axis=axis)
+    scale = np.abs(t64).mean(axis=axis) if kind == "mean" else np.abs(t64).sum(axis=axis)
+    assert got.dtype == np.float32, recipe
+    # float64 accumulation: the result's own float32 rounding and the float32 terms'
+    # ulp differences (vector exp), far below a float32 accumulator's error at this length
+    err = np.abs(got.astype("float64") - want)
+    assert np.all(err <= 1e-6 * scale + 1e-7 * np.abs(want)), (recipe, float(np.max(err)))
+
+
+@pytest.mark.fuzz
+def test_fuzz_long_float32_reductions_match_float64(fuzz_examples):
+    n = max(4, fuzz_examples // 2)
+
+    @settings(max_examples=n, deadline=None, database=None, derandomize=n <= 200,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(long_reductions())
+    def run(recipe):
+        _check_reduction(recipe)
+
+    run()

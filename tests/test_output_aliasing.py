@@ -126,8 +126,10 @@ def _check_views(recipe) -> None:
 
 @pytest.mark.fuzz
 def test_fuzz_views_never_share_memory(fuzz_examples):
-    @settings(max_examples=max(5, fuzz_examples), deadline=None, database=None,
-              derandomize=fuzz_examples <= 200, suppress_health_check=list(HealthCheck))  # fmt: skip
+    n = max(5, fuzz_examples)
+
+    @settings(max_examples=n, deadline=None, database=None, derandomize=n <= 200,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(view_recipes())
     def run(recipe):
         _check_views(recipe)
