@@ -181,3 +181,21 @@ def test_fuzz_long_float32_reductions_match_float64(fuzz_examples):
         _check_reduction(recipe)
 
     run()
+
+
+@pytest.mark.skipif(not c_available(), reason="no C compiler")
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_float32_softmax_of_long_axes_sums_in_float64(fn, axis):
+    # the normaliser is a sum of 2**21 terms: a float32 accumulator is off by ~1e-5
+    from graphc.tensor import nnet
+
+    shape = (2**21, 2) if axis == 0 else (2, 2**21)
+    xv = np.random.default_rng(3).uniform(-1, 1, size=shape).astype("float32")
+    x = T.matrix("x", dtype="float32")
+    got = graphc.function([x], getattr(nnet, fn)(x, axis=axis), mode="FAST_RUN")(xv)
+    x64 = xv.astype("float64")
+    logz = np.log(np.exp(x64).sum(axis=axis, keepdims=True))
+    want = x64 - logz if fn == "log_softmax" else np.exp(x64 - logz)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 if fn == "log_softmax" else 0)
