@@ -199,3 +199,18 @@ def test_float32_softmax_of_long_axes_sums_in_float64(fn, axis):
     want = x64 - logz if fn == "log_softmax" else np.exp(x64 - logz)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 if fn == "log_softmax" else 0)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_float32_vector_dot_accumulates_in_float64(mode, layout):
+    # an inner product is a sum: float32 BLAS sdot is off by ~2e-5 on 10**7 terms
+    v = T.vector("v", dtype="float32")
+    w = T.vector("w", dtype="float32")
+    rng = np.random.default_rng(4)
+    vv, wv = (rng.uniform(0, 1, size=10**7 + 6).astype("float32") for _ in range(2))
+    if layout == "strided":
+        vv, wv = vv[::2], wv[1::2]
+    got = graphc.function([v, w], T.dot(v, w), mode=MODES[mode])(vv, wv)
+    assert got.dtype == np.float32
+    assert _rel(got, np.dot(vv.astype("float64"), wv.astype("float64"))) < 1e-6
