@@ -258,10 +258,10 @@ class ElemwiseSums(Op):
     """One loop of a multi-output ``Elemwise{inner}`` that also sums some of its values over
     every axis: outputs are the arrays of inner outputs ``kept`` and then the sums of inner
     outputs ``summed`` (0-d, in the element dtype as ``Sum``, accumulated in float64;
-    float32/float64 only), so a
-    value whose only other reader is a full sum is never written out (what the
-    ``reduce_fusion`` pass makes of ``t = exp(x); [t * 2, t.sum()]``). Each value has the
-    broadcast shape of the inputs it reads, as in a multi-output Elemwise. ``sum(exp(x))``
+    float32/float64 only), so a value whose only other reader is a full sum is never
+    written out (what the ``reduce_fusion`` pass makes of ``t = exp(x); [t * 2,
+    t.sum()]``). Each value has the broadcast shape of the inputs it reads, as in a
+    multi-output Elemwise. ``sum(exp(x))``
     is ``ElemwiseSums(Composite{exp(i0)}, kept=(), summed=(0,))``. No gradient:
     rewrites make it after ``grad`` ran."""
 

@@ -282,7 +282,8 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
             for (npy_intp i = 0; i < m; i++) {
                 s0 += (double)p[i] * q[i]; s1 += (double)p[i + m] * q[i + m];
-                s2 += (double)p[i + 2 * m] * q[i + 2 * m]; s3 += (double)p[i + 3 * m] * q[i + 3 * m];
+                s2 += (double)p[i + 2 * m] * q[i + 2 * m];
+                s3 += (double)p[i + 3 * m] * q[i + 3 * m];
             }
             for (npy_intp i = 4 * m; i < n; i++) s0 += (double)p[i] * q[i];
         } else { /* positive increments (graphc_inc_of) */
