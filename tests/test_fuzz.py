@@ -14,6 +14,7 @@ The number of examples is ``--fuzz-examples`` (default 30; ``make fuzz`` runs 20
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -332,6 +333,8 @@ def run_recipe(rec: Recipe, with_c: bool) -> None:
             raise AssertionError(f"{label} raised {type(e).__name__}: {e}\n{graph}") from e
         for k, (g, want) in enumerate(zip(got, outs)):
             check_close(g, want, f"{label} output {k}", graph, f32)
+        for (i, g), (j, h) in itertools.combinations(enumerate([*got, *args]), 2):
+            assert not np.shares_memory(g, h), f"{label}: arrays {i}, {j} share memory\n{graph}"
         for a, o in zip(args, originals):
             np.testing.assert_array_equal(a, o, err_msg=f"{label} modified an input\n{graph}")
 

@@ -73,41 +73,51 @@ def outputs_needing_copy(
     (returned outputs, new shared values, the caller's inputs) and no constant share memory.
 
     ``fg`` is the optimized graph: ``n_in`` explicit inputs then ``shared``; the outputs,
-    then one output per update. An output is copied (unless ``Out(borrow=True)``) when it
-    may alias a function input, a shared value or a constant (through a view or an in-place
-    chain), when it is also an update's new value, or when the same variable was returned
-    earlier in the list. An update's new value is copied when it may alias anything but its
-    own shared variable's old value or the old value of another updated shared variable
-    that no other update keeps (so ``a <- b, b <- a`` swaps buffers without copying), or
-    when it is the value of an earlier update."""
+    then one output per update. Memory is followed through declared views and in-place
+    outputs back to its bases: graph inputs, constants and the outputs of nodes that
+    allocate. An update's new value is copied when it may alias anything but its own shared
+    variable's old value or the old value of another updated shared variable that no other
+    update keeps (so ``a <- b, b <- a`` swaps buffers without copying), or a base an
+    earlier update kept. An output is then copied (unless ``Out(borrow=True)``) when it may
+    alias a function input, a shared value, a constant or a base of a value already handed
+    out (an earlier output, borrowed or not, or a new shared value): ``t`` and ``t.T`` are
+    returned as two arrays, and an output viewing an update's value is a copy."""
     alias_roots = _alias_roots(set(fg.inputs))
+    external = set(fg.inputs)
     n_out = len(outputs)
     upd_outs = fg.outputs[n_out:]
     upd_vars = [fg.inputs[n_in + shared.index(s)] for s, _ in updates]
+
+    def split(v: Variable) -> tuple[frozenset, frozenset]:
+        r = alias_roots(v)
+        ext = frozenset(u for u in r if u in external or isinstance(u, Constant))
+        return ext, r - ext
+
     released = {s for s, e in zip(upd_vars, upd_outs) if s not in alias_roots(e)}
     claimed: set[Variable] = set()
-    seen: set[Variable] = set()
+    held: set[Variable] = set()  # bases of the values handed out so far
     copy_updates = []
     for k, (s, e) in enumerate(zip(upd_vars, upd_outs)):
-        allowed = {s} | (released - claimed)
-        r = alias_roots(e)
-        if e in seen or not r <= allowed:
+        ext, own = split(e)
+        if not ext <= {s} | (released - claimed) or own & held:
             copy_updates.append(k)
         else:
-            claimed |= r - {s}
-            seen.add(e)
-    updated = set(upd_outs)
+            claimed |= ext - {s}
+            held |= own
     copy_outputs = []
     for k, out in enumerate(outputs):
-        v = fg.outputs[k]
-        if not out.borrow and (alias_roots(v) or v in updated or v in fg.outputs[:k]):
+        ext, own = split(fg.outputs[k])
+        if not out.borrow and (ext or own & held):
             copy_outputs.append(k)
+        else:
+            held |= own
     return copy_outputs, copy_updates
 
 
 def _alias_roots(roots: set[Variable]):
-    """``alias_roots(v)``: the graph inputs and constants ``v`` may share memory with,
-    following declared views and in-place outputs (memoized)."""
+    """``alias_roots(v)``: the bases ``v`` may share memory with (graph inputs, constants
+    and outputs of nodes that are not views), following declared views and in-place
+    outputs (memoized)."""
     memo: dict[Variable, frozenset] = {}
 
     def sources(v: Variable) -> list[Variable]:
@@ -131,7 +141,7 @@ def _alias_roots(roots: set[Variable]):
                 stack.extend(pending)
                 continue
             stack.pop()
-            if u in roots or isinstance(u, Constant):
+            if not srcs:
                 memo[u] = frozenset([u])
             else:
                 memo[u] = frozenset().union(*(memo[w] for w in srcs))

@@ -44,6 +44,8 @@ def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
             f"dot: shapes {a.shape} and {b.shape} not aligned: {ka} (dim {a.ndim - 1}) != "
             f"{kb} (dim {max(b.ndim - 2, 0)})"
         )
+    if a.ndim == b.ndim == 1 and dtype == "float32":  # a sum: accumulated in float64
+        return np.asarray(np.dot(a.astype("float64"), b.astype("float64")), dtype)
     return np.asarray(np.dot(a.astype(dtype, copy=False), b.astype(dtype, copy=False)), dtype)
 
 

@@ -131,35 +131,70 @@ def normalize_axis(op_name: str, x: Variable, axis: int | Sequence[int] | None) 
 
 
 class CAReduce(Op):
-    """Reduce with a commutative associative scalar Op over ``axis`` (dropping them)."""
+    """Reduce with a commutative associative scalar Op over ``axis`` (dropping them).
 
-    __props__ = ("scalar_op", "axis", "acc_dtype")
+    Sums and products have Theano's dtype rules: ``dtype`` is the output dtype (default:
+    the input's, with booleans and integers narrower than 64 bits widened to int64 /
+    uint64) and ``acc_dtype`` the accumulator's (default: at least int64 / uint64 for
+    integers and float64 for floats, so float32 sums accumulate in float64)."""
+
+    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
 
     _np = {"add": np.sum, "mul": np.prod, "maximum": np.max, "minimum": np.min,
            "and": np.all, "or": np.any}  # fmt: skip
     _names = {"add": "Sum", "mul": "Prod", "maximum": "Max", "minimum": "Min",
               "and": "All", "or": "Any"}  # fmt: skip
+    _acc_default = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+                    "uint8": "uint64", "uint16": "uint64", "uint32": "uint64",
+                    "float32": "float64"}  # fmt: skip
 
     def __init__(
-        self, scalar_op: ps.ScalarOp, axis: tuple[int, ...], acc_dtype: DTypeLike | None = None
+        self,
+        scalar_op: ps.ScalarOp,
+        axis: tuple[int, ...],
+        dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
     ):
         self.scalar_op = scalar_op
         self.axis = tuple(axis)
-        self.acc_dtype = acc_dtype
+        self.dtype = None if dtype is None else str(np.dtype(dtype))
+        self.acc_dtype = None if acc_dtype is None else str(np.dtype(acc_dtype))
         self.np_fn = self._np[scalar_op.name]
+        if (dtype is not None or acc_dtype is not None) and scalar_op.name not in ("add", "mul"):
+            raise TypeError(f"{self}: only sums and products take a dtype or acc_dtype")
 
     def __str__(self) -> str:
         name = self._names[self.scalar_op.name]
-        return f"{name}{{axis={list(self.axis)}}}"
+        acc = "" if self.acc_dtype is None else f", acc={self.acc_dtype}"
+        return f"{name}{{axis={list(self.axis)}{acc}}}"
 
     def out_dtype(self, dtype: str) -> str:
-        if self.acc_dtype is not None:
-            return self.acc_dtype
+        if self.dtype is not None:
+            return self.dtype
         if self.scalar_op.name in ("and", "or"):
             return "bool"
         if self.scalar_op.name in ("add", "mul"):
             return str(self.np_fn(np.ones(1, dtype=dtype)).dtype)
         return dtype
+
+    def accumulator(self, dtype: str) -> str:
+        """The dtype a sum or product of a ``dtype`` input accumulates in (the output's
+        for the other reductions); a TypeError when ``acc_dtype`` would lose precision."""
+        if self.scalar_op.name not in ("add", "mul"):
+            return self.out_dtype(dtype)
+        acc = self.acc_dtype
+        if acc is None:
+            return self._acc_default.get(dtype, dtype)
+        discrete_in = dtype in ps.DISCRETE_DTYPES
+        if (
+            not (discrete_in and acc in ps.FLOAT_DTYPES)
+            and str(np.promote_types(dtype, acc)) != acc
+        ):
+            raise TypeError(
+                f"{self}: acc_dtype {acc} would lose precision on a {dtype} input; give an "
+                f"acc_dtype at least as precise, or dtype= to cast only the result"
+            )
+        return acc
 
     def make_node(self, x: Variable) -> Apply:
         x = as_tensor_variable(x)
@@ -170,15 +205,19 @@ class CAReduce(Op):
             for a in self.axis:
                 if x.type.shape[a] == 0:
                     raise ValueError(f"{self}: zero-size axis {a} has no identity")
+        self.accumulator(x.dtype)
         shape = tuple(s for i, s in enumerate(x.type.shape) if i not in self.axis)
         return Apply(self, [x], [TensorType(self.out_dtype(x.dtype), shape)()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
         (x,) = inputs
         dt = node.outputs[0].type.dtype
-        kw = {"dtype": dt} if self.scalar_op.name in ("add", "mul") else {}
-        out = self.np_fn(x, axis=self.axis, **kw)
-        output_storage[0][0] = np.asarray(out, dtype=dt)
+        kw = {}
+        if self.scalar_op.name in ("add", "mul"):
+            kw = {"dtype": self.accumulator(node.inputs[0].type.dtype)}
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.asarray(self.np_fn(x, axis=self.axis, **kw)).astype(dt)
+        output_storage[0][0] = out
 
     def infer_shape(self, fgraph: Any, node: Apply, shapes: list[tuple[Any, ...]]):
         return [tuple(s for i, s in enumerate(shapes[0]) if i not in self.axis)]
@@ -218,10 +257,11 @@ class CAReduce(Op):
 class ElemwiseSums(Op):
     """One loop of a multi-output ``Elemwise{inner}`` that also sums some of its values over
     every axis: outputs are the arrays of inner outputs ``kept`` and then the sums of inner
-    outputs ``summed`` (0-d, in the element dtype as ``Sum``; float32/float64 only), so a
-    value whose only other reader is a full sum is never written out (what the
-    ``reduce_fusion`` pass makes of ``t = exp(x); [t * 2, t.sum()]``). Each value has the
-    broadcast shape of the inputs it reads, as in a multi-output Elemwise. ``sum(exp(x))``
+    outputs ``summed`` (0-d, in the element dtype as ``Sum``, accumulated in float64;
+    float32/float64 only), so a value whose only other reader is a full sum is never
+    written out (what the ``reduce_fusion`` pass makes of ``t = exp(x); [t * 2,
+    t.sum()]``). Each value has the broadcast shape of the inputs it reads, as in a
+    multi-output Elemwise. ``sum(exp(x))``
     is ``ElemwiseSums(Composite{exp(i0)}, kept=(), summed=(0,))``. No gradient:
     rewrites make it after ``grad`` ran."""
 
@@ -269,7 +309,7 @@ class ElemwiseSums(Op):
             cell[0] = arr
         for cell, k, var in zip(output_storage[nk:], self.summed, node.outputs[nk:]):
             dt = var.type.dtype
-            cell[0] = np.asarray(np.sum(res[k], dtype=dt), dtype=dt)
+            cell[0] = np.asarray(np.sum(res[k], dtype="float64"), dtype=dt)
 
     def output_inputs(self, node: Apply, k: int) -> tuple[int, ...]:
         """Indices of the inputs output ``k`` of ``node`` depends on."""
@@ -316,11 +356,12 @@ def _reduce(
     x: TensorLike,
     axis: int | Sequence[int] | None,
     keepdims: bool,
+    dtype: DTypeLike | None = None,
     acc_dtype: DTypeLike | None = None,
 ):
     x = as_tensor_variable(x)
     axes = normalize_axis(name, x, axis)
-    out = CAReduce(ps.get_scalar_op(scalar_name), axes, acc_dtype)(x)
+    out = CAReduce(ps.get_scalar_op(scalar_name), axes, dtype, acc_dtype)(x)
     return _keep(out, x, axes, keepdims)
 
 
@@ -329,13 +370,22 @@ def sum(
     axis: int | Sequence[int] | None = None,
     keepdims: bool = False,
     dtype: DTypeLike | None = None,
+    acc_dtype: DTypeLike | None = None,
 ):
-    """Sum over ``axis`` (all axes when None)."""
-    return _reduce("sum", "add", x, axis, keepdims, None if dtype is None else str(np.dtype(dtype)))
+    """Sum over ``axis`` (all axes when None); ``dtype`` and ``acc_dtype`` as in Theano
+    (see ``CAReduce``): float32 sums accumulate in float64 and return float32."""
+    return _reduce("sum", "add", x, axis, keepdims, dtype, acc_dtype)
 
 
-def prod(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-    return _reduce("prod", "mul", x, axis, keepdims)
+def prod(
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    dtype: DTypeLike | None = None,
+    acc_dtype: DTypeLike | None = None,
+):
+    """Product over ``axis``; ``dtype`` and ``acc_dtype`` as for ``sum``."""
+    return _reduce("prod", "mul", x, axis, keepdims, dtype, acc_dtype)
 
 
 def max(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
@@ -409,12 +459,22 @@ def _count(x, axes: int | Sequence[int] | None):
     return constant(np.int64(1)) if n is None else n
 
 
-def mean(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
+def mean(
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    dtype: DTypeLike | None = None,
+    acc_dtype: DTypeLike | None = None,
+):
+    """Mean over ``axis``: float32 in, float32 out, summed in float64 (Theano's rules);
+    integers sum and divide in float64. ``dtype`` is the result's dtype."""
     x = as_tensor_variable(x)
     axes = normalize_axis("mean", x, axis)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
-    # integers accumulate in float64, as numpy's mean does: an int64 sum can wrap
-    s = sum(x, axis=axes, keepdims=keepdims, dtype=None if x.dtype == out_dt else out_dt)
+    out_dt = out_dt if dtype is None else str(np.dtype(dtype))
+    if acc_dtype is None and x.dtype not in ps.FLOAT_DTYPES:
+        acc_dtype = "float64"  # as numpy's mean: an int64 sum can wrap
+    s = sum(x, axis=axes, keepdims=keepdims, dtype=out_dt, acc_dtype=acc_dtype)
     return cast(s / cast(_count(x, axes), out_dt), out_dt)
 
 

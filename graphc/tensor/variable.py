@@ -216,14 +216,27 @@ class _TensorOps:
         axis: int | Sequence[int] | None = None,
         keepdims: bool = False,
         dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
     ):
-        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-        return _t().prod(self, axis=axis, keepdims=keepdims)
+    def prod(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
+    ):
+        return _t().prod(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-        return _t().mean(self, axis=axis, keepdims=keepdims)
+    def mean(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
+    ):
+        return _t().mean(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
     def var(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
         return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)

@@ -281,7 +281,25 @@ static int graphc_ddot_vv(PyArrayObject *a, PyArrayObject *b, npy_float64 *out) 
         return -1;
     }
     graphc_bint nn = (graphc_bint)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
-    *out = graphc_ddot(&nn, (npy_float64 *)PyArray_DATA(ac), &ia, (npy_float64 *)PyArray_DATA(bc), &ib);
+    if (sizeof(npy_float64) < sizeof(double)) { /* a sum: accumulated in double, as Sum's */
+        const npy_float64 *p = (const npy_float64 *)PyArray_DATA(ac), *q = (const npy_float64 *)PyArray_DATA(bc);
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        if (ia == 1 && ib == 1) {
+            const npy_intp m = n / 4;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+            for (npy_intp i = 0; i < m; i++) {
+                s0 += (double)p[i] * q[i]; s1 += (double)p[i + m] * q[i + m];
+                s2 += (double)p[i + 2 * m] * q[i + 2 * m];
+                s3 += (double)p[i + 3 * m] * q[i + 3 * m];
+            }
+            for (npy_intp i = 4 * m; i < n; i++) s0 += (double)p[i] * q[i];
+        } else { /* positive increments (graphc_inc_of) */
+            for (npy_intp i = 0; i < n; i++) s0 += (double)p[i * ia] * q[i * ib];
+        }
+        *out = (npy_float64)((s0 + s1) + (s2 + s3));
+    } else {
+        *out = graphc_ddot(&nn, (npy_float64 *)PyArray_DATA(ac), &ia, (npy_float64 *)PyArray_DATA(bc), &ib);
+    }
     Py_DECREF(ac);
     Py_DECREF(bc);
     return 0;
@@ -298,18 +316,18 @@ static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_int
     for (npy_intp j = 1; j < n; j++) m = x[j] > m ? x[j] : m;
     if (take_log) {
         if (!isfinite(m)) m = 0;
-        npy_float64 s = 0;
+        double s = 0; /* sums accumulate in double, as Sum of float32 does */
 #pragma omp simd reduction(+ : s)
-        for (npy_intp j = 0; j < n; j++) s += gc_vm_exp_npy_float64(x[j] - m);
-        const npy_float64 ls = log(s);
+        for (npy_intp j = 0; j < n; j++) s += (double)gc_vm_exp_npy_float64(x[j] - m);
+        const npy_float64 ls = log((npy_float64)s);
 #pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
     } else {
-        npy_float64 s = 0;
+        double s = 0;
 #pragma omp simd reduction(+ : s)
         for (npy_intp j = 0; j < n; j++) {
             y[j] = gc_vm_exp_npy_float64(x[j] - m);
-            s += y[j];
+            s += (double)y[j];
         }
 #pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = y[j] / s;
@@ -317,10 +335,10 @@ static void graphc_softmax_row_f64(const npy_float64 *x, npy_float64 *y, npy_int
 }
 
 /* The same over the middle axis of a C-ordered (outer, n, inner) block, inner > 1:
-   the loops run along `inner` (contiguous). `buf` holds 2 * inner scratch values. */
+   the loops run along `inner` (contiguous). `buf` holds 2 * inner scratch doubles. */
 static void graphc_softmax_block_f64(const npy_float64 *x, npy_float64 *y, npy_intp n, npy_intp inner,
-                                     int take_log, npy_float64 *buf) {
-    npy_float64 *m = buf, *s = buf + inner;
+                                     int take_log, double *buf) {
+    double *m = buf, *s = buf + inner;
     for (npy_intp k = 0; k < inner; k++) {
         m[k] = x[k];
         s[k] = 0;
@@ -335,12 +353,12 @@ static void graphc_softmax_block_f64(const npy_float64 *x, npy_float64 *y, npy_i
     for (npy_intp j = 0; j < n; j++)
 #pragma omp simd
         for (npy_intp k = 0; k < inner; k++) {
-            npy_float64 e = gc_vm_exp_npy_float64(x[j * inner + k] - m[k]);
+            npy_float64 e = gc_vm_exp_npy_float64((npy_float64)(x[j * inner + k] - m[k]));
             s[k] += e;
             if (!take_log) y[j * inner + k] = e;
         }
     if (take_log) {
-        for (npy_intp k = 0; k < inner; k++) s[k] = log(s[k]);
+        for (npy_intp k = 0; k < inner; k++) s[k] = (double)log((npy_float64)s[k]);
         for (npy_intp j = 0; j < n; j++)
             for (npy_intp k = 0; k < inner; k++)
                 y[j * inner + k] = (x[j * inner + k] - m[k]) - s[k];
@@ -369,7 +387,7 @@ static int graphc_softmax_f64(PyArrayObject *a, int axis, int take_log, PyObject
         for (npy_intp o = 0; o < outer; o++)
             graphc_softmax_row_f64(xd + o * n, yd + o * n, n, take_log);
     } else if (n > 0 && inner > 0 && outer > 0) {
-        npy_float64 *buf = PyMem_Malloc(2 * inner * sizeof(npy_float64));
+        double *buf = PyMem_Malloc(2 * inner * sizeof(double));
         if (buf == NULL) {
             Py_DECREF(x);
             Py_DECREF(out);

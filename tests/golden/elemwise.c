@@ -100,9 +100,16 @@ done:
     PyArrayObject *out = gc_prepare_output(o0, 1, kd, NPY_FLOAT32);
     if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }
     static const int is_red[2] = {1, 0}; (void)is_red;
-    if (!gc_reduce_acc(x, is_red, out, gc_red_0cd858947c4c_init, gc_red_0cd858947c4c_fin, gc_red_0cd858947c4c_c, gc_red_0cd858947c4c_s) &&
+    PyArrayObject *at = (PyArrayObject *)PyArray_EMPTY(1, kd, NPY_FLOAT64, 0);
+    if (at == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }
+    int done_t = gc_reduce_acc(x, is_red, at, gc_red_c0106d042b74_init, gc_red_c0106d042b74_fa, gc_red_c0106d042b74_c, gc_red_c0106d042b74_s);
+    if (!done_t &&
         1) gc_reduce(1, kd, ks, 1, rd, rs, 1, PyArray_BYTES(x), PyArray_BYTES(out), 4,
-              gc_red_0cd858947c4c_init, gc_red_0cd858947c4c_step, gc_red_0cd858947c4c_fin);
+              gc_red_c0106d042b74_init, gc_red_c0106d042b74_step, gc_red_c0106d042b74_fin);
+    if (done_t && PyArray_CopyInto(out, at) < 0) {
+        Py_DECREF(at); Py_XDECREF(tmp); Py_DECREF(own); FAIL;
+    }
+    Py_DECREF(at);
     Py_XDECREF(tmp);
     Py_DECREF(own);
 
@@ -208,41 +215,42 @@ static void gc_ew_058905ad5e2f_s(npy_intp n, char **p, const npy_intp *s) {
     }
 }
 
-static void gc_red_0cd858947c4c_init(void *acc) { *(npy_float32 *)acc = (npy_float32)(0); }
-static void gc_red_0cd858947c4c_step(npy_intp n, const char *p, npy_intp s, void *acc) {
-    npy_float32 a = *(npy_float32 *)acc;
+static void gc_red_c0106d042b74_init(void *acc) { *(npy_float64 *)acc = (npy_float64)(0); }
+static void gc_red_c0106d042b74_step(npy_intp n, const char *p, npy_intp s, void *acc) {
+    npy_float64 a = *(npy_float64 *)acc;
     if (s == (npy_intp)sizeof(npy_float32) && n >= 64) {
         const npy_float32 *q = (const npy_float32 *)p;
         npy_intp m = n / 4;
-        npy_float32 s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        npy_float64 s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #pragma omp simd reduction(+:s0, s1, s2, s3)
         for (npy_intp i = 0; i < m; i++) {
-            s0 += (npy_float32)q[i]; s1 += (npy_float32)q[i + m];
-            s2 += (npy_float32)q[i + 2 * m]; s3 += (npy_float32)q[i + 3 * m];
+            s0 += (npy_float64)q[i]; s1 += (npy_float64)q[i + m];
+            s2 += (npy_float64)q[i + 2 * m]; s3 += (npy_float64)q[i + 3 * m];
         }
-        for (npy_intp i = 4 * m; i < n; i++) s0 += (npy_float32)q[i];
+        for (npy_intp i = 4 * m; i < n; i++) s0 += (npy_float64)q[i];
         a += (s0 + s1) + (s2 + s3);
     } else {
-        for (npy_intp i = 0; i < n; i++) a += (npy_float32)*(const npy_float32 *)(p + i * s);
+        for (npy_intp i = 0; i < n; i++) a += (npy_float64)*(const npy_float32 *)(p + i * s);
     }
-    *(npy_float32 *)acc = a;
+    *(npy_float64 *)acc = a;
 }
-static void gc_red_0cd858947c4c_fin(const void *acc, char *out) { *(npy_float32 *)out = (npy_float32)(*(const npy_float32 *)acc); }
-static void gc_red_0cd858947c4c_c(npy_intp n, char **p) {
-    const npy_float32 *q = (const npy_float32 *)p[0]; const npy_float32 *r = (const npy_float32 *)p[1];
-    npy_float32 *o = (npy_float32 *)p[2];
+static void gc_red_c0106d042b74_fin(const void *acc, char *out) { *(npy_float32 *)out = (npy_float32)(*(const npy_float64 *)acc); }
+static void gc_red_c0106d042b74_c(npy_intp n, char **p) {
+    const npy_float32 *q = (const npy_float32 *)p[0]; const npy_float64 *r = (const npy_float64 *)p[1];
+    npy_float64 *o = (npy_float64 *)p[2];
 #pragma omp simd
     for (npy_intp i = 0; i < n; i++) {
-        const npy_float32 x0 = q[i]; const npy_float32 x1 = r[i]; o[i] = (npy_float32)(((npy_float32)x1 + (npy_float32)x0));
+        const npy_float32 x0 = q[i]; const npy_float64 x1 = r[i]; o[i] = (npy_float64)(((npy_float64)x1 + (npy_float64)x0));
     }
 }
-static void gc_red_0cd858947c4c_s(npy_intp n, char **p, const npy_intp *s) {
+static void gc_red_c0106d042b74_s(npy_intp n, char **p, const npy_intp *s) {
     for (npy_intp i = 0; i < n; i++) {
         const npy_float32 x0 = *(const npy_float32 *)(p[0] + i * s[0]);
-        const npy_float32 x1 = *(const npy_float32 *)(p[1] + i * s[1]);
-        *(npy_float32 *)(p[2] + i * s[2]) = (npy_float32)(((npy_float32)x1 + (npy_float32)x0));
+        const npy_float64 x1 = *(const npy_float64 *)(p[1] + i * s[1]);
+        *(npy_float64 *)(p[2] + i * s[2]) = (npy_float64)(((npy_float64)x1 + (npy_float64)x0));
     }
 }
+static void gc_red_c0106d042b74_fa(const void *acc, char *out) { *(npy_float64 *)out = *(const npy_float64 *)acc; }
 
 typedef struct { npy_float32 best; npy_int64 idx, k; int have, nan; } gc_arg_6e4c92bdc210_acc;
 static void gc_arg_6e4c92bdc210_init(void *acc) { memset(acc, 0, sizeof(gc_arg_6e4c92bdc210_acc)); }

@@ -274,7 +274,25 @@ static int graphc_Pdot_vv(PyArrayObject *a, PyArrayObject *b, REAL *out) {
         return -1;
     }
     graphc_bint nn = (graphc_bint)n, ia = graphc_inc_of(ac), ib = graphc_inc_of(bc);
-    *out = graphc_Pdot(&nn, (REAL *)PyArray_DATA(ac), &ia, (REAL *)PyArray_DATA(bc), &ib);
+    if (sizeof(REAL) < sizeof(double)) { /* a sum: accumulated in double, as Sum's */
+        const REAL *p = (const REAL *)PyArray_DATA(ac), *q = (const REAL *)PyArray_DATA(bc);
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        if (ia == 1 && ib == 1) {
+            const npy_intp m = n / 4;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+            for (npy_intp i = 0; i < m; i++) {
+                s0 += (double)p[i] * q[i]; s1 += (double)p[i + m] * q[i + m];
+                s2 += (double)p[i + 2 * m] * q[i + 2 * m];
+                s3 += (double)p[i + 3 * m] * q[i + 3 * m];
+            }
+            for (npy_intp i = 4 * m; i < n; i++) s0 += (double)p[i] * q[i];
+        } else { /* positive increments (graphc_inc_of) */
+            for (npy_intp i = 0; i < n; i++) s0 += (double)p[i * ia] * q[i * ib];
+        }
+        *out = (REAL)((s0 + s1) + (s2 + s3));
+    } else {
+        *out = graphc_Pdot(&nn, (REAL *)PyArray_DATA(ac), &ia, (REAL *)PyArray_DATA(bc), &ib);
+    }
     Py_DECREF(ac);
     Py_DECREF(bc);
     return 0;

@@ -88,11 +88,12 @@ def _kernels(
         f"*({ctype(d)} *)(p[{nin + k}] + i * s[{nin + k}]) = {_store(e, d)};"
         for k, (e, d) in enumerate(zip(outs, out_dt))
     ]
-    accs = [f"a{j} += ({ctype(d)})({e});" for j, (e, d) in enumerate(sums)]
-    init = "".join(f"    {ctype(d)} a{j} = 0;\n" for j, (_, d) in enumerate(sums))
+    # sums accumulate in double whatever their dtype (Theano's acc_dtype of float32)
+    accs = [f"a{j} += (npy_float64)(({ctype(d)})({e}));" for j, (e, d) in enumerate(sums)]
+    init = "".join(f"    npy_float64 a{j} = 0;\n" for j in range(len(sums)))
     fin = "".join(
-        f"#pragma omp atomic\n    *({ctype(d)} *)p[{nin + nk + j}] += a{j};\n"
-        for j, (_, d) in enumerate(sums)
+        f"#pragma omp atomic\n    *(npy_float64 *)p[{nin + nk + j}] += a{j};\n"
+        for j in range(len(sums))
     )
     red = f" reduction(+:{','.join(f'a{j}' for j in range(len(sums)))})" if sums else ""
     # Outputs are written after all inputs of the element are read (in-place safe).
@@ -262,9 +263,9 @@ def _outputs(
 def _sum_operands(nin: int, nk: int, sum_dt: list[str], nd: int) -> list[str]:
     """The accumulators ``accJ``, operands after the outputs with zero strides."""
     b = []
-    for j, d in enumerate(sum_dt):
+    for j in range(len(sum_dt)):
         slot = nin + nk + j
-        b.append(f"    {ctype(d)} acc{j} = 0;")
+        b.append(f"    npy_float64 acc{j} = 0;")
         b.append(f"    data[{slot}] = (char *)&acc{j}; es[{slot}] = 0;")
         b.append(f"    for (int d = 0; d < {max(nd, 1)}; d++) st[{slot * max(nd, 1)} + d] = 0;")
     return b
@@ -313,7 +314,7 @@ def _loop_and_cleanup(
         b.append(
             f"    {{ PyArrayObject *a = gc_prepare_output(o{nk + j}, 0, NULL, {typenum(d)});\n"
             "      if (a == NULL) goto done;\n"
-            f"      *({ctype(d)} *)PyArray_DATA(a) = acc{j}; }}"
+            f"      *({ctype(d)} *)PyArray_DATA(a) = ({ctype(d)})acc{j}; }}"
         )
     return [
         *b,

@@ -39,18 +39,18 @@ static void graphc_softmax_row_SFX(const REAL *x, REAL *y, npy_intp n, int take_
     for (npy_intp j = 1; j < n; j++) m = x[j] > m ? x[j] : m;
     if (take_log) {
         if (!isfinite(m)) m = 0;
-        REAL s = 0;
+        double s = 0; /* sums accumulate in double, as Sum of float32 does */
 #pragma omp simd reduction(+ : s)
-        for (npy_intp j = 0; j < n; j++) s += EXP(x[j] - m);
-        const REAL ls = LOG(s);
+        for (npy_intp j = 0; j < n; j++) s += (double)EXP(x[j] - m);
+        const REAL ls = LOG((REAL)s);
 #pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = (x[j] - m) - ls;
     } else {
-        REAL s = 0;
+        double s = 0;
 #pragma omp simd reduction(+ : s)
         for (npy_intp j = 0; j < n; j++) {
             y[j] = EXP(x[j] - m);
-            s += y[j];
+            s += (double)y[j];
         }
 #pragma omp simd
         for (npy_intp j = 0; j < n; j++) y[j] = y[j] / s;
@@ -58,10 +58,10 @@ static void graphc_softmax_row_SFX(const REAL *x, REAL *y, npy_intp n, int take_
 }
 
 /* The same over the middle axis of a C-ordered (outer, n, inner) block, inner > 1:
-   the loops run along `inner` (contiguous). `buf` holds 2 * inner scratch values. */
+   the loops run along `inner` (contiguous). `buf` holds 2 * inner scratch doubles. */
 static void graphc_softmax_block_SFX(const REAL *x, REAL *y, npy_intp n, npy_intp inner,
-                                     int take_log, REAL *buf) {
-    REAL *m = buf, *s = buf + inner;
+                                     int take_log, double *buf) {
+    double *m = buf, *s = buf + inner;
     for (npy_intp k = 0; k < inner; k++) {
         m[k] = x[k];
         s[k] = 0;
@@ -76,12 +76,12 @@ static void graphc_softmax_block_SFX(const REAL *x, REAL *y, npy_intp n, npy_int
     for (npy_intp j = 0; j < n; j++)
 #pragma omp simd
         for (npy_intp k = 0; k < inner; k++) {
-            REAL e = EXP(x[j * inner + k] - m[k]);
+            REAL e = EXP((REAL)(x[j * inner + k] - m[k]));
             s[k] += e;
             if (!take_log) y[j * inner + k] = e;
         }
     if (take_log) {
-        for (npy_intp k = 0; k < inner; k++) s[k] = LOG(s[k]);
+        for (npy_intp k = 0; k < inner; k++) s[k] = (double)LOG((REAL)s[k]);
         for (npy_intp j = 0; j < n; j++)
             for (npy_intp k = 0; k < inner; k++)
                 y[j * inner + k] = (x[j * inner + k] - m[k]) - s[k];
@@ -110,7 +110,7 @@ static int graphc_softmax_SFX(PyArrayObject *a, int axis, int take_log, PyObject
         for (npy_intp o = 0; o < outer; o++)
             graphc_softmax_row_SFX(xd + o * n, yd + o * n, n, take_log);
     } else if (n > 0 && inner > 0 && outer > 0) {
-        REAL *buf = PyMem_Malloc(2 * inner * sizeof(REAL));
+        double *buf = PyMem_Malloc(2 * inner * sizeof(double));
         if (buf == NULL) {
             Py_DECREF(x);
             Py_DECREF(out);

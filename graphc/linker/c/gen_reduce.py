@@ -35,8 +35,8 @@ class _Parts(NamedTuple):
     comb: str
 
 
-def _sum_parts(kind: str, in_dt: str, out_dt: str) -> _Parts:
-    # as numpy: float32 sums overflow like float32
+def _sum_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
+    # float32 runs are converted to double in the vectorized loop (Theano's acc_dtype);
     # four contiguous streams, each vectorized: independent partial sums
     step = (
         "    if (s == (npy_intp)sizeof($T) && n >= 64) {\n"
@@ -54,16 +54,16 @@ def _sum_parts(kind: str, in_dt: str, out_dt: str) -> _Parts:
         "        for (npy_intp i = 0; i < n; i++) a += ($A)*(const $T *)(p + i * s);\n"
         "    }\n"
     )
-    return _Parts(ctype(out_dt), "0", step, "(($A)x1 + ($A)x0)")
+    return _Parts(ctype(acc_dt), "0", step, "(($A)x1 + ($A)x0)")
 
 
-def _product_parts(kind: str, in_dt: str, out_dt: str) -> _Parts:
+def _product_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
     # products in numpy's (sequential) order: under/overflow depend on it
     step = "    for (npy_intp i = 0; i < n; i++) a *= ($A)*(const $T *)(p + i * s);\n"
-    return _Parts(ctype(out_dt), "1", step, "(($A)x1 * ($A)x0)")
+    return _Parts(ctype(acc_dt), "1", step, "(($A)x1 * ($A)x0)")
 
 
-def _extreme_parts(kind: str, in_dt: str, out_dt: str) -> _Parts:
+def _extreme_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
     """maximum/minimum; floats propagate NaN as numpy does."""
     t = ctype(in_dt)
     is_f = in_dt in ("float32", "float64")
@@ -99,7 +99,7 @@ def _extreme_parts(kind: str, in_dt: str, out_dt: str) -> _Parts:
     return _Parts(t, ident, step, comb)
 
 
-def _logical_parts(kind: str, in_dt: str, out_dt: str) -> _Parts:
+def _logical_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
     ident = "1" if kind == "and" else "0"
     op = "&" if kind == "and" else "|"
     step = (
@@ -140,15 +140,15 @@ def _accumulate_kernels(comb: str, out_dt: str) -> str:
     )
 
 
-def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
+def _reduce_kernels(kind: str, in_dt: str, acc_dt: str, out_dt: str) -> str | None:
     """C of NAME_init/step/fin (one output element) and NAME_c/NAME_s (out = op(out, x)
-    over runs, when the accumulator is the output type) for one reduction."""
+    over runs, when the accumulator ``acc_dt`` is the output type) for one reduction."""
     if kind in ("add", "mul") and out_dt == "bool":
         kind = "or" if kind == "add" else "and"
     parts = _REDUCTIONS.get(kind)
     if parts is None:
         return None
-    acc, ident, step, comb = parts(kind, in_dt, out_dt)
+    acc, ident, step, comb = parts(kind, in_dt, acc_dt)
     fin = _store("*(const $A *)acc", out_dt)
     code = (
         f"static void NAME_init(void *acc) {{ *($A *)acc = ($A)({ident}); }}\n"
@@ -161,6 +161,11 @@ def _reduce_kernels(kind: str, in_dt: str, out_dt: str) -> str | None:
     )
     if acc == ctype(out_dt):
         code += _accumulate_kernels(comb, out_dt)
+    elif kind in ("add", "mul"):  # accumulated in a temporary of the accumulator's dtype
+        code += _accumulate_kernels(comb, acc_dt).replace("$O", "$A")
+        code += (
+            "static void NAME_fa(const void *acc, char *out) { *($A *)out = *(const $A *)acc; }\n"
+        )
     return code.replace("$T", ctype(in_dt)).replace("$A", acc).replace("$O", ctype(out_dt))
 
 
@@ -237,6 +242,7 @@ def _reduce_body(
     empty_error: str | None,
     label: str,
     accumulate: bool,
+    acc_tmp: str | None = None,
 ) -> str:
     x = node.inputs[0]
     in_dt, out_dt = x.type.dtype, node.outputs[0].type.dtype
@@ -271,30 +277,56 @@ def _reduce_body(
     for k, d in enumerate(axes):
         b.append(f"    rs[{k}] = PyArray_STRIDE(x, {d});")
     red = ", ".join("1" if d in axes else "0" for d in range(nd)) or "0"
-    use_acc = ""
-    if accumulate:
-        kn = kern_name
+    use_acc, post, kn = "", "", kern_name
+    if acc_tmp is not None and nk:
+        use_acc, post = "!done_t &&\n        ", _acc_tmp_post()
+    elif accumulate:
         use_acc = (
             f"!gc_reduce_acc(x, is_red, out, {kn}_init, {kn}_fin, {kn}_c, {kn}_s) &&\n        "
         )
     b.append(
         f"    PyArrayObject *out = gc_prepare_output(o0, {nk}, kd, {typenum(out_dt)});\n"
         "    if (out == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }\n"
-        f"    static const int is_red[{max(nd, 1)}] = {{{red}}}; (void)is_red;\n"
+        f"    static const int is_red[{max(nd, 1)}] = {{{red}}}; (void)is_red;"
+    )
+    if post:
+        b.append(_acc_tmp_pre(kn, nk, acc_tmp or ""))
+    b.append(
         f"    if ({use_acc}1) gc_reduce({nk}, kd, ks, {nr}, rd, rs, {reorder}, PyArray_BYTES(x),"
         f" PyArray_BYTES(out), {np.dtype(out_dt).itemsize},\n"
         f"              {kern_name}_init, {kern_name}_step, {kern_name}_fin);\n"
+        f"{post}"
         "    Py_XDECREF(tmp);\n"
         "    Py_DECREF(own);"
     )
     return "\n".join(b)
 
 
+def _acc_tmp_pre(kn: str, nk: int, acc_dt: str) -> str:
+    """Run ``out = op(out, x)`` in memory order into ``at``, a temporary of the
+    accumulator's dtype (``done_t`` is 0 when the input's innermost axis is reduced)."""
+    return (
+        f"    PyArrayObject *at = (PyArrayObject *)PyArray_EMPTY({nk}, kd, {typenum(acc_dt)}, 0);\n"
+        "    if (at == NULL) { Py_XDECREF(tmp); Py_DECREF(own); FAIL; }\n"
+        f"    int done_t = gc_reduce_acc(x, is_red, at, {kn}_init, {kn}_fa, {kn}_c, {kn}_s);"
+    )
+
+
+def _acc_tmp_post() -> str:
+    """Cast ``at`` into the output when it was used, then release it."""
+    return (
+        "    if (done_t && PyArray_CopyInto(out, at) < 0) {\n"
+        "        Py_DECREF(at); Py_XDECREF(tmp); Py_DECREF(own); FAIL;\n"
+        "    }\n"
+        "    Py_DECREF(at);\n"
+    )
+
+
 @register_c(CAReduce)
 def gen_careduce(node: Apply) -> CThunkCode | None:
     op = node.op
     in_dt, out_dt = node.inputs[0].type.dtype, node.outputs[0].type.dtype
-    got = _reduce_kernels(op.scalar_op.name, in_dt, out_dt)
+    got = _reduce_kernels(op.scalar_op.name, in_dt, op.accumulator(in_dt), out_dt)
     if got is None or node.inputs[0].type.ndim > 32:
         return None
     code = got
@@ -305,7 +337,10 @@ def gen_careduce(node: Apply) -> CThunkCode | None:
         fn = op.scalar_op.name
         empty = c_string(f"%s: zero-size array to reduction operation {fn} which has no identity")
     accumulate = f"{name}_c(" in code
-    body = _reduce_body(node, tuple(op.axis), name, 1, empty, c_string(str(op)), accumulate)
+    acc_tmp = op.accumulator(in_dt) if f"{name}_fa(" in code else None
+    body = _reduce_body(
+        node, tuple(op.axis), name, 1, empty, c_string(str(op)), accumulate, acc_tmp
+    )
     return CThunkCode(body=body, support=(*SUPPORT, code))
 
 
