@@ -100,13 +100,16 @@ def test_debug_mode_by_name_is_a_mode():
     assert isinstance(m.including("fast_run"), DebugMode)
 
 
-def test_function_uses_a_modes_make_vm():
+def test_function_uses_a_modes_vm_factory():
     class Recording(Mode):
         def make_vm(self, maker, linked):
             from graphc.vm import make_vm
 
             self.seen.append(linked)
             return make_vm(linked.program, kind="py")
+
+        def vm_factory(self):
+            return self.make_vm
 
     mode = Recording(linker="py")
     object.__setattr__(mode, "seen", [])

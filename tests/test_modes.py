@@ -15,7 +15,7 @@ from hypothesis.extra import numpy as hnp
 import graphc
 import graphc.tensor as gt
 from graphc import function, shared
-from graphc.compile.mode import FAST_COMPILE, FAST_RUN, PROFILE_MODE, Mode, get_mode
+from graphc.compile.mode import FAST_COMPILE, FAST_RUN, PROFILE_MODE, Mode, get_mode, resolve
 from graphc.graph.basic import Apply, Op
 
 VMS = ["cvm", "py"]
@@ -340,7 +340,8 @@ def test_including_excluding_requiring_return_new_modes(ops):
     assert list(mode.excluded) == want["excluding"]
     assert list(mode.required) == want["requiring"]
     with graphc.config.change_flags(optimizer_including="x1:x2", optimizer_excluding="y"):
-        inc, exc, req = mode.effective_tags()
+        plan = resolve(mode)
+        inc, exc, req = plan.including, plan.excluding, plan.requiring
     assert inc == tuple(want["including"]) + ("x1", "x2")
     assert exc == tuple(want["excluding"]) + ("y",)
     assert req == tuple(want["requiring"])
@@ -369,8 +370,8 @@ def test_unknown_names_raise_value_error():
 
 
 def test_optimizer_none_is_accepted_as_none_or_string():
-    assert Mode(optimizer=None).optimizer == "None"
-    assert Mode(optimizer="None").optimizer == "None"
+    assert resolve(Mode(optimizer=None)).optimizer == "None"
+    assert resolve(Mode(optimizer="None")).optimizer == "None"
 
 
 @pytest.mark.parametrize("linker", ["c|py", "c|py_nogc", "cvm", "vm"])

@@ -7,38 +7,64 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from graphc.compile.aliasing import outputs_needing_copy
-from graphc.compile.io import In
-from graphc.compile.profile_request import profiling_requested
+from graphc.compile.io import In, Out
 from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
 from graphc.vm.pyvm import FunctionBusy
 
 if TYPE_CHECKING:
+    from graphc.compile.mode import CompilePlan
     from graphc.compile.profiling import FunctionProfiler
-    from graphc.graph.basic import Apply
+    from graphc.compile.sharedvalue import SharedVariable
+    from graphc.graph.basic import Apply, Variable
+    from graphc.linker.base import Linked
+    from graphc.vm import VM
+
+
+class Maker(Protocol):
+    """What a Function reads of the FunctionMaker that built it (``compile/maker.py``,
+    which imports this module)."""
+
+    plan: CompilePlan
+    name: str | None
+    allow_input_downcast: bool | None
+    inputs: list[In]
+    outputs: list[Out]
+    shared: list[SharedVariable]
+    updates: list[tuple[SharedVariable, Variable]]
+    return_list: bool
+    n_outputs: int
+    fgraph: FunctionGraph
+    t_start: int
+
+    def link(self) -> Linked: ...
+
+    def make_vm(self, linked: Linked) -> VM: ...
+
+    def relinked(self, profile: Any) -> Maker: ...
+
+    def recompiled(self, swap: dict, delete_updates: bool, profile: Any) -> Maker: ...
+
+    def create(self) -> Function: ...
+
+    def reduce_function(self, trust_input: bool, profiled: bool) -> tuple: ...
 
 
 class Function:
     """A compiled function: ``f(*args, **kwargs)`` returns the outputs' values."""
 
-    def __init__(self, maker: Any, linked: Any):
-        from graphc.vm import make_vm
-
+    def __init__(self, maker: Maker, linked: Linked, vm: VM):
         self.maker = maker
         self.linked = linked
+        self.vm = vm
         self.name = maker.name
         self.trust_input = False
-        custom = getattr(maker.mode, "make_vm", None)  # e.g. DEBUG_MODE's checking VM
-        if custom is not None:
-            self.vm = custom(maker, linked)
-        else:
-            self.vm = make_vm(linked.program, kind=maker.vm_kind, allow_gc=maker.allow_gc)
-        self.input_types = [i.variable.type for i in maker.inputs]
+        self.input_types: list[Any] = [i.variable.type for i in maker.inputs]
         self.input_names = [i.name for i in maker.inputs]
         self.defaults = [self._default_value(k, i) for k, i in enumerate(maker.inputs)]
         self.n_in = len(maker.inputs)
@@ -70,11 +96,11 @@ class Function:
         self._call_lock = threading.RLock() if self.update_targets else None
         self._queue_lock = threading.Lock()
         self._profiler = None  # counts the calls when profiled
-        if profiling_requested(maker.profile, maker.mode):  # else skip importing it
+        if maker.plan.profile:  # else skip importing it
             t_setup = time.perf_counter_ns()  # the import is the profiler's setup too
             from graphc.compile.profiling import start_profile
 
-            started = start_profile(self, maker.profile, t_setup)
+            started = start_profile(self, maker.plan, t_setup)
             if started is not None:
                 self.profile, self._profiler = started
                 # profiled calls run one at a time, so each call's times are its own
@@ -310,7 +336,8 @@ class Function:
             fn = self.maker.recompiled(dict(swap or {}), delete_updates, profiled).create()
         else:
             maker = self.maker.relinked(profile if profile is not None else profiled)
-            fn = Function(maker, maker.link())
+            linked = maker.link()
+            fn = Function(maker, linked, maker.make_vm(linked))
         fn.trust_input = self.trust_input
         fn.name = name if name is not None else self.name
         return fn

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from graphc.graph.basic import Apply
     from graphc.graph.fg import FunctionGraph
+    from graphc.linker.base import Linked
 
 __all__ = [
     "BadDestroyMap",
@@ -115,12 +116,12 @@ class DebugMode(Mode):
     rtol: float | None = None
     atol: float | None = None
 
-    def make_vm(self, maker, linked):
-        """Called by ``Function`` instead of ``graphc.vm.make_vm``."""
+    def make_vm(self, maker, linked) -> DebugVM:
+        """Run instead of ``graphc.vm.make_vm``'s VM (``vm_factory``)."""
         return DebugVM(maker, linked, self)
 
-    def as_mode(self) -> Mode:
-        return self
+    def vm_factory(self) -> Callable[[Any, Linked], DebugVM]:
+        return self.make_vm
 
     def keeps_unoptimized_graph(self) -> bool:
         return self.check_optimizations
@@ -435,8 +436,8 @@ class DebugVM(NodeByNodeVM):
         self.ref_outputs = list(fg.outputs)
         recorder = _ReplacementRecorder()
         fg.attach_feature(recorder)
-        including, excluding, requiring = self.mode.effective_tags()
-        rewrite_graph(fg, self.mode.optimizer_name(), including, excluding, requiring)
+        plan = self.maker.plan
+        rewrite_graph(fg, plan.optimizer, plan.including, plan.excluding, plan.requiring)
         self.records = recorder.records
 
     # -------------------------------------------------------------- checks

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING
 from graphc.compile.aliasing import default_updates
 from graphc.compile.callable import Function
 from graphc.compile.io import In, Out, UnusedInputError
-from graphc.compile.maker import FunctionMaker, rebuild_function, replace_refs_back
-from graphc.compile.mode import Mode, get_mode
+from graphc.compile.maker import CompileOptions, FunctionMaker, rebuild_function, replace_refs_back
+from graphc.compile.mode import Mode, ModeProvider
 
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "Function", "FunctionMaker", "In", "Out", "UnusedInputError", "default_updates",
-    "function", "replace_refs_back",
+    "CompileOptions", "Function", "FunctionMaker", "In", "Out", "UnusedInputError",
+    "default_updates", "function", "replace_refs_back",
 ]  # fmt: skip
 
 # Functions pickled before the maker had its own module name this as their loader.
@@ -37,7 +37,7 @@ _rebuild_function = rebuild_function
 def function(
     inputs: Sequence,
     outputs: Any = None,
-    mode: Mode | str | None = None,
+    mode: Mode | ModeProvider | str | None = None,
     updates: Any = None,
     givens: Any = None,
     name: str | None = None,
@@ -59,19 +59,9 @@ def function(
     if name is None:
         name = _caller_location()
     with cyclic_gc_paused():
-        maker = FunctionMaker(
-            inputs,
-            outputs,
-            get_mode(mode),
-            updates=updates,
-            givens=givens,
-            name=name,
-            profile=profile,
-            on_unused_input=on_unused_input,
-            allow_input_downcast=allow_input_downcast,
-            no_default_updates=no_default_updates,
-        )
-        fn = maker.create()
+        options = CompileOptions(updates, givens, name, profile, on_unused_input,
+                                 allow_input_downcast, no_default_updates)  # fmt: skip
+        fn = FunctionMaker(inputs, outputs, mode, options).create()
     fn.trust_input = trust_input
     return fn
 

@@ -10,71 +10,103 @@ from __future__ import annotations
 
 import copy as _copy
 import time
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from graphc.compile.callable import Function
 from graphc.compile.fgraph import build_function_graph
 from graphc.compile.io import pairs
-from graphc.compile.mode import Mode, get_mode, resolve_linker
+from graphc.compile.mode import CompilePlan, LinkerSpec, Mode, ModeProvider, resolve
 from graphc.compile.sharedvalue import SharedVariable
-from graphc.flags import config
 from graphc.graph.basic import new_node_origins
 from graphc.graph.flat import collect_vars, flatten, replace_refs, unflatten
 from graphc.import_clock import import_clock
 
+if TYPE_CHECKING:
+    from graphc.linker.base import Linked
+    from graphc.vm import VM
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """``graphc.function``'s arguments besides the graph and the mode, passed along as one
+    record (to the maker, its copies, a pickled function's rebuild, an inner graph)."""
+
+    updates: Any = None
+    givens: Any = None
+    name: str | None = None
+    profile: Any = None  # None (config.profile), a bool or a ProfileStats
+    on_unused_input: str = "raise"
+    allow_input_downcast: bool | None = None
+    no_default_updates: bool = False
+
+    def graph_args(self) -> dict[str, Any]:
+        """The arguments a function is rebuilt from (its pickled form, without profile)."""
+        return dict(updates=self.updates, givens=self.givens, name=self.name,
+                    on_unused_input=self.on_unused_input,
+                    allow_input_downcast=self.allow_input_downcast,
+                    no_default_updates=self.no_default_updates)  # fmt: skip
+
 
 class FunctionMaker:
-    """Builds the optimized FunctionGraph and the Program for a function."""
+    """Builds the optimized FunctionGraph and the Program for a function, as ``plan``
+    says (a Mode or mode name is resolved with ``options.profile``)."""
 
     def __init__(
         self,
         inputs,
         outputs: Any,
-        mode: Mode,
-        *,
-        updates: Any = None,
-        givens: Any = None,
-        name: str | None = None,
-        profile=None,
-        on_unused_input: str = "raise",
-        allow_input_downcast: bool | None = None,
-        no_default_updates: bool = False,
+        plan: CompilePlan | Mode | ModeProvider | str | None,
+        options: CompileOptions = CompileOptions(),
     ):
         self.t_start = time.perf_counter_ns()
-        self.mode = mode
-        self.name = name
-        self.profile = profile
-        self.allow_input_downcast = allow_input_downcast
-        self.original = dict(inputs=inputs, outputs=outputs, updates=updates, givens=givens,
-                             name=name, on_unused_input=on_unused_input,
-                             allow_input_downcast=allow_input_downcast,
-                             no_default_updates=no_default_updates)  # fmt: skip
+        if not isinstance(plan, CompilePlan):
+            plan = resolve(plan, options.profile)
+        self.plan = plan
+        self.options = options
+        self.name = options.name
+        self.allow_input_downcast = options.allow_input_downcast
+        self.original = dict(inputs=inputs, outputs=outputs, **options.graph_args())
         spec = build_function_graph(
-            inputs, outputs, updates=updates, givens=givens,
-            on_unused_input=on_unused_input, no_default_updates=no_default_updates,
+            inputs, outputs, updates=options.updates, givens=options.givens,
+            on_unused_input=options.on_unused_input,
+            no_default_updates=options.no_default_updates,
         )  # fmt: skip
         self.inputs, self.outputs, self.return_list = spec.inputs, spec.outputs, spec.return_list
         self.updates, self.shared = spec.updates, spec.shared
         self.n_outputs = len(self.outputs)
         self.phases: dict[str, int] = {}
         # a copy before any rewrite, for a mode that checks the rewrites (DEBUG_MODE)
-        self.unoptimized = spec.fgraph.clone() if mode.keeps_unoptimized_graph() else None
+        self.unoptimized = spec.fgraph.clone() if plan.keep_unoptimized else None
         self.fgraph = spec.fgraph
         self.rewrite_report = self._rewrite()
-        self.linker = resolve_linker(mode.linker)
-        self.allow_gc = config.allow_gc if self.linker.allow_gc is None else self.linker.allow_gc
-        self.vm_kind = mode.vm or (self.linker.vm if self.linker.vm == "py" else config.vm)
+
+    @property
+    def mode(self) -> Mode:
+        return self.plan.mode
+
+    @property
+    def linker(self) -> LinkerSpec:
+        return self.plan.linker
+
+    @property
+    def allow_gc(self) -> bool:
+        return self.plan.allow_gc
+
+    @property
+    def vm_kind(self) -> str:
+        return self.plan.vm_kind
 
     def _rewrite(self) -> Any:
         """Rewrite ``self.fgraph`` in place with the mode's optimizer and tags; the time
         spent importing modules on the way is counted apart."""
         from graphc.opt import rewrite_graph
 
-        including, excluding, requiring = self.mode.effective_tags()
+        plan = self.plan
         t0 = time.perf_counter_ns()
         with import_clock() as imports, new_node_origins(()):
-            report = rewrite_graph(self.fgraph, self.mode.optimizer_name(), including, excluding,
-                                   requiring)  # fmt: skip
+            report = rewrite_graph(self.fgraph, plan.optimizer, plan.including, plan.excluding,
+                                   plan.requiring)  # fmt: skip
         self.phases["python_imports"] = imports.ns
         self.phases["rewrite"] = time.perf_counter_ns() - t0 - imports.ns
         self.phases["validate"] = getattr(report, "validate_ns", 0)
@@ -86,7 +118,7 @@ class FunctionMaker:
 
         t0 = time.perf_counter_ns()
         with import_clock() as imports:
-            if self.linker.use_c:
+            if self.plan.linker.use_c:
                 # without a working compiler link_cpy runs every node in Python, with one
                 # warning that says why
                 from graphc.linker.clinker import link_cpy
@@ -103,29 +135,36 @@ class FunctionMaker:
         default this function's optimizer and linker; its profile, if any, is collected by
         the enclosing function's."""
         t0 = time.perf_counter_ns()
-        mode = self.mode if mode is None else get_mode(mode)
-        if getattr(mode, "profile_stats", None) is not None or mode.profile:
-            mode = Mode(mode.linker, mode.optimizer, mode.included, mode.excluded,
-                        mode.required, vm=mode.vm)  # fmt: skip
-        maker = FunctionMaker(inputs, outputs, mode, name=f"{self.name or 'function'}/inner",
-                              profile=False, on_unused_input="ignore")  # fmt: skip
-        fn = maker.create()
+        plan = self.plan if mode is None else resolve(mode)
+        options = CompileOptions(name=f"{self.name or 'function'}/inner", profile=False,
+                                 on_unused_input="ignore")  # fmt: skip
+        fn = FunctionMaker(inputs, outputs, plan.without_profile(), options).create()
         self.phases["loop_compile"] = (
             self.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
         )
         return fn
 
+    def make_vm(self, linked: Linked) -> VM:
+        """The VM running ``linked``: the mode's own, or ``graphc.vm.make_vm``'s."""
+        plan = self.plan
+        if plan.vm_factory is not None:
+            return plan.vm_factory(self, linked)
+        from graphc.vm import make_vm
+
+        return make_vm(linked.program, kind=plan.vm_kind, allow_gc=plan.allow_gc)
+
     def create(self) -> Function:
         linked = self.link()
         self.t_linked = time.perf_counter_ns()
         self.phases["total"] = self.t_linked - self.t_start
-        return Function(self, linked)
+        return Function(self, linked, self.make_vm(linked))
 
     def relinked(self, profile: Any) -> FunctionMaker:
         """A maker sharing this one's optimized graph, to link a second, independent
         Function over it (``Function.copy``)."""
         maker = _copy.copy(self)
-        maker.profile = profile
+        maker.plan = self.plan.with_profile(profile)
+        maker.options = replace(self.options, profile=profile)
         return maker
 
     def recompiled(self, swap: dict, delete_updates: bool, profile: Any) -> FunctionMaker:
@@ -138,17 +177,20 @@ class FunctionMaker:
                 raise TypeError(
                     f"Function.copy: cannot swap {old} ({old.type}) for {new} ({new.type})"
                 )
-        orig = self.original
-        updates = [] if delete_updates else [(swap.get(v, v), e) for v, e in pairs(orig["updates"])]
-        givens = pairs(orig["givens"]) + list(swap.items())
-        return FunctionMaker(
-            orig["inputs"], orig["outputs"], self.mode, updates=updates,
-            givens=givens, name=orig["name"],
-            on_unused_input="ignore" if delete_updates else orig["on_unused_input"],
-            allow_input_downcast=orig["allow_input_downcast"],
-            no_default_updates=True if delete_updates else orig["no_default_updates"],
+        opts = self.options
+        updates = [] if delete_updates else [(swap.get(v, v), e) for v, e in pairs(opts.updates)]
+        options = replace(
+            opts, updates=updates, givens=pairs(opts.givens) + list(swap.items()),
+            on_unused_input="ignore" if delete_updates else opts.on_unused_input,
+            no_default_updates=True if delete_updates else opts.no_default_updates,
             profile=profile,
         )  # fmt: skip
+        return FunctionMaker(
+            self.original["inputs"],
+            self.original["outputs"],
+            self.plan.with_profile(profile),
+            options,
+        )
 
     def reduce_function(self, trust_input: bool, profiled: bool) -> tuple:
         """How a Function made here pickles: the graph it was built from (flat, so deep
@@ -169,17 +211,15 @@ def rebuild_function(
 ) -> Function:
     """Unpickle a Function: rebuild its graph and compile it again."""
     original = replace_refs_back(flat_original, unflatten(entries))
-    fn = FunctionMaker(
-        original["inputs"],
-        original["outputs"],
-        get_mode(mode),
+    options = CompileOptions(
         updates=original["updates"],
         givens=original["givens"],
         name=original["name"],
+        profile=True if profiled else None,
         on_unused_input=original["on_unused_input"],
         allow_input_downcast=original["allow_input_downcast"],
         no_default_updates=original.get("no_default_updates", False),
-        profile=True if profiled else None,
-    ).create()
+    )
+    fn = FunctionMaker(original["inputs"], original["outputs"], mode, options).create()
     fn.trust_input = trust_input
     return fn

@@ -17,10 +17,20 @@ Linker names:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from graphc.flags import config
+from graphc.opt.optimizers import check_optimizer
+
+if TYPE_CHECKING:
+    from graphc.linker.base import Linked
+    from graphc.profile.stats import ProfileStats
+    from graphc.vm import VM
+
+    VMFactory = Callable[[Any, Linked], VM]  # (the FunctionMaker, its linked program) -> VM
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,6 @@ LINKERS = {
     "vm": LinkerSpec("vm", True, "py", None),
     "vm_nogc": LinkerSpec("vm_nogc", True, "py", False),
 }
-
-OPTIMIZERS = ("None", "merge", "fast_compile", "fast_run")
 
 
 def resolve_linker(name: str) -> LinkerSpec:
@@ -67,7 +75,8 @@ def resolve_linker(name: str) -> LinkerSpec:
 @dataclass(frozen=True)
 class Mode:
     """``Mode(linker="c|py", optimizer="fast_run")``; ``including``/``excluding``/
-    ``requiring`` return new Modes with rewrite tags added or removed."""
+    ``requiring`` return new Modes with rewrite tags added or removed. ``optimizer=None``
+    and ``"None"`` both mean no rewriting."""
 
     linker: str = "auto"
     optimizer: str | None = "fast_run"
@@ -79,19 +88,11 @@ class Mode:
     vm: str | None = None  # override the VM kind ("cvm" or "py")
 
     def __post_init__(self):
-        opt = "None" if self.optimizer is None else str(self.optimizer)
-        if opt not in OPTIMIZERS:
-            raise ValueError(f"unknown optimizer {opt!r}; expected one of {', '.join(OPTIMIZERS)}")
-        object.__setattr__(self, "optimizer", opt)
+        check_optimizer(self.optimizer)
         if self.linker != "auto" and self.linker not in LINKERS:
             raise ValueError(
                 f"unknown linker {self.linker!r}; expected one of auto, {', '.join(LINKERS)}"
             )
-
-    def optimizer_name(self) -> str:
-        """The optimizer as the rewrite passes name it (``"None"``: no rewriting);
-        ``__post_init__`` already stored it so."""
-        return "None" if self.optimizer is None else self.optimizer
 
     def including(self, *tags: str) -> Mode:
         return replace(self, included=self.included + tags, name="")
@@ -102,17 +103,10 @@ class Mode:
     def requiring(self, *tags: str) -> Mode:
         return replace(self, required=self.required + tags, name="")
 
-    def effective_tags(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        """Included, excluded and required tags: the mode's plus the config flags'."""
-
-        def split(flag: str) -> tuple[str, ...]:
-            return tuple(t for t in getattr(config, flag).split(":") if t)
-
-        return (
-            self.included + split("optimizer_including"),
-            self.excluded + split("optimizer_excluding"),
-            self.required + split("optimizer_requiring"),
-        )
+    def vm_factory(self) -> VMFactory | None:
+        """The VM this mode runs its functions with instead of ``graphc.vm.make_vm``'s
+        (DEBUG_MODE's checking VM, MonitorMode's), or None."""
+        return None
 
     def keeps_unoptimized_graph(self) -> bool:
         """Whether the maker keeps a copy of the graph before rewriting (``unoptimized``)
@@ -125,48 +119,135 @@ class Mode:
         return f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
 
 
+class ModeProvider(ABC):
+    """An object passed as ``mode=`` that stands for a Mode (``ProfileMode``): functions
+    are compiled with ``as_mode()`` and profiled into ``profile_target()`` when not None."""
+
+    @abstractmethod
+    def as_mode(self) -> Mode: ...
+
+    def profile_target(self) -> ProfileStats | None:
+        return None
+
+
 FAST_COMPILE = Mode(linker="py", optimizer="fast_compile", name="FAST_COMPILE")
 FAST_RUN = Mode(linker="auto", optimizer="fast_run", name="FAST_RUN")
 PROFILE_MODE = Mode(linker="auto", optimizer="fast_run", profile=True, name="PROFILE_MODE")
 
-_NAMED = {"FAST_COMPILE": FAST_COMPILE, "FAST_RUN": FAST_RUN, "PROFILE_MODE": PROFILE_MODE}
 
-# Modes defined in their own modules, by name: a factory making a new Mode each time.
-# ``compile/debugmode.py`` registers DEBUG_MODE (graphc.compile imports it).
-MODE_FACTORIES: dict[str, Callable[[], Mode]] = {}
+def _flags_mode() -> Mode:
+    """``"Mode"``: the flags' own choice, config.linker and config.optimizer."""
+    opt = check_optimizer(config.optimizer, " (graphc.config.optimizer)")
+    return Mode(linker="auto", optimizer=opt, name="Mode")
+
+
+# Every mode name -> a factory of its Mode. ``compile/debugmode.py`` adds DEBUG_MODE and
+# DebugMode (graphc.compile imports it).
+MODES: dict[str, Callable[[], Mode]] = {
+    "FAST_COMPILE": lambda: FAST_COMPILE,
+    "FAST_RUN": lambda: FAST_RUN,
+    "PROFILE_MODE": lambda: PROFILE_MODE,
+    "ProfileMode": lambda: PROFILE_MODE,
+    "Mode": _flags_mode,
+}
 
 
 def register_mode(name: str, factory: Callable[[], Mode]) -> None:
     """Make ``get_mode(name)`` return ``factory()``."""
-    MODE_FACTORIES[name] = factory
+    MODES[name] = factory
 
 
-def get_mode(mode: Mode | str | None) -> Mode:
-    """The Mode for ``mode``: a Mode, a mode name, or None for ``config.mode``. The name
-    ``"Mode"`` means ``Mode(linker=config.linker, optimizer=config.optimizer)``."""
+def get_mode(mode: Mode | ModeProvider | str | None) -> Mode:
+    """The Mode for ``mode``: a Mode, a ModeProvider, a name in ``MODES``, or None for
+    ``config.mode``."""
     if mode is None:
         mode = config.mode
     if isinstance(mode, Mode):
         return mode
-    if hasattr(mode, "as_mode"):  # ProfileMode, DebugMode objects
+    if isinstance(mode, ModeProvider):
         return mode.as_mode()
-    if mode in MODE_FACTORIES:
-        return MODE_FACTORIES[mode]()
-    if mode == "ProfileMode":
-        return PROFILE_MODE
-    if mode in _NAMED:
-        return _NAMED[mode]
-    if mode == "Mode":  # the flags' own choice: config.linker and config.optimizer
-        return Mode(linker="auto", optimizer=_config_optimizer(), name="Mode")
-    raise ValueError(f"unknown mode {mode!r}; expected a Mode or one of {', '.join(_NAMED)}, "
-                     "Mode, DEBUG_MODE")  # fmt: skip
+    factory = MODES.get(mode) if isinstance(mode, str) else None
+    if factory is None:
+        raise ValueError(f"unknown mode {mode!r}; expected a Mode or one of {', '.join(MODES)}")
+    return factory()
 
 
-def _config_optimizer() -> str:
-    opt = config.optimizer
-    if opt not in OPTIMIZERS:
-        raise ValueError(
-            f"unknown optimizer {opt!r} (graphc.config.optimizer); expected one of "
-            f"{', '.join(OPTIMIZERS)}"
-        )
-    return opt
+@dataclass(frozen=True)
+class CompilePlan:
+    """Everything the ``mode`` and ``profile`` arguments and the flags decide for one
+    compile, read once by :func:`resolve`."""
+
+    mode: Mode  # named in profiles, kept when a function is pickled
+    optimizer: str  # as the passes name it; "None": no rewriting
+    including: tuple[str, ...]
+    excluding: tuple[str, ...]
+    requiring: tuple[str, ...]
+    linker: LinkerSpec
+    vm_kind: str  # "cvm" or "py": what make_vm builds
+    vm_factory: VMFactory | None  # the mode's own VM (DEBUG_MODE, MonitorMode), or None
+    allow_gc: bool
+    keep_unoptimized: bool  # keep the graph before rewriting (DEBUG_MODE)
+    profile: bool  # whether functions are profiled
+    profile_target: ProfileStats | None  # where to (None: a new ProfileStats)
+    print_at_exit: bool  # profiled because of a flag or mode: printed at exit
+    mode_stats: ProfileStats | None = None  # a ProfileMode's, which always profiles
+
+    def with_profile(self, profile: object) -> CompilePlan:
+        """This plan with the ``profile`` argument (None, bool, ProfileStats) resolved
+        again (``Function.copy``)."""
+        return replace(self, **_profile_fields(self.mode, self.mode_stats, profile))
+
+    def without_profile(self) -> CompilePlan:
+        """This plan for an inner graph (a scan's step): never profiled on its own, its
+        steps are timed by the enclosing function's profile."""
+        mode = self.mode
+        if self.mode_stats is not None or mode.profile:
+            mode = Mode(mode.linker, mode.optimizer, mode.included, mode.excluded,
+                        mode.required, vm=mode.vm)  # fmt: skip
+        return replace(self, mode=mode, mode_stats=None, profile=False, profile_target=None,
+                       print_at_exit=False)  # fmt: skip
+
+
+def _split(flag: str) -> tuple[str, ...]:
+    return tuple(t for t in str(flag).split(":") if t)
+
+
+def _profile_fields(mode: Mode, mode_stats: ProfileStats | None, profile: object) -> dict:
+    """Whether to profile, into which ProfileStats, and whether to print at exit."""
+    at_exit = bool(config.profile or mode.profile)
+    if mode_stats is not None:
+        wanted = True
+    elif profile is None:
+        wanted = at_exit
+    else:
+        wanted = profile is not False
+    target = mode_stats
+    if profile is not None and not isinstance(profile, bool):
+        from graphc.profile.stats import ProfileStats
+
+        if isinstance(profile, ProfileStats):
+            target = profile
+    return {"profile": wanted, "profile_target": target, "print_at_exit": at_exit}
+
+
+def resolve(mode: Mode | ModeProvider | str | None, profile: object = None) -> CompilePlan:
+    """The CompilePlan for ``mode`` (as ``graphc.function`` takes it) and ``profile``
+    (None: ``config.profile``, a bool, or a ProfileStats to add to)."""
+    resolved = get_mode(mode)
+    mode_stats = mode.profile_target() if isinstance(mode, ModeProvider) else None
+    linker = resolve_linker(resolved.linker)
+    vm_kind = resolved.vm or (linker.vm if linker.vm == "py" else config.vm)
+    return CompilePlan(
+        mode=resolved,
+        optimizer=check_optimizer(resolved.optimizer),
+        including=resolved.included + _split(config.optimizer_including),
+        excluding=resolved.excluded + _split(config.optimizer_excluding),
+        requiring=resolved.required + _split(config.optimizer_requiring),
+        linker=linker,
+        vm_kind=vm_kind,
+        vm_factory=resolved.vm_factory(),
+        allow_gc=bool(config.allow_gc) if linker.allow_gc is None else linker.allow_gc,
+        keep_unoptimized=resolved.keeps_unoptimized_graph(),
+        mode_stats=mode_stats,
+        **_profile_fields(resolved, mode_stats, profile),
+    )

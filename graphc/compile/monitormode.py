@@ -30,11 +30,11 @@ class MonitorMode(Mode):
     post_func: NodeHook | None = None
 
     def make_vm(self, maker, linked) -> MonitorVM:
-        """Called by ``Function`` instead of ``graphc.vm.make_vm``."""
+        """Run instead of ``graphc.vm.make_vm``'s VM (``vm_factory``)."""
         return MonitorVM(linked, self.pre_func, self.post_func)
 
-    def as_mode(self) -> Mode:
-        return self
+    def vm_factory(self) -> Callable[[Any, Any], MonitorVM]:
+        return self.make_vm
 
 
 class NodeThunk:

@@ -7,7 +7,7 @@ import sys
 import warnings
 from typing import TextIO
 
-from graphc.compile.mode import Mode
+from graphc.compile.mode import Mode, ModeProvider
 from graphc.flags import config
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.render.legacy import diff_text, summary_text
@@ -18,7 +18,7 @@ _LINKER_ALIASES = {"c|py": "c|py", "py": "py", "PerformLinker": "py", "OpWiseCLi
 _warned = False
 
 
-class ProfileMode:
+class ProfileMode(ModeProvider):
     """``ProfileMode(optimizer="fast_run", linker="c|py")``: pass it as ``mode=`` to
     ``graphc.function``; then ``print_summary()`` / ``print_diff_summary(other)``."""
 
@@ -34,14 +34,18 @@ class ProfileMode:
             )
         name = getattr(linker, "name", None) or getattr(type(linker), "__name__", None)
         linker_name = linker if isinstance(linker, str) else _LINKER_ALIASES.get(name, name)
-        self.mode = Mode(linker=linker_name, optimizer=optimizer)
+        self.mode = Mode(linker=linker_name, optimizer=optimizer, name="ProfileMode")
         self.stats = ProfileStats()
         self.n_apply_to_print = config.ProfileMode__n_apply_to_print
         self.n_ops_to_print = config.ProfileMode__n_ops_to_print
 
     def as_mode(self) -> Mode:
-        """The Mode functions are compiled with; they all add to ``self.stats``."""
-        return _ProfilingMode(self)
+        """The Mode functions are compiled with."""
+        return self.mode
+
+    def profile_target(self) -> ProfileStats:
+        """Every function compiled with this ProfileMode adds to ``self.stats``."""
+        return self.stats
 
     def summary_options(
         self, n_apply_to_print: int | None = None, n_ops_to_print: int | None = None
@@ -75,18 +79,3 @@ class ProfileMode:
         other.stats.refresh()
         options = self.summary_options(n_apply_to_print, n_ops_to_print)
         (file or sys.stdout).write(diff_text(self.stats, other.stats, options))
-
-
-class _ProfilingMode(Mode):
-    """A Mode carrying the ProfileStats that every function compiled with it fills."""
-
-    def __init__(self, owner: ProfileMode):
-        m = owner.mode
-        super().__init__(linker=m.linker, optimizer=m.optimizer, name="ProfileMode")
-        object.__setattr__(self, "profile_stats", owner.stats)
-
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other

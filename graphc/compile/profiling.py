@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from graphc.compile.profile_request import profiling_requested
 from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.linker.clinker import has_c_code
@@ -27,7 +26,7 @@ from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats
 
 if TYPE_CHECKING:
-    from graphc.compile.mode import Mode
+    from graphc.compile.mode import CompilePlan, Mode
     from graphc.compile.sharedvalue import SharedVariable
     from graphc.graph.basic import Apply, Op
     from graphc.linker.base import Linked
@@ -90,7 +89,9 @@ def registered_stats() -> list[ProfileStats]:
 
 def wants_profile(profile, mode: Mode | str | None) -> bool:
     """Whether a function compiled with ``profile`` under ``mode`` is profiled."""
-    return profiling_requested(profile, mode)
+    from graphc.compile.mode import resolve
+
+    return resolve(mode, profile).profile
 
 
 class FunctionProfiler:
@@ -307,7 +308,7 @@ class FunctionProfiler:
                 capacity=self.trace_capacity,
                 dropped=int(st.get("trace_dropped", 0)),
                 events=[[int(v) for v in row] for row in st["trace"]],
-                compile_start_ns=getattr(fn.maker, "t_start", None),
+                compile_start_ns=fn.maker.t_start,
             )
         first_times = self.first[5] if self.first is not None else None
         for i, sigs in enumerate(st["shapes"]):
@@ -396,9 +397,10 @@ def _aliases(node: Apply) -> list[int | None]:
 
 def build_record(fn: ProfiledFunction) -> FunctionProfile:
     maker = fn.maker
+    plan: CompilePlan = maker.plan
     linked = fn.linked
     prog = linked.program
-    frees = gc_schedule(prog) if maker.allow_gc else None
+    frees = gc_schedule(prog) if plan.allow_gc else None
     nodes = []
     for i, (node, impl, spec) in enumerate(zip(linked.schedule, linked.impls, prog.nodes)):
         nodes.append(
@@ -417,7 +419,6 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
                 origins=list(node.origins),
             )
         )
-    including, excluding, _ = maker.mode.effective_tags()
     phases = linked.phases
     loop_ns = maker.phases.get("loop_compile", 0)  # inside the C linker's codegen window
     compile_ = model.CompilePhases(
@@ -450,13 +451,13 @@ def build_record(fn: ProfiledFunction) -> FunctionProfile:
     return FunctionProfile(
         name=fn.name or "<unnamed>",
         compile=compile_,
-        mode=str(maker.mode),
-        linker=maker.linker.name,
-        optimizer=str(maker.mode.optimizer),
-        rewrites_excluded=list(excluding),
-        rewrites_included=list(including),
+        mode=str(plan.mode),
+        linker=plan.linker.name,
+        optimizer=plan.optimizer,
+        rewrites_excluded=list(plan.excluding),
+        rewrites_included=list(plan.including),
         vm_kind=fn.vm.kind,  # "cvm" or "py", as in the JSON schema
-        allow_gc=maker.allow_gc,
+        allow_gc=plan.allow_gc,
         timing_supported=True,
         memory_recorded=bool(config.profile_memory),
         nodes=nodes,
@@ -500,9 +501,9 @@ def _const_name(linked, slot) -> str:
 
 
 def start_profile(
-    fn: ProfiledFunction, profile: bool | ProfileStats | None, t_setup: int | None = None
+    fn: ProfiledFunction, plan: CompilePlan, t_setup: int | None = None
 ) -> tuple[ProfileStats, FunctionProfiler] | None:
-    """When profiling is asked for ``fn`` (argument, config flag or mode): the ProfileStats
+    """When ``plan`` profiles ``fn`` (argument, config flag or mode): the ProfileStats
     it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
     registered for memory queries and its final counters are pulled when it is freed.
 
@@ -510,14 +511,9 @@ def start_profile(
     ``t_setup``, ``perf_counter_ns()`` before importing this module, by default now)."""
     if t_setup is None:
         t_setup = time.perf_counter_ns()
-    mode = fn.maker.mode
-    if not wants_profile(profile, mode):
+    if not plan.profile:
         return None
-    stats = getattr(mode, "profile_stats", None)
-    if isinstance(profile, ProfileStats):
-        stats = profile
-    if stats is None:
-        stats = ProfileStats()
+    stats = plan.profile_target or ProfileStats()
     record = build_record(fn)
     trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
     profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
@@ -529,12 +525,12 @@ def start_profile(
     REGISTRY.track(fn, functools.partial(_held_and_peak, profiler=profiler))
     # the profile is the user's data: it keeps the final counters when fn is freed
     profiler.keep_final_counters(fn)
-    if (config.profile or getattr(mode, "profile", False)) and stats.atexit_print:
+    if plan.print_at_exit and stats.atexit_print:
         _register_at_exit(stats)
     end = time.perf_counter_ns()
     record.compile.profiler_ns = end - t_setup
     # and the Function's construction after linking (its VM, its argument checks)
-    linked_at = getattr(fn.maker, "t_linked", t_setup)
+    linked_at = fn.maker.t_linked
     record.compile.total_ns = fn.maker.phases.get("total", 0) + end - min(linked_at, t_setup)
     return stats, profiler
 

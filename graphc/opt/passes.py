@@ -17,20 +17,13 @@ from graphc.opt import specialize as _specialize  # noqa: F401
 from graphc.opt import stabilize as _stabilize  # noqa: F401
 from graphc.opt.destroy import get_destroy_handler
 from graphc.opt.engine import PASSES, REWRITES, Context, all_tags, run_pass
+from graphc.opt.optimizers import OPTIMIZER_TAGS, check_optimizer
 from graphc.opt.report import RewriteReport
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from graphc.graph.fg import FunctionGraph
-
-# Which rewrite tags each optimizer enables by default.
-OPTIMIZER_TAGS = {
-    "None": frozenset(),
-    "merge": frozenset({"merge"}),
-    "fast_compile": frozenset({"fast_compile"}),
-    "fast_run": frozenset({"fast_run"}),
-}
 
 _warned: set[str] = set()
 
@@ -48,9 +41,7 @@ def enabled_rewrites(
     requiring: Sequence[str] = (),
 ) -> set[str]:
     """Names of the rewrites ``optimizer`` runs with the given tag flags."""
-    opt = "None" if optimizer is None else str(optimizer)
-    if opt not in OPTIMIZER_TAGS:
-        raise ValueError(f"unknown optimizer {opt!r}; expected one of {', '.join(OPTIMIZER_TAGS)}")
+    opt = check_optimizer(optimizer)
     known = all_tags()
     for tag in requiring:
         if tag not in known:

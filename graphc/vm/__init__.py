@@ -2,17 +2,33 @@
 
 ``make_vm(program, kind="cvm")`` returns the Cython stack VM (``_cvm``), or the reference
 Python VM when the extension is not built (with one warning saying how to build it).
+``VM`` is what the compile layer calls on any of them (also DEBUG_MODE's and MonitorMode's).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from graphc.linker.program import Program
 from graphc.vm.pyvm import PyVM
 
-__all__ = ["make_vm", "PyVM", "cvm_available"]
+__all__ = ["VM", "make_vm", "PyVM", "cvm_available"]
+
+
+class VM(Protocol):
+    """A linked program's runner, as ``Function`` uses it."""
+
+    failed_node: int | None  # schedule index of the node that raised in the last call
+
+    @property
+    def kind(self) -> str: ...  # "cvm", "py", "debug", "monitor"
+
+    def __call__(self, args: Sequence[Any], /) -> list[Any]: ...  # inputs -> outputs, updates
+
+    def stats(self) -> dict[str, Any]: ...  # run-time counters (profiling)
+
 
 _CVM: Any = None
 _CVM_ERROR: str | None = None
@@ -36,7 +52,7 @@ def cvm_available() -> bool:
     return _load_cvm() is not None
 
 
-def make_vm(program: Program, kind: str = "cvm", allow_gc: bool = True) -> Any:
+def make_vm(program: Program, kind: str = "cvm", allow_gc: bool = True) -> VM:
     """A VM running ``program``: ``kind`` is "cvm" (Cython, the default) or "py"."""
     global _warned
     if kind == "py":
