@@ -24,7 +24,15 @@ from graphc.tensor.constant_value import (
 )
 from graphc.tensor.elemwise import DimShuffle
 from graphc.tensor.math import cast, second
-from graphc.tensor.shape import Shape, Shape_i, _constant, _i64, shape, shape_tuple
+from graphc.tensor.shape import (
+    Shape,
+    Shape_i,
+    _constant,
+    _i64,
+    get_vector_length,
+    shape,
+    shape_tuple,
+)
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -709,7 +717,8 @@ def shape_padright(x: TensorLike, n: int = 1):
 __all__ = [
     "ARange", "Alloc", "Eye", "Join", "MakeVector", "NotScalarConstantError", "Reshape",
     "Shape", "Shape_i", "SpecifyShape", "alloc", "arange", "broadcast_to", "concatenate", "eye",
-    "fill", "flatten", "full", "full_like", "get_scalar_constant_value", "identity_like", "join",
+    "fill", "flatten", "full", "full_like", "get_scalar_constant_value", "get_vector_length",
+    "identity_like", "join",
     "ones", "ones_like", "reshape", "shape", "shape_padleft", "shape_padright", "shape_tuple",
     "specify_shape", "stack", "zeros", "zeros_like",
 ]  # fmt: skip

@@ -152,7 +152,17 @@ class _TensorOps:
         return True
 
     def __iter__(self):
-        raise TypeError("a symbolic variable is not iterable; index it instead")
+        # as in Theano: a vector of statically known length yields ``x[0], x[1], ...``;
+        # anything else that is not a vector raises TypeError (``builtins.sum(x)``), a
+        # vector of unknown length raises get_vector_length's ValueError
+        try:
+            n = _t().get_vector_length(self)
+        except TypeError:
+            raise TypeError(
+                "a symbolic tensor that is not a vector of known length is not iterable; "
+                "index it instead (or use graphc.tensor.sum instead of builtins.sum)"
+            ) from None
+        return (self[i] for i in range(n))
 
     def __len__(self):
         raise TypeError("a symbolic variable has no len(); use .shape[0]")
