@@ -114,3 +114,78 @@ def test_variables_accept_library_attributes_and_keep_them_when_pickled():
     with pytest.raises(AttributeError):
         T.dvector().hint  # noqa: B018
     assert not hasattr(x.clone(), "hint") and x.clone().tag == x.tag
+
+
+# ------------------------------------------------------------------ Theano's signatures
+
+
+def test_reductions_take_theano_dtype_and_acc_dtype():
+    xv = np.array([[1.5, 2.25, 3.0], [4.0, 5.5, 6.125]], dtype="float32")
+    iv = np.array([[100, 100, 100], [27, 0, 1]], dtype="int8")
+    x, i = T.fmatrix("x"), T.bmatrix("i")
+    exprs = {
+        "mean f64": (T.mean(x, dtype="float64"), xv.mean(dtype="float64"), "float64"),
+        "mean axis": (x.mean(axis=0, dtype="float64"), xv.mean(0, dtype="float64"), "float64"),
+        "mean i8 acc": (T.mean(i, acc_dtype="int64"), iv.astype("int64").mean(), "float64"),
+        # Theano: an int sum is divided by a float64 count
+        "mean i32": (T.mean(i, axis=1, dtype="int32"), iv.sum(1, dtype="int32") / 3, "float64"),
+        "sum acc": (T.sum(x, acc_dtype="float64"), xv.sum(dtype="float64"), "float32"),
+        "sum i8->i8": (i.sum(dtype="int8", acc_dtype="int64"), iv.sum().astype("int8"), "int8"),
+        "prod": (
+            T.prod(x, axis=1, dtype="float64", no_zeros_in_input=True),
+            xv.prod(1, dtype="float64"),
+            "float64",
+        ),  # fmt: skip
+        "prod acc": (x.prod(acc_dtype="float64"), xv.astype("float64").prod(), "float32"),
+    }
+    f = function([x, i], [e for e, _, _ in exprs.values()])
+    for (key, (expr, ref, dt)), got in zip(exprs.items(), f(xv, iv), strict=True):
+        assert expr.dtype == dt, key
+        np.testing.assert_allclose(got, ref, rtol=1e-6, err_msg=key)
+    with pytest.raises(NotImplementedError, match="op=True"):
+        T.mean(x, op=True)
+
+
+def test_stack_takes_theano_spellings():
+    a, b, c = T.dvectors("a", "b", "c")
+    vals = [np.arange(3.0), np.arange(3.0) + 10, np.arange(3.0) - 5]
+    exprs = [T.stack(a, b, c), T.stack([a, b, c]), T.stack([a, b, c], 1),
+             T.stack([a, b, c], axis=-1), T.stack((a, b), axis=0)]  # fmt: skip
+    refs = [np.stack(vals), np.stack(vals), np.stack(vals, 1), np.stack(vals, -1),
+            np.stack(vals[:2])]  # fmt: skip
+    for got, ref in zip(function([a, b, c], exprs)(*vals), refs, strict=True):
+        np.testing.assert_array_equal(got, ref)
+    s = T.dscalar("s")
+    assert T.stack(s, s, 2.0).ndim == 1  # scalars give a vector, as in Theano
+    with pytest.raises(TypeError, match="stack"):
+        T.stack([a, b], 0, 1)
+
+
+def test_tensor_type_takes_theano_broadcastable_and_name():
+    row_t = T.TensorType("float64", broadcastable=(True, False), name="row_t")
+    assert row_t == T.TensorType("float64", (1, None)) == T.TensorType("float64", (True, False))
+    assert row_t.broadcastable == (True, False) and str(row_t) == "row_t"
+    assert T.TensorType("int32", broadcastable=()).ndim == 0
+    r = row_t("r")
+    x = T.dmatrix("x")
+    got = function([r, x], r + x)(np.ones((1, 3)), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(got, np.ones((1, 3)) + np.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match="not both"):
+        T.TensorType("float64", (None,), broadcastable=(False,))
+
+
+def test_norm_and_other_theano_methods():
+    xv = np.array([[3.0, -4.0, 1.0], [0.5, 2.0, -2.0]])
+    x = T.dmatrix("x")
+    exprs = [x.norm(2), x.norm(L=1, axis=1), x.norm(3, axis=0), x.zeros_like(dtype="int32"),
+             x.cumsum(axis=1), x.sort(axis=1), x.argsort(axis=0), x.repeat(2, axis=0),
+             x.take([1, 0], axis=1), T.flatten(x, outdim=1), x.prod(dtype="float32")]  # fmt: skip
+    refs = [np.linalg.norm(xv), np.abs(xv).sum(1), (np.abs(xv) ** 3).sum(0) ** (1 / 3),
+            np.zeros((2, 3), "int32"), xv.cumsum(1), np.sort(xv, 1), np.argsort(xv, 0),
+            xv.repeat(2, 0), xv.take([1, 0], 1), xv.ravel(), xv.prod()]  # fmt: skip
+    for got, ref in zip(function([x], exprs)(xv), refs, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-6)
+    assert exprs[3].dtype == "int32" and exprs[-1].dtype == "float32"
+    for bad in (0, np.inf):
+        with pytest.raises(NotImplementedError, match="norm"):
+            x.norm(bad)

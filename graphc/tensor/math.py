@@ -318,18 +318,41 @@ def _reduce(
     return _keep(out, x, axes, keepdims)
 
 
+def _reduce_dtypes(name, scalar_name, x, axis, keepdims, dtype, acc_dtype):
+    """Theano's ``dtype`` / ``acc_dtype``: accumulate in ``acc_dtype`` (default: ``dtype``,
+    else the reduction's own), then return ``dtype`` (default: the reduction's own)."""
+    dt = None if dtype is None else str(np.dtype(dtype))
+    if acc_dtype is None:
+        return _reduce(name, scalar_name, x, axis, keepdims, dt)
+    x = as_tensor_variable(x)
+    if dt is None:
+        dt = CAReduce(ps.get_scalar_op(scalar_name), ()).out_dtype(x.dtype)
+    out = _reduce(name, scalar_name, x, axis, keepdims, str(np.dtype(acc_dtype)))
+    return out if out.dtype == dt else cast(out, dt)
+
+
 def sum(
     x: TensorLike,
     axis: int | Sequence[int] | None = None,
     keepdims: bool = False,
     dtype: DTypeLike | None = None,
+    acc_dtype: DTypeLike | None = None,
 ):
-    """Sum over ``axis`` (all axes when None)."""
-    return _reduce("sum", "add", x, axis, keepdims, None if dtype is None else str(np.dtype(dtype)))
+    """Sum over ``axis`` (all axes when None); ``dtype`` / ``acc_dtype`` as in Theano."""
+    return _reduce_dtypes("sum", "add", x, axis, keepdims, dtype, acc_dtype)
 
 
-def prod(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-    return _reduce("prod", "mul", x, axis, keepdims)
+def prod(
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    dtype: DTypeLike | None = None,
+    acc_dtype: DTypeLike | None = None,
+    no_zeros_in_input: bool = False,
+):
+    """Product over ``axis``; ``no_zeros_in_input`` (Theano's gradient hint) changes
+    nothing: the gradient is right with or without zeros."""
+    return _reduce_dtypes("prod", "mul", x, axis, keepdims, dtype, acc_dtype)
 
 
 def max(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
@@ -403,9 +426,24 @@ def _count(x, axes: int | Sequence[int] | None):
     return constant(np.int64(1)) if n is None else n
 
 
-def mean(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
+def mean(
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    dtype: DTypeLike | None = None,
+    acc_dtype: DTypeLike | None = None,
+    op: bool = False,
+):
+    """Mean over ``axis``. As in Theano, ``dtype`` is the sum's dtype (accumulated in
+    ``acc_dtype``), divided by the count in float32 for a float16/32 sum, else float64."""
+    if op:
+        raise NotImplementedError("mean(op=True): graphc has no separate Mean Op")
     x = as_tensor_variable(x)
     axes = normalize_axis("mean", x, axis)
+    if dtype is not None or acc_dtype is not None:
+        s = sum(x, axis=axes, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
+        n_dt = "float32" if s.dtype in ("float16", "float32") else "float64"
+        return s / cast(_count(x, axes), n_dt)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
     # integers accumulate in float64, as numpy's mean does: an int64 sum can wrap
     s = sum(x, axis=axes, keepdims=keepdims, dtype=None if x.dtype == out_dt else out_dt)

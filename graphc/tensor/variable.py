@@ -226,14 +226,34 @@ class _TensorOps:
         axis: int | Sequence[int] | None = None,
         keepdims: bool = False,
         dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
     ):
-        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+        return _t().sum(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def prod(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-        return _t().prod(self, axis=axis, keepdims=keepdims)
+    def prod(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
+    ):
+        return _t().prod(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-        return _t().mean(self, axis=axis, keepdims=keepdims)
+    def mean(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        dtype: DTypeLike | None = None,
+        acc_dtype: DTypeLike | None = None,
+    ):
+        return _t().mean(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
+
+    def norm(self, L: float, axis: int | Sequence[int] | None = None):
+        """Theano's ``norm``: ``(|x| ** L).sum(axis) ** (1 / L)``; L = 0 or inf are not
+        supported (NotImplementedError, as in Theano)."""
+        if L == 0 or np.isinf(L):
+            raise NotImplementedError(f"norm(L={L}): only finite, non-zero L is supported")
+        return (abs(self) ** L).sum(axis=axis) ** (1.0 / L)
 
     def var(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
         return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
@@ -270,6 +290,32 @@ class _TensorOps:
 
     def sqrt(self):
         return _t().sqrt(self)
+
+    def zeros_like(self, dtype: DTypeLike | None = None):
+        return _t().zeros_like(self, dtype=dtype)
+
+    def repeat(self, repeats: TensorLike, axis: int | None = None):
+        return _t().repeat(self, repeats, axis)
+
+    def cumsum(self, axis: int | None = None):
+        return _t().cumsum(self, axis)
+
+    def cumprod(self, axis: int | None = None):
+        return _t().cumprod(self, axis)
+
+    def sort(self, axis: int = -1, kind: str = "quicksort", order=None):
+        return _t().sort(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind: str = "quicksort", order=None):
+        return _t().argsort(self, axis, kind, order)
+
+    def take(self, indices: TensorLike, axis: int | None = None, mode: str = "raise"):
+        if mode != "raise":
+            raise NotImplementedError(f"take(mode={mode!r}): only mode='raise' is supported")
+        return _t().take(self, indices, axis)
+
+    def fill(self, value: TensorLike):
+        return _t().fill(self, value)
 
     def nonzero_values(self):
         raise NotImplementedError("nonzero_values is not implemented in graphc")
