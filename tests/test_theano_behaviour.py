@@ -189,3 +189,13 @@ def test_norm_and_other_theano_methods():
     for bad in (0, np.inf):
         with pytest.raises(NotImplementedError, match="norm"):
             x.norm(bad)
+
+
+def test_var_std_take_theano_ddof_and_corrected():
+    xv = 1e8 + np.array([[0.25, 1.5, -2.0, 3.0], [4.0, -1.0, 0.5, 2.5]])
+    x = T.dmatrix("x")
+    exprs = [T.var(x, axis=1, ddof=1, corrected=True), x.var(corrected=True),
+             T.std(x, axis=0, ddof=1), x.std(axis=1, keepdims=True, corrected=True)]  # fmt: skip
+    refs = [xv.var(1, ddof=1), xv.var(), xv.std(0, ddof=1), xv.std(1, keepdims=True)]
+    for got, ref in zip(function([x], exprs)(xv), refs, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-9)

@@ -451,21 +451,34 @@ def mean(
 
 
 def var(
-    x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    ddof: int = 0,
+    corrected: bool = False,
 ):
+    """Variance over ``axis`` (divided by ``n - ddof``); ``corrected`` (Theano's) subtracts
+    the corrected two-pass term ``(sum of deviations) ** 2 / n``, the rounding error."""
     x = as_tensor_variable(x)
     axes = normalize_axis("var", x, axis)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
     xf = cast(x, out_dt)
     centered = xf - mean(xf, axis=axes, keepdims=True)
     n = cast(_count(x, axes), out_dt)
-    return cast(sum(sqr(centered), axis=axes, keepdims=keepdims) / (n - ddof), out_dt)
+    ss = sum(sqr(centered), axis=axes, keepdims=keepdims)
+    if corrected:
+        ss = ss - sqr(sum(centered, axis=axes, keepdims=keepdims)) / n
+    return cast(ss / (n - ddof), out_dt)
 
 
 def std(
-    x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    ddof: int = 0,
+    corrected: bool = False,
 ):
-    return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
+    return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof, corrected=corrected))
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("np", "annotations", "ps")]

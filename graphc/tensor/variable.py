@@ -255,11 +255,23 @@ class _TensorOps:
             raise NotImplementedError(f"norm(L={L}): only finite, non-zero L is supported")
         return (abs(self) ** L).sum(axis=axis) ** (1.0 / L)
 
-    def var(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
-        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+    def var(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        ddof: int = 0,
+        corrected: bool = False,
+    ):
+        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof, corrected=corrected)
 
-    def std(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
-        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+    def std(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        ddof: int = 0,
+        corrected: bool = False,
+    ):
+        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof, corrected=corrected)
 
     def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().max(self, axis=axis, keepdims=keepdims)
