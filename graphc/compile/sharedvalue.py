@@ -7,17 +7,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.flags import config
+from graphc.graph.basic import Variable
 from graphc.tensor.type import TensorType
-from graphc.tensor.variable import TensorVariable
+from graphc.tensor.variable import _TensorOps
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
 
-class SharedVariable(TensorVariable):
+class SharedVariable(_TensorOps, Variable):
     """A tensor Variable with a value stored outside any function (``get_value`` /
-    ``set_value``); functions read it implicitly and may update it."""
+    ``set_value``); functions read it implicitly and may update it.
+
+    As in Theano, it has every operator and method of a TensorVariable but is not one:
+    libraries test ``isinstance(x, TensorVariable)`` to tell an expression from a
+    learned parameter.
+    """
 
     __slots__ = ("_value", "allow_downcast", "default_update")
 

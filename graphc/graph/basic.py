@@ -93,9 +93,13 @@ class Tag(dict):
 
 
 class Variable:
-    """A symbolic value: the input of a graph or an output of an Apply node."""
+    """A symbolic value: the input of a graph or an output of an Apply node.
 
-    __slots__ = ("type", "owner", "index", "name", "tag", "__weakref__")
+    Libraries may store their own attributes on a Variable, as on Theano's: the
+    ``__dict__`` slot holds them and costs nothing until the first one is set.
+    """
+
+    __slots__ = ("type", "owner", "index", "name", "tag", "__weakref__", "__dict__")
     _count = 0
 
     def __init__(
@@ -155,7 +159,9 @@ class Variable:
         return evaluate([self], inputs or {})[0]
 
     def __getstate__(self) -> dict[str, Any]:
-        return {s: getattr(self, s) for s in Variable.__slots__ if s != "__weakref__"}
+        state = dict(self.__dict__)
+        state.update((s, getattr(self, s)) for s in Variable.__slots__ if s[:2] != "__")
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
@@ -182,7 +188,7 @@ def _flat_graph(root: Variable) -> tuple[list, list, tuple[int, int]]:
                 refs[v] = (-1, len(free))
                 free.append(v)
             in_refs.append(refs[v])
-        outs = [(type(o), o.type, o.name, o.tag) for o in node.outputs]
+        outs = [(type(o), o.type, o.name, o.tag, o.__dict__) for o in node.outputs]
         nodes.append((node.op, in_refs, outs, node.tag, node.origins))
         for j, o in enumerate(node.outputs):
             refs[o] = (n, j)
@@ -194,9 +200,10 @@ def _rebuild_owned(free: list, nodes: list, root: tuple[int, int]) -> Variable:
     for op, in_refs, outs, tag, origins in nodes:
         inputs = [free[j] if n < 0 else built[n][j] for n, j in in_refs]
         outputs = []
-        for cls, typ, name, vtag in outs:
+        for cls, typ, name, vtag, attrs in outs:
             o = cls(typ, None, None, name)
             o.tag = vtag
+            o.__dict__.update(attrs)
             outputs.append(o)
         node = Apply(op, inputs, outputs)
         node.tag, node.origins = tag, origins

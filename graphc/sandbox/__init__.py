@@ -7,5 +7,7 @@ def __getattr__(name: str):
 
         return graphc.sandbox.cuda
     if name == "gpuarray":
-        raise NotImplementedError("graphc.sandbox.gpuarray: graphc has no GPU back end")
+        from graphc.gpuarray import unavailable
+
+        raise unavailable("graphc.sandbox.gpuarray")
     raise AttributeError(f"module 'graphc.sandbox' has no attribute {name!r}")

@@ -24,7 +24,15 @@ from graphc.tensor.constant_value import (
 )
 from graphc.tensor.elemwise import DimShuffle
 from graphc.tensor.math import cast, second
-from graphc.tensor.shape import Shape, Shape_i, _constant, _i64, shape, shape_tuple
+from graphc.tensor.shape import (
+    Shape,
+    Shape_i,
+    _constant,
+    _i64,
+    get_vector_length,
+    shape,
+    shape_tuple,
+)
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -257,8 +265,11 @@ def reshape(x: TensorLike, newshape: TensorLike, ndim: int | None = None):
     return Reshape(len(entries))(x, _make_shape_vector(entries))
 
 
-def flatten(x: TensorLike, ndim: int = 1):
-    """Keep the first ``ndim - 1`` axes and collapse the rest into one."""
+def flatten(x: TensorLike, ndim: int = 1, outdim: int | None = None):
+    """Keep the first ``ndim - 1`` axes and collapse the rest into one (``outdim`` is
+    Theano's name for ``ndim``)."""
+    if outdim is not None:
+        ndim = outdim
     x = as_tensor_variable(x)
     if ndim < 1 or ndim > max(x.ndim, 1):
         raise ValueError(f"flatten: ndim={ndim} is out of range for {x.type}")
@@ -446,10 +457,17 @@ def concatenate(tensor_list: Sequence, axis: int = 0):
     return join(axis, *tensor_list)
 
 
-def stack(tensors: Sequence, axis: int = 0):
-    """Join tensors of the same shape along a new axis."""
-    if not isinstance(tensors, list | tuple):
-        raise TypeError("stack: pass a list or tuple of tensors")
+def stack(*args, axis: int | None = None):
+    """Join tensors of the same shape along a new axis: ``stack(tensors, axis=0)`` or, as
+    Theano also accepts, ``stack(tensors, axis)`` and ``stack(a, b, c)`` (axis 0)."""
+    if args and isinstance(args[0], list | tuple):
+        if len(args) > 2 or (len(args) == 2 and axis is not None):
+            raise TypeError("stack: pass stack(tensors, axis) or stack(*tensors)")
+        tensors = args[0]
+        axis = args[1] if len(args) == 2 else axis
+    else:
+        tensors = args
+    axis = 0 if axis is None else axis
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
     ts = [as_tensor_variable(t) for t in tensors]
@@ -709,7 +727,8 @@ def shape_padright(x: TensorLike, n: int = 1):
 __all__ = [
     "ARange", "Alloc", "Eye", "Join", "MakeVector", "NotScalarConstantError", "Reshape",
     "Shape", "Shape_i", "SpecifyShape", "alloc", "arange", "broadcast_to", "concatenate", "eye",
-    "fill", "flatten", "full", "full_like", "get_scalar_constant_value", "identity_like", "join",
+    "fill", "flatten", "full", "full_like", "get_scalar_constant_value", "get_vector_length",
+    "identity_like", "join",
     "ones", "ones_like", "reshape", "shape", "shape_padleft", "shape_padright", "shape_tuple",
     "specify_shape", "stack", "zeros", "zeros_like",
 ]  # fmt: skip

@@ -383,8 +383,10 @@ def prod(
     keepdims: bool = False,
     dtype: DTypeLike | None = None,
     acc_dtype: DTypeLike | None = None,
+    no_zeros_in_input: bool = False,
 ):
-    """Product over ``axis``; ``dtype`` and ``acc_dtype`` as for ``sum``."""
+    """Product over ``axis``; ``no_zeros_in_input`` (Theano's gradient hint) changes
+    nothing: the gradient is right with or without zeros."""
     return _reduce("prod", "mul", x, axis, keepdims, dtype, acc_dtype)
 
 
@@ -465,11 +467,18 @@ def mean(
     keepdims: bool = False,
     dtype: DTypeLike | None = None,
     acc_dtype: DTypeLike | None = None,
+    op: bool = False,
 ):
-    """Mean over ``axis``: float32 in, float32 out, summed in float64 (Theano's rules);
-    integers sum and divide in float64. ``dtype`` is the result's dtype."""
+    """Mean over ``axis``. As in Theano, ``dtype`` is the sum's dtype (accumulated in
+    ``acc_dtype``), divided by the count in float32 for a float16/32 sum, else float64."""
+    if op:
+        raise NotImplementedError("mean(op=True): graphc has no separate Mean Op")
     x = as_tensor_variable(x)
     axes = normalize_axis("mean", x, axis)
+    if dtype is not None or acc_dtype is not None:
+        s = sum(x, axis=axes, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
+        n_dt = "float32" if s.dtype in ("float16", "float32") else "float64"
+        return s / cast(_count(x, axes), n_dt)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
     out_dt = out_dt if dtype is None else str(np.dtype(dtype))
     if acc_dtype is None and x.dtype not in ps.FLOAT_DTYPES:
@@ -479,21 +488,34 @@ def mean(
 
 
 def var(
-    x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    ddof: int = 0,
+    corrected: bool = False,
 ):
+    """Variance over ``axis`` (divided by ``n - ddof``); ``corrected`` (Theano's) subtracts
+    the corrected two-pass term ``(sum of deviations) ** 2 / n``, the rounding error."""
     x = as_tensor_variable(x)
     axes = normalize_axis("var", x, axis)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
     xf = cast(x, out_dt)
     centered = xf - mean(xf, axis=axes, keepdims=True)
     n = cast(_count(x, axes), out_dt)
-    return cast(sum(sqr(centered), axis=axes, keepdims=keepdims) / (n - ddof), out_dt)
+    ss = sum(sqr(centered), axis=axes, keepdims=keepdims)
+    if corrected:
+        ss = ss - sqr(sum(centered, axis=axes, keepdims=keepdims)) / n
+    return cast(ss / (n - ddof), out_dt)
 
 
 def std(
-    x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0
+    x: TensorLike,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool = False,
+    ddof: int = 0,
+    corrected: bool = False,
 ):
-    return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
+    return sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof, corrected=corrected))
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("np", "annotations", "ps")]

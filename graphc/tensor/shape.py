@@ -96,3 +96,17 @@ def shape_tuple(x: TensorLike) -> tuple:
     """A tuple of int64 scalars, one per axis (constants where the static size is known)."""
     x = as_tensor_variable(x)
     return tuple(_i64(s) if s is not None else Shape_i(i)(x) for i, s in enumerate(x.type.shape))
+
+
+def get_vector_length(v: TensorLike) -> int:
+    """The length of vector ``v`` when it is known while building the graph (Theano's
+    function): TypeError if ``v`` is not a vector, ValueError if its length is not known."""
+    v = as_tensor_variable(v)
+    if v.ndim != 1:
+        raise TypeError(f"argument must be symbolic vector, got '{v}' ({v.ndim}-d)")
+    n = v.type.shape[0]
+    if n is None and isinstance(v, TensorConstant):
+        n = len(v.data)
+    if n is None:
+        raise ValueError(f"length not known: {v} of type {v.type}")
+    return n

@@ -52,7 +52,7 @@ __all__ = [
     "Rebroadcast", "addbroadcast", "patternbroadcast", "unbroadcast", "bincount", "compress",
     "diff", "fill_diagonal", "to_one_hot",
     "allclose", "arccosh", "arcsinh", "arctanh", "deg2rad", "diag", "diagonal", "divmod",
-    "flatnonzero", "floor_div", "get_vector_length", "horizontal_stack", "inv",
+    "flatnonzero", "floor_div", "horizontal_stack", "inv",
     "inverse_permutation", "isclose", "isinf", "isnan", "largest", "max_and_argmax",
     "nonzero", "nonzero_values", "ptp", "rad2deg", "roll", "shape_padaxis", "smallest",
     "square", "squeeze", "stacklists", "swapaxes", "transpose", "tri", "tril", "triu", "trunc",
@@ -326,18 +326,6 @@ def inverse_permutation(perm: TensorLike):
     """The permutation that undoes ``perm`` (a vector of 0..n-1): ``argsort(perm)``."""
     perm = as_tensor_variable(perm)
     return cast(argsort(perm), perm.dtype)
-
-
-def get_vector_length(v: TensorLike) -> int:
-    """The length of a vector when it is known before running (static shape, a constant,
-    a shape), else ValueError."""
-    v = as_tensor_variable(v)
-    if v.ndim != 1:
-        raise TypeError(f"get_vector_length: a vector is needed, got {v.ndim} dimensions")
-    n = v.type.shape[0]
-    if n is None:
-        raise ValueError(f"get_vector_length: the length of {v} is not known")
-    return int(n)
 
 
 # ------------------------------------------------------------------ element-wise helpers

@@ -23,7 +23,20 @@ class TensorType(Type):
 
     __props__ = ("dtype", "shape")
 
-    def __init__(self, dtype: str, shape: Sequence[int | None] = ()):
+    def __init__(
+        self,
+        dtype: str,
+        shape: Sequence[int | None] | None = None,
+        broadcastable: Sequence[bool] | None = None,
+        name: str | None = None,
+    ):
+        # Theano's spelling, TensorType(dtype, broadcastable=..., name=...), is accepted too
+        if broadcastable is not None:
+            if shape is not None:
+                raise TypeError("TensorType: give shape or broadcastable, not both")
+            shape = [1 if b else None for b in broadcastable]
+        shape = () if shape is None else shape
+        self.name = name
         dt = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
         if dt not in DTYPES:
             raise TypeError(f"unsupported dtype {dt!r}; graphc supports {', '.join(DTYPES)}")
@@ -121,6 +134,8 @@ class TensorType(Type):
         return np.zeros(shape, dtype=self.dtype)
 
     def __str__(self) -> str:
+        if getattr(self, "name", None):
+            return self.name
         if all(s is None for s in self.shape) or not self.shape:
             names = {0: "Scalar", 1: "Vector", 2: "Matrix"}
             if self.ndim in names:

@@ -152,7 +152,17 @@ class _TensorOps:
         return True
 
     def __iter__(self):
-        raise TypeError("a symbolic variable is not iterable; index it instead")
+        # as in Theano: a vector of statically known length yields ``x[0], x[1], ...``;
+        # anything else that is not a vector raises TypeError (``builtins.sum(x)``), a
+        # vector of unknown length raises get_vector_length's ValueError
+        try:
+            n = _t().get_vector_length(self)
+        except TypeError:
+            raise TypeError(
+                "a symbolic tensor that is not a vector of known length is not iterable; "
+                "index it instead (or use graphc.tensor.sum instead of builtins.sum)"
+            ) from None
+        return (self[i] for i in range(n))
 
     def __len__(self):
         raise TypeError("a symbolic variable has no len(); use .shape[0]")
@@ -238,11 +248,30 @@ class _TensorOps:
     ):
         return _t().mean(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def var(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
-        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+    def norm(self, L: float, axis: int | Sequence[int] | None = None):
+        """Theano's ``norm``: ``(|x| ** L).sum(axis) ** (1 / L)``; L = 0 or inf are not
+        supported (NotImplementedError, as in Theano)."""
+        if L == 0 or np.isinf(L):
+            raise NotImplementedError(f"norm(L={L}): only finite, non-zero L is supported")
+        return (abs(self) ** L).sum(axis=axis) ** (1.0 / L)
 
-    def std(self, axis: int | Sequence[int] | None = None, keepdims: bool = False, ddof: int = 0):
-        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+    def var(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        ddof: int = 0,
+        corrected: bool = False,
+    ):
+        return _t().var(self, axis=axis, keepdims=keepdims, ddof=ddof, corrected=corrected)
+
+    def std(
+        self,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool = False,
+        ddof: int = 0,
+        corrected: bool = False,
+    ):
+        return _t().std(self, axis=axis, keepdims=keepdims, ddof=ddof, corrected=corrected)
 
     def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False):
         return _t().max(self, axis=axis, keepdims=keepdims)
@@ -273,6 +302,32 @@ class _TensorOps:
 
     def sqrt(self):
         return _t().sqrt(self)
+
+    def zeros_like(self, dtype: DTypeLike | None = None):
+        return _t().zeros_like(self, dtype=dtype)
+
+    def repeat(self, repeats: TensorLike, axis: int | None = None):
+        return _t().repeat(self, repeats, axis)
+
+    def cumsum(self, axis: int | None = None):
+        return _t().cumsum(self, axis)
+
+    def cumprod(self, axis: int | None = None):
+        return _t().cumprod(self, axis)
+
+    def sort(self, axis: int = -1, kind: str = "quicksort", order=None):
+        return _t().sort(self, axis, kind, order)
+
+    def argsort(self, axis: int = -1, kind: str = "quicksort", order=None):
+        return _t().argsort(self, axis, kind, order)
+
+    def take(self, indices: TensorLike, axis: int | None = None, mode: str = "raise"):
+        if mode != "raise":
+            raise NotImplementedError(f"take(mode={mode!r}): only mode='raise' is supported")
+        return _t().take(self, indices, axis)
+
+    def fill(self, value: TensorLike):
+        return _t().fill(self, value)
 
     def nonzero_values(self):
         raise NotImplementedError("nonzero_values is not implemented in graphc")

@@ -1,8 +1,0 @@
-"""Theano's old ``sandbox.cuda`` back end: graphc runs on the CPU only, so each name
-raises NotImplementedError naming itself."""
-
-
-def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise NotImplementedError(f"graphc.sandbox.cuda.{name}: graphc has no GPU back end")
