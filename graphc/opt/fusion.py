@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from graphc.graph.basic import Constant, clone_replace, new_node_origins
 from graphc.opt.engine import register
 from graphc.opt.utils import fit, scalar_const, size_key
-from graphc.scalar.basic import Composite, ScalarOp, ScalarType
+from graphc.scalar.basic import Add, Composite, ScalarOp, ScalarType
 from graphc.scalar.c_code import c_expr, composite_c_body
 from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSums
@@ -198,7 +198,7 @@ def fuse_sum_of_elemwise(fgraph, node):
     # one pass, no intermediate array
     op = node.op
     x = node.inputs[0]
-    if op.scalar_op.name != "add" or sorted(op.axis) != list(range(x.type.ndim)):
+    if not isinstance(op.scalar_op, Add) or sorted(op.axis) != list(range(x.type.ndim)):
         return None
     p = x.owner
     if not _fusable(p) or len(fgraph.clients[x]) != 1:

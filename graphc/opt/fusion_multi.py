@@ -38,7 +38,7 @@ from graphc.opt.fusion import (
     _scalar_graph_multi,
     is_heavy,
 )
-from graphc.scalar.basic import Composite
+from graphc.scalar.basic import Add, Composite
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import CAReduce, ElemwiseSums
 
@@ -257,7 +257,7 @@ def fuse_sum_into_loop(fgraph: FunctionGraph, node: Any):
     # t, a = Elemwise{Composite{exp(i0), exp(i0) * 2}}(x); s = Sum(t)
     #   -> a, s = Elemwise{Composite{exp(i0), exp(i0) * 2}; values 1; sums of 0}(x)
     op, x = node.op, node.inputs[0]
-    if op.scalar_op.name != "add" or x.type.ndim == 0:
+    if not isinstance(op.scalar_op, Add) or x.type.ndim == 0:
         return None
     if sorted(op.axis) != list(range(x.type.ndim)):
         return None

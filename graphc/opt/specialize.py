@@ -55,7 +55,7 @@ def mul_minus_one(fgraph: FunctionGraph, node):
 @register("specialize", *TAGS, tracks=(CAReduce,))
 def sum_of_mul_const(fgraph: FunctionGraph, node):
     # sum(c * x, axis) -> c * sum(x, axis)   (c a broadcastable constant)
-    if node.op.scalar_op.name != "add" or node.op.dtype is not None:
+    if not isinstance(node.op.scalar_op, ps.Add) or node.op.dtype is not None:
         return None
     inner = owner_is(node.inputs[0], ps.Mul)
     if inner is None or len(fgraph.clients[node.inputs[0]]) != 1:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Apply, Constant, Op, Variable
+from graphc.scalar.basic import Second
 from graphc.tensor import math as tm
 from graphc.tensor.basic import arange
 from graphc.tensor.elemwise import DimShuffle, Elemwise
@@ -53,7 +54,7 @@ def _is_zeros(v: Variable) -> bool:
     if isinstance(v, Constant):
         return not np.any(v.data)
     op = v.owner.op if v.owner is not None else None
-    if isinstance(op, Elemwise) and op.scalar_op.name == "second":
+    if isinstance(op, Elemwise) and isinstance(op.scalar_op, Second):
         return _is_zeros(v.owner.inputs[1])
     return False
 
