@@ -1,5 +1,5 @@
 """The printed profile parses as Theano's: a parser written to the format of Theano 1.0's
-and PyTensor's real output (docs: /work/shared/reference/profile-outputs.md, sections 10-13;
+and PyTensor's real output (the Class / Ops / Apply sections as Theano 1.0.5 prints them;
 ``graphc.ProfileStats`` with Theano's signature) reads back the numbers of the JSON export,
 at the default width and at a wide one, with every number whole."""
 
