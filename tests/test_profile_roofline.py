@@ -119,6 +119,8 @@ def test_text_section_and_tips():
     fast.nodes[0].ns_total = 18_000
     assert any("g node 0 " in t and "89% of this machine's bandwidth" in t
                for t in roofline_tips([fast]))  # fmt: skip
+    fast.nodes[0].ns_total = 4_000  # 40 GB/s, 400%: from the caches, not memory-bound
+    assert not any("bandwidth:" in t for t in roofline_tips([fast]))
     full = SummaryOptions(n_apply=sys.maxsize, n_ops=sys.maxsize, width=100)  # --full
     text = render_summary(ProfileStats([fp]), full)
     assert "Roofline" in text and "10.0 GB/s memory bandwidth" in text

@@ -133,11 +133,15 @@ def roofline(fps: Sequence[FunctionProfile]) -> list[RooflinePoint]:
 
 #: Nodes below this share of all node time get no roofline tip.
 TIP_MIN_SHARE = 0.05
+#: Above this share of the (main-memory) bandwidth a node's data comes from the caches:
+#: the memory-bound tip would mislead, so it is not given.
+CACHE_RESIDENT_SHARE = 1.25
 
 
 def roofline_tips(fps: Sequence[FunctionProfile]) -> list[str]:
     """What the roofline says of the nodes that matter (at least 5% of the time): one at
-    80% of the bandwidth gains only from moving fewer bytes (fusion, a smaller dtype); one
+    80% of the bandwidth (and not above it, from the caches) gains only from moving fewer
+    bytes (fusion, a smaller dtype); one
     below 10% of both limits is held by per-call overhead, not by the machine. One tip per
     kind, naming the node with the most time and counting the others."""
     points = roofline(fps)
@@ -145,6 +149,8 @@ def roofline_tips(fps: Sequence[FunctionProfile]) -> list[str]:
     found: dict[str, list[RooflinePoint]] = {"memory": [], "overhead": []}
     for p in points:
         if total and p.ns >= TIP_MIN_SHARE * total and p.bound in found:
+            if p.bound == "memory" and (p.bw_share or 0) > CACHE_RESIDENT_SHARE:
+                continue  # runs from the caches, faster than main memory allows
             found[p.bound].append(p)
     out = []
     for kind, hits in found.items():
