@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-DEFAULT_FUZZ_EXAMPLES = 30
+DEFAULT_FUZZ_EXAMPLES = 100  # about 2,000 examples over the fuzz tests, ~2.5 min
 
 
 def pytest_addoption(parser):
