@@ -103,7 +103,7 @@ def test_loop_bookkeeping_is_not_the_profilers_own_cost():
         before = now
     (lp,) = loop_summaries([rec])
     (book,) = [r for r in lp.rows if r.label.startswith("(loop bookkeeping")]
-    assert book.exclusive_ns * lp.calls == before  # the row is this difference
+    assert book.exclusive_ns * lp.calls == pytest.approx(before, abs=1)  # this difference
     assert 0 < statistics.median(own) < statistics.median(whole)
 
 
