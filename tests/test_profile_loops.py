@@ -7,6 +7,7 @@ import statistics
 import time
 
 import numpy as np
+import pytest
 
 import graphc
 import graphc.tensor as T
