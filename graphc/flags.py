@@ -156,9 +156,10 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "profiling__all_calls",
-        False,
+        True,
         _bool,
-        "summaries include each function's first call (by default they report it apart)",
+        "the Class, Ops and Apply tables count each function's first call, as Theano's "
+        "did (False: they leave it out; it is always also reported on its own line)",
     ),
     Flag("profiling__trace_capacity", 100_000, int, "max trace events kept per function"),
     Flag("ProfileMode__n_apply_to_print", 15, int, "legacy ProfileMode Apply rows"),

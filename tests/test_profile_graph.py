@@ -69,7 +69,7 @@ def test_hottest_node_is_reddest():
     assert gv.heat_color(0.0) == "#ffffff"
 
 
-def test_first_call_is_left_out_of_the_colours():
+def test_first_call_counts_in_the_colours_unless_all_calls_is_false():
     # a's first call took 1000 ns, its next four 10 ns each; b took 50 ns every time
     nodes = [
         NodeRecord(0, "a(x)", "a", "A", calls=5, ns_total=1040, first_calls=1, first_ns=1000,
@@ -80,13 +80,14 @@ def test_first_call_is_left_out_of_the_colours():
     fp = FunctionProfile("h", calls=5, first_calls=1, first_call_ns=2000, first_vm_ns=1500,
                          call_ns=3000, vm_ns=2500, nodes=nodes,
                          inputs=[StorageRecord("x", 0)], output_slots=[2])  # fmt: skip
-    text = gv.to_dot(fp)
+    text = gv.to_dot(fp, all_calls=False)
     assert 'f0_n1 [shape=box, style=filled, fillcolor="#ff0000"' in text  # b: 200 of 240 ns
     assert "83.3%" in text and "16.7%" in text
     assert "h (4 calls, 240 ns in nodes, first call left out)" in text
-    text = gv.to_dot(fp, all_calls=True)
-    assert 'f0_n0 [shape=box, style=filled, fillcolor="#ff0000"' in text
-    assert "h (5 calls, 1.3 us in nodes)" in text
+    for text in (gv.to_dot(fp), gv.to_dot(fp, all_calls=True)):  # every call by default
+        assert 'f0_n0 [shape=box, style=filled, fillcolor="#ff0000"' in text  # a: 1040 ns
+        assert "80.6%" in text and "19.4%" in text
+        assert "h (5 calls, 1.3 us in nodes)" in text
 
 
 def test_svg_or_clear_error(tmp_path, monkeypatch):

@@ -146,7 +146,9 @@ def test_profile_html_flag_writes_the_report_at_exit(tmp_path):
     assert f"wrote the HTML profile report {out}" in res.stderr
     doc = _embedded(out.read_text())
     assert [f["name"] for f in doc["functions"]] == ["job_fn"]
-    assert doc["functions"][0]["calls"] == 4  # the first call is reported apart
+    assert doc["functions"][0]["calls"] == 5  # every call, the first too, as in the text
+    assert doc["first_calls_left_out"] == 0
+    assert any("First call: " in line for line in doc["global"])  # also reported apart
 
 
 def test_example_report_is_small_and_self_contained(tmp_path):

@@ -15,7 +15,6 @@ from html_report_cases import real_profile
 from profile_factory import four_node_function
 
 from graphc.profile import ProfileStats
-from graphc.profile.data.steady import steady_state
 from graphc.profile.render.html import write_html
 from graphc.profile.summaries.compare import Options, compare
 from graphc.profile.summaries.roofline import node_bytes
@@ -44,8 +43,9 @@ def _keys(browser: Browser, table: str) -> list[str]:
     )
 
 
-def _steady_nodes(stats: ProfileStats) -> dict[str, object]:
-    fps = [steady_state(f) for f in stats.functions]
+def _nodes(stats: ProfileStats) -> dict[str, object]:
+    """The report's Apply rows: every call counted, the first too (the default)."""
+    fps = stats.functions
     return {f"f{k}_n{n.position}": n for k, f in enumerate(fps) for n in f.nodes if n.calls}
 
 
@@ -53,7 +53,7 @@ def test_report_loads_sorts_filters(browser, report):
     stats, path = report
     browser.goto(path.as_uri())
     assert browser.js("document.body.dataset.ready") == "1"
-    nodes = _steady_nodes(stats)
+    nodes = _nodes(stats)
     assert sorted(_keys(browser, "tbl-apply")) == sorted(nodes)
     browser.click("#tbl-apply th[data-col=ns]")  # first click: largest first
     browser.click("#tbl-apply th[data-col=ns]")  # second: smallest first
@@ -88,7 +88,7 @@ def test_nested_loops_expand(browser, report):
 def test_graph_node_leads_to_its_row(browser, report):
     stats, path = report
     browser.goto(path.as_uri())
-    nodes = _steady_nodes(stats)
+    nodes = _nodes(stats)
     key, hottest = max(nodes.items(), key=lambda kv: kv[1].ns_total)
     browser.click(f'#graph-box g.node[data-key="{key}"]')
     assert browser.js("document.querySelector('tr.hit').id") == f"tbl-apply-{key}"
@@ -117,7 +117,7 @@ def test_graph_node_leads_to_its_row(browser, report):
 def test_roofline_dot_leads_to_its_row(browser, report):
     stats, path = report
     browser.goto(path.as_uri())
-    nodes = _steady_nodes(stats)
+    nodes = _nodes(stats)
     drawn = browser.js("[...document.querySelectorAll('#roofline-chart circle.dot')]"
                        ".map(c => c.dataset.key)")  # fmt: skip
     # one dot per node that ran with a flop count (the products and element-wise nodes),

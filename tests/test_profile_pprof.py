@@ -90,7 +90,7 @@ def test_loop_bodies_nest_under_their_loop_and_add_up(tmp_path):
     stats.save(path)
     assert main(["pprof", str(path), str(tmp_path / "out.pb.gz")]) == 0
     _, samples = decode((tmp_path / "out.pb.gz").read_bytes())
-    for fp in map(steady_state, stats.functions):
+    for fp in stats.functions:  # every call, the first too (the default)
         loops = [n for n in fp.nodes if n.inner is not None and n.calls]
         for loop in loops:
             under = [v[1] for stack, v in samples if loop.apply_name in stack]
@@ -98,4 +98,8 @@ def test_loop_bodies_nest_under_their_loop_and_add_up(tmp_path):
             body = sorted(s[0] for s, _ in samples if len(s) > 1 and s[1] == loop.apply_name)
             assert body == sorted(n.apply_name for n in loop.inner.nodes if n.calls)
     total = sum(v[1] for _, v in samples)
-    assert total == sum(n.ns_total for f in map(steady_state, stats.functions) for n in f.nodes)
+    assert total == sum(n.ns_total for f in stats.functions for n in f.nodes)
+    _, samples = decode(pprof_bytes(stats, all_calls=False))  # the steady state
+    total = sum(v[1] for _, v in samples)
+    steady = sum(n.ns_total for f in map(steady_state, stats.functions) for n in f.nodes)
+    assert total == steady < sum(n.ns_total for f in stats.functions for n in f.nodes)

@@ -39,6 +39,12 @@ def test_every_nth_call_is_timed_and_the_rest_counted():
     est = scaled(steady_state(fp))
     assert est.calls == 40 and all(n.calls == 40 for n in est.nodes)  # first call apart
     assert est.nodes[0].ns_total == pytest.approx(steady_state(fp).nodes[0].ns_total * 4)
+    # counted in the tables (the default), the first call stands for itself alone: the 10
+    # other timed calls stand for the 40 after it
+    est = scaled(fp)
+    assert est.calls == 41 and all(n.calls == 41 for n in est.nodes)
+    n = fp.nodes[0]
+    assert est.nodes[0].ns_total == pytest.approx(n.first_ns + (n.ns_total - n.first_ns) * 4)
     text = render_summary(stats, SummaryOptions(n_apply=5, n_ops=3, width=100))
     assert "Sampled s: 1 call in 4 timed (10 of 40)" in text
     assert "Time in 41 calls to Function.__call__" in text  # every call the program made

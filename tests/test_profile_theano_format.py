@@ -88,7 +88,7 @@ def test_class_ops_apply_parse_back_to_the_json(profiled, width, all_calls):
     (m,) = [CALLS.match(line) for line in lines if CALLS.match(line)]
     assert int(m["n"]) == fn["calls"] == 5
     assert float(m["t"]) == pytest.approx(fn["call_ns"] / 1e9, rel=1e-6)
-    first = 0 if all_calls else 1  # the sections below leave the first call out by default
+    first = 0 if all_calls else 1  # all_calls=False leaves the first call out of the tables
     nodes = {n["position"]: n for n in fn["nodes"]}
     calls = {p: n["calls"] - first * n["first_calls"] for p, n in nodes.items()}
     ns = {p: n["ns_total"] - first * n["first_ns"] for p, n in nodes.items()}

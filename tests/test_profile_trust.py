@@ -245,7 +245,7 @@ def test_first_call_is_reported_apart_and_does_not_rank_first():
         f(np.ones(200_000))
     wall = time.perf_counter_ns() - t0
     out = io.StringIO()
-    f.profile.summary(file=out, width=300)  # wide enough for names after the numbers
+    f.profile.summary(file=out, all_calls=False, width=300)  # wide enough for the names
     text = out.getvalue()
     # every call the program made is counted (5, by hand), and the time is theirs: more
     # than the 0.3 s sleep of the first, at most the stopwatch around the five
@@ -257,11 +257,14 @@ def test_first_call_is_reported_apart_and_does_not_rank_first():
     rows = _apply_rows(text)
     assert not rows[0].endswith("SlowFirstCall(x)")
     assert "SlowFirstCall" in text.split("Here are tips")[1]  # the first-call tip names it
-    out = io.StringIO()
-    f.profile.summary(file=out, all_calls=True, width=300)
-    text = out.getvalue()
-    assert "Time in 5 calls" in text and "First call:" not in text
-    assert _apply_rows(text)[0].endswith("SlowFirstCall(x)")
+    for kw in ({}, {"all_calls": True}):  # the default counts it in the tables, as Theano
+        out = io.StringIO()
+        f.profile.summary(file=out, width=300, **kw)
+        text = out.getvalue()
+        assert "Time in 5 calls" in text and "s); the tables include it" in text
+        assert _apply_rows(text)[0].endswith("SlowFirstCall(x)")
+        tip = text.split("Here are tips")[1]
+        assert "the tables include first calls" in tip and "all_calls=False" in tip
 
 
 def test_steady_state_of_a_single_call_is_that_call():
@@ -288,6 +291,9 @@ def test_first_call_survives_json_and_merging():
     out = io.StringIO()
     both.summary(file=out)
     assert "Time in 6 calls" in out.getvalue() and "First calls (2)" in out.getvalue()
+    assert "; the tables include them" in out.getvalue()
+    out = io.StringIO()
+    both.summary(file=out, all_calls=False)
     assert "; tables: the other 4 calls" in out.getvalue()
 
 

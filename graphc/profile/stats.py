@@ -51,9 +51,9 @@ class ProfileStats(ProfileData):
     ) -> None:
         """Print every section (memory/optimizer: None shows them when recorded; row counts
         None: the ``profiling__n_apply`` and ``profiling__n_ops`` flags), no line
-        wider than ``width`` (None: ``COLUMNS``, the terminal's width, else 100). The times
-        leave each function's first call out unless ``all_calls`` (None: the
-        ``profiling__all_calls`` flag)."""
+        wider than ``width`` (None: ``COLUMNS``, the terminal's width, else 100). Every
+        section counts every call; ``all_calls=False`` leaves each function's first call
+        out of the Class, Ops and Apply tables (None: the ``profiling__all_calls`` flag)."""
         options = SummaryOptions.from_config(
             n_apply_to_print, n_ops_to_print, min_memory_size, memory, optimizer, all_calls, width
         )

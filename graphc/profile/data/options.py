@@ -20,7 +20,8 @@ class SummaryOptions:
     ``n_ops``: rows of the Class, Op and source-line tables; ``min_memory_size``: outputs
     (and constants) smaller than this many bytes are summed, not listed; ``memory`` and
     ``optimizer``: show those sections (None: when they were recorded); ``all_calls``: count
-    each function's first call in the times instead of reporting it apart; ``width``: no
+    each function's first call in every table, as Theano did (False: leave it out of the
+    Class, Ops and Apply tables; it is reported on its own line either way); ``width``: no
     line wider (None: the terminal's width when the text is laid out).
     """
 
@@ -29,7 +30,7 @@ class SummaryOptions:
     min_memory_size: int = 1024
     memory: bool | None = None
     optimizer: bool | None = None
-    all_calls: bool = False
+    all_calls: bool = True
     width: int | None = None
 
     @classmethod

@@ -4,7 +4,7 @@ Built from the profile records alone: storage slots connect producers to consume
 (``NodeRecord.output_slots`` -> ``input_slots``). Each Apply node is filled from white (no
 time) to red (the node with the largest share) and labelled with its share of the function's
 node time (and its largest output size when the memory profile is on). As in the text
-report, the times leave each function's first call out unless ``all_calls``. Edges into an input
+report, the times count every call, the first too, unless ``all_calls`` is false. Edges into an input
 that a node overwrites in place (``i`` outputs) are drawn bold red, edges into an input that
 a node returns a view of (``v`` outputs) dashed blue.
 """
@@ -102,8 +102,8 @@ def _function_dot(fp: FunctionProfile, k: int, lines: list[str], all_calls: bool
 
 def to_dot(stats: Any, all_calls: bool | None = None) -> str:
     """DOT text of every function in ``stats`` (ProfileStats or FunctionProfile); the
-    times leave each function's first call out unless ``all_calls`` (None: the
-    ``profiling__all_calls`` flag)."""
+    times count every call unless ``all_calls`` is false (each function's first call left
+    out; None: the ``profiling__all_calls`` flag)."""
     if all_calls is None:
         all_calls = config.profiling__all_calls
     fps = function_profiles(stats)

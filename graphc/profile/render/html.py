@@ -55,7 +55,8 @@ def to_html(
     all_calls: bool | None = None,
 ) -> str:
     """The page for ``stats`` (None: a comparison alone) and an optional comparison; times
-    leave the first calls out unless ``all_calls`` (None: ``profiling__all_calls``)."""
+    count every call, the first calls left out of the tables only when ``all_calls`` is
+    false (None: ``profiling__all_calls``)."""
     if stats is None and compare is None:
         raise ValueError("to_html: give a profile, a comparison, or both")
     if all_calls is None:

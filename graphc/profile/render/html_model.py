@@ -1,8 +1,8 @@
 """The data an HTML report shows, as plain JSON-ready values (no markup).
 
 Numbers stay raw (nanoseconds, bytes, percentages) so the page can sort on them and format
-them; each table names its columns and their kinds. As in the text report, times leave
-each function's first call out unless ``all_calls``.
+them; each table names its columns and their kinds. As in the text report, times count
+every call, each function's first call too, unless ``all_calls`` is false.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from graphc.profile.data.profiles import ProfileData
 from graphc.profile.data.steady import has_first_call, steady_state
 from graphc.profile.render.fmt import shape_text, short_origin
 from graphc.profile.render.graphviz import render_svg, to_dot
-from graphc.profile.render.text import render_global
+from graphc.profile.render.text import render_first_calls, render_global
 from graphc.profile.summaries.loops import loop_summary
 from graphc.profile.summaries.memory import live_bytes
 from graphc.profile.summaries.roofline import RooflinePoint, machine_of, roofline
@@ -201,18 +201,22 @@ def _roofline(fps: Sequence[FunctionProfile], points: list[RooflinePoint]) -> di
     }
 
 
-def page_model(stats: ProfileData, all_calls: bool = False) -> dict[str, Any]:
-    """Everything the report shows for ``stats``."""
+def page_model(stats: ProfileData, all_calls: bool = True) -> dict[str, Any]:
+    """Everything the report shows for ``stats``: the global lines count every call, the
+    tables too unless ``all_calls`` is false (then the first calls are left out of them)."""
     recorded = list(stats.functions)
     fps = recorded if all_calls else [steady_state(f) for f in recorded]
     sampled = sampling_lines(recorded)
     fps = [scaled(f) for f in fps]
     points = roofline(fps)
     by_key = {_key(p.function_index, p.position): p for p in points}
-    firsts = sum(f.first_calls for f in recorded if has_first_call(f)) if not all_calls else 0
+    with_first = [f for f in recorded if has_first_call(f)]
+    firsts = 0 if all_calls else sum(f.first_calls for f in with_first)
+    every = global_summary([scaled(f) for f in recorded], stats.name)
+    first_lines = render_first_calls(with_first, every.calls, all_calls)
     return {
         "title": stats.name or ", ".join(f.name for f in fps) or "empty profile",
-        "global": render_global(global_summary(fps, stats.name))[3:] + sampled,
+        "global": render_global(every)[3:] + first_lines + sampled,
         "first_calls_left_out": firsts,
         "phases": _phases(fps),
         "tables": {

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from graphc.flags import config
 from graphc.profile.data.model import FunctionProfile, NodeRecord
 from graphc.profile.data.profiles import function_profiles
 from graphc.profile.data.steady import steady_state
@@ -97,9 +98,12 @@ def _add(b: _Builder, fp: FunctionProfile, outer: list[int]) -> None:
         b.sample(stack, node.calls, max(own, 0))
 
 
-def pprof_bytes(stats: Any, all_calls: bool = False) -> bytes:
+def pprof_bytes(stats: Any, all_calls: bool | None = None) -> bytes:
     """The gzip-compressed ``profile.proto`` message of ``stats`` (sampled profiles scaled
-    up; the first calls left out unless ``all_calls``)."""
+    up; every call counted, the first calls left out only when ``all_calls`` is false;
+    None: the ``profiling__all_calls`` flag)."""
+    if all_calls is None:
+        all_calls = config.profiling__all_calls
     b = _Builder()
     fps = function_profiles(stats)
     for fp in fps:

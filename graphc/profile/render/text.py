@@ -74,19 +74,23 @@ def render_global(g: GlobalSummary) -> list[str]:
     return [ln for ln in lines if g.loop_compile_ns or not ln.startswith("       Loop step")]
 
 
-def render_first_calls(firsts: Sequence[FunctionProfile], calls: int) -> list[str]:
+def render_first_calls(
+    firsts: Sequence[FunctionProfile], calls: int, all_calls: bool = True
+) -> list[str]:
     """The first calls, reported apart: the global section above counts them (``calls``
-    is every call), the sections below leave them out unless ``all_calls``."""
+    is every call); the sections below count them too unless ``all_calls`` is false."""
     if not firsts:
         return []
     call_ns = sum(f.first_call_ns for f in firsts)
     vm_ns = sum(f.first_vm_ns for f in firsts)
     n = sum(f.first_calls for f in firsts)
     what = "First call" if n == 1 else f"First calls ({n})"
-    return [
-        f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}); "
-        f"tables: the other {calls - n} calls"
-    ]
+    tables = (
+        f"the tables include {'it' if n == 1 else 'them'}"
+        if all_calls
+        else f"tables: the other {calls - n} calls"
+    )
+    return [f"  {what}: {seconds(call_ns)} (Function.fn.__call__ {seconds(vm_ns)}); {tables}"]
 
 
 def render_waits(fps: Sequence[FunctionProfile]) -> list[str]:
@@ -372,19 +376,19 @@ def render_summary(stats: ProfileData, options: SummaryOptions) -> str:
     sections when asked, or (None) when recorded; ``options.n_apply`` Apply rows and
     ``options.n_ops`` Class, Op and source-line rows.
 
-    The global section counts every call. Unless ``options.all_calls``, the sections
-    below it describe the steady state: each function's first call is reported on its own
-    line and left out of them.
+    Every section counts every call, as Theano's did; each function's first call is also
+    reported on its own line. With ``options.all_calls`` false, the sections below the
+    global one describe the steady state: the first calls are left out of them.
     """
     width = options.width or report_width()
     n_apply, n_ops = options.n_apply, options.n_ops
     recorded = stats.functions
-    firsts = [] if options.all_calls else [f for f in recorded if has_first_call(f)]
+    firsts = [f for f in recorded if has_first_call(f)]
     fps = recorded if options.all_calls else [steady_state(f) for f in recorded]
     sampled = sampling_lines(recorded)
     fps = [scaled(f) for f in fps]
     every = global_summary([scaled(f) for f in recorded], stats.name)
-    lines = render_global(every) + render_first_calls(firsts, every.calls)
+    lines = render_global(every) + render_first_calls(firsts, every.calls, options.all_calls)
     lines += render_waits(recorded) + sampled + [""]
     if all(f.timing_supported for f in fps):
         lines += render_grouped("Class", class_table(fps, n_ops), "<Class name>", "Classes", width)

@@ -26,24 +26,35 @@ def factor(fp: FunctionProfile) -> float:
     return (fp.calls + fp.unsampled_calls) / fp.calls
 
 
-def _scaled_node(node: NodeRecord, k: float) -> NodeRecord:
+def _first(fp: FunctionProfile) -> int:
+    """First calls among ``fp``'s timed calls that stand only for themselves (always timed)."""
+    return fp.first_calls if 0 < fp.first_calls < fp.calls else 0
+
+
+def _scaled_node(node: NodeRecord, k: float, first: bool) -> NodeRecord:
     out = copy.copy(node)
-    out.calls = round(node.calls * k)
-    out.ns_total = round(node.ns_total * k)
+    n0, ns0 = (node.first_calls, node.first_ns) if first else (0, 0)
+    out.calls = n0 + round((node.calls - n0) * k)
+    out.ns_total = ns0 + round((node.ns_total - ns0) * k)
     out.n_below_resolution = round(node.n_below_resolution * k)
     return out
 
 
 def scaled(fp: FunctionProfile) -> FunctionProfile:
-    """``fp`` with its timed calls standing for all calls (itself when not sampled)."""
-    k = factor(fp)
-    if k == 1.0:
+    """``fp`` with its timed calls standing for all calls (itself when not sampled). A first
+    call still counted (not left out by ``steady_state``) is always timed: it stands for
+    itself, the other timed calls for the rest."""
+    if factor(fp) == 1.0:
         return fp
+    n0 = _first(fp)
+    k = (fp.calls - n0 + fp.unsampled_calls) / (fp.calls - n0)
     out = copy.copy(fp)
     out.calls = fp.calls + fp.unsampled_calls
     out.unsampled_calls = 0
-    out.call_ns, out.vm_ns = round(fp.call_ns * k), round(fp.vm_ns * k)
-    out.nodes = [_scaled_node(n, k) for n in fp.nodes]
+    c0, v0 = (fp.first_call_ns, fp.first_vm_ns) if n0 else (0, 0)
+    out.call_ns = c0 + round((fp.call_ns - c0) * k)
+    out.vm_ns = v0 + round((fp.vm_ns - v0) * k)
+    out.nodes = [_scaled_node(n, k, n0 > 0) for n in fp.nodes]
     return out
 
 

@@ -127,8 +127,9 @@ def first_call_tip(fps: Sequence[FunctionProfile]) -> list[str]:
     others = f" (and {len(found) - 1} more such nodes)" if len(found) > 1 else ""
     return [
         f"{fname}: the first call of {apply_name} took {ns / 1e6:.1f} ms, {ratio:.0f}x its "
-        f"median{others}; the tables leave first calls out (one-off costs: fresh buffers, "
-        "BLAS threads, lazy imports)"
+        f"median{others}; the tables include first calls, as Theano's did (one-off costs: "
+        "fresh buffers, BLAS threads, lazy imports): summary(all_calls=False) or the flag "
+        "profiling__all_calls=False leaves them out"
     ]
 
 
