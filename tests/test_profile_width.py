@@ -185,12 +185,50 @@ def _readme_excerpt_matches(text: str) -> None:
         assert _skeleton(line) in printed, line
 
 
+# Runs a script with the profiles' times replaced, just before they are printed at exit, by
+# a fixed cost per call from each node's flops (300 ns + 1 ns per 2 flops) and a fixed
+# machine: which rows and tips a loaded machine's timings select would otherwise change the
+# report's length from run to run.
+FIXED_TIMES = """
+import runpy, sys
+import graphc.profile.registry as registry
+from graphc.profile.data.model import MachineLimits
+
+def fix(fp):
+    for n in fp.nodes:
+        c = 300 + round((n.flops_per_call or 0) / 2)
+        n.ns_total, n.ns_min, n.first_ns = c * n.calls, c, c * n.first_calls
+        n.ns_samples, n.n_below_resolution = [c] * min(n.calls, 32), 0
+        if n.sampled_flops and n.flops_per_call:
+            n.sampled_ns = c * round(n.sampled_flops / n.flops_per_call)
+    nodes = sum(n.ns_total for n in fp.nodes)
+    fp.vm_ns, fp.call_ns = nodes + 500 * fp.calls, nodes + 1000 * fp.calls
+    fp.first_vm_ns, fp.first_call_ns = 500 * fp.first_calls, 1000 * fp.first_calls
+    fp.first_vm_ns += sum(n.first_ns for n in fp.nodes)
+    fp.first_call_ns += sum(n.first_ns for n in fp.nodes)
+    fp.machine = MachineLimits(10.0, 20.0, 1 << 20, 256, "fixed")
+
+def print_fixed(stats_list, *args, **kwargs):
+    for stats in stats_list:
+        stats.refresh()
+        for fp in stats.functions:
+            fp.refresh = None
+            fix(fp)
+    printer(stats_list, *args, **kwargs)
+
+printer, registry.print_at_exit = registry.print_at_exit, print_fixed
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def test_example_fits_one_screen_per_function_at_100_columns():
     env = dict(os.environ, COLUMNS="100", PYTHONPATH=ROOT)
     env.pop("GRAPHC_FLAGS", None)
     script = os.path.join(ROOT, "examples", "logistic_regression.py")
-    text = subprocess.run([sys.executable, script], capture_output=True, text=True, env=env,
-                          check=True, cwd=ROOT).stdout  # fmt: skip
+    cmd = [sys.executable, "-c", FIXED_TIMES, script]
+    text = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True,
+                          cwd=ROOT).stdout  # fmt: skip
     blocks = _blocks(text)
     assert [b[2] for b in blocks] == [
         "  Message: train",
@@ -212,8 +250,8 @@ def test_example_fits_one_screen_per_function_at_100_columns():
     # the train function has 17 nodes: the tables are cut, and --full-sized runs are not
     assert "remaining 12 Apply instances" in "\n".join(blocks[0])
     env["GRAPHC_FLAGS"] = "profiling__n_apply=1000,profiling__n_ops=1000"
-    full = subprocess.run([sys.executable, script], capture_output=True, text=True, env=env,
-                          check=True, cwd=ROOT).stdout  # fmt: skip
+    full = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True,
+                          cwd=ROOT).stdout  # fmt: skip
     train = "\n".join(_blocks(full)[0])
     assert "remaining 0 Apply instances" in train and "remaining 0 Ops" in train
     assert len(_blocks(full)[0]) > 1.5 * SCREEN  # every row of the 17 nodes: well past a screen
