@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from profile_factory import noisy_run
 
 from graphc.profile.ab import Side, python_side, run_ab, schedule
 from graphc.profile.cli import main
-from graphc.profile.summaries.compare import Options, compare_runs
+from graphc.profile.summaries.compare import SLOWER_BELOW, Options, compare_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD = ROOT / "benchmarks" / "baseline" / "workload.py"
@@ -18,18 +21,40 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 PROCESSES = 3
 
 
-def _side(name: str, *args: str) -> Side:
-    s = python_side(name, sys.executable, str(WORKLOAD), ["--calls", "30", *args])
-    return Side(s.name, s.command, str(ROOT), ONE_THREAD)
+def test_python_side_imports_graphc_from_its_tree(tmp_path):
+    s = python_side("base", sys.executable, str(WORKLOAD), ["--calls", "30"], str(tmp_path))
+    assert s.cwd == str(tmp_path.resolve())
+    assert s.env["PYTHONPATH"].split(os.pathsep)[0] == str(tmp_path.resolve())
+    assert s.command[-4:] == ("--calls", "30", "--json", "{json}")
 
 
 def test_schedule_alternates():
     assert schedule(3) == [0, 1, 1, 0, 0, 1]
 
 
+# A fresh process that writes, to the path it is given, the profile ``noisy_run`` makes for
+# a seed taken from that path's name (e.g. ``a-3.json``): ab's processes, with the timings
+# of a loaded machine made deterministic.
+SYNTHETIC = """
+import sys, zlib
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from profile_factory import noisy_run
+from graphc.profile import ProfileStats
+out = Path(sys.argv[1])
+ProfileStats([noisy_run(zlib.crc32(out.name.encode()))]).save(out)
+"""
+
+
+def _synthetic(name: str) -> Side:
+    code = SYNTHETIC.format(tests=str(ROOT / "tests"))
+    return Side(name, (sys.executable, "-c", code, "{json}"), str(ROOT))
+
+
 def test_identical_pairs_pass_a_tight_gate():
     """Twelve alternating fresh processes of one version; four pairs of disjoint 3 x 3."""
-    a, b = run_ab(_side("a"), _side("b"), processes=2 * PROCESSES)
+    a, b = run_ab(_synthetic("a"), _synthetic("b"), processes=2 * PROCESSES)
+    assert len({str(r[0].nodes[0].ns_samples) for r in a + b}) == 4 * PROCESSES  # distinct
     first, second = slice(0, PROCESSES), slice(PROCESSES, 2 * PROCESSES)
     opts = Options(threshold=1.2)
     for x, y in ((a[first], b[first]), (a[second], b[second]), (a[first], b[second]),
@@ -38,6 +63,31 @@ def test_identical_pairs_pass_a_tight_gate():
         assert not rep.failed, [(e.kind, e.label, e.ratio, e.low) for e in rep.slower]
         assert rep.coverage.matched_share == 1.0
         assert all(e.n_base == PROCESSES for e in rep.entries)
+
+
+def test_identical_versions_never_fail_and_lean_neither_way():
+    """200 comparisons of 3 x 3 processes of one version (seeded): none fails a 1.2x gate,
+    and entries labelled faster and slower (below the gate) are few and about as many; the
+    same processes with one node 1.6x slower fail it in at least 90 of 100."""
+    verdicts: Counter[str] = Counter()
+    for t in range(200):
+        a = [[noisy_run(1000 * t + 2 * i)] for i in range(PROCESSES)]
+        b = [[noisy_run(1000 * t + 2 * i + 1)] for i in range(PROCESSES)]
+        rep = compare_runs(a, b, Options(threshold=1.2))
+        assert not rep.failed, t
+        verdicts.update(e.verdict for e in rep.entries)
+    n = sum(verdicts.values())
+    assert verdicts["slower"] == 0
+    assert verdicts["faster"] < 0.1 * n and verdicts[SLOWER_BELOW] < 0.1 * n, verdicts
+    assert abs(verdicts["faster"] - verdicts[SLOWER_BELOW]) < 0.05 * n, verdicts
+    failed = 0
+    for t in range(100):
+        a = [[noisy_run(1000 * t + 2 * i)] for i in range(PROCESSES)]
+        b = [[noisy_run(1000 * t + 2 * i + 1, slower=1.6)] for i in range(PROCESSES)]
+        rep = compare_runs(a, b, Options(threshold=1.2))
+        failed += rep.failed
+        assert {e.label for e in rep.slower} <= {"step", "add", "step: 0 add(x, y)"}
+    assert failed >= 90
 
 
 def test_more_work_fails_the_gate_and_is_named(capsys, tmp_path, monkeypatch):

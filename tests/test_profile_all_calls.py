@@ -19,7 +19,9 @@ GROUP_ROW = re.compile(
     rf"^\s+{NUM}%\s+{NUM}%\s+(?P<time>{NUM})s\s+{NUM}s\s+(?:C|Py|C\+Py)\s+(?P<calls>\d+)\s+"
     r"(?P<n_apply>\d+)\s+\S"
 )
-APPLY_ROW = re.compile(rf"^\s+{NUM}%\s+{NUM}%\s+(?P<time>{NUM})s\s+{NUM}s\s+(?P<calls>\d+)\s+\d+\s+\S")
+APPLY_ROW = re.compile(
+    rf"^\s+{NUM}%\s+{NUM}%\s+(?P<time>{NUM})s\s+{NUM}s\s+(?P<calls>\d+)\s+\d+\s+\S"
+)
 
 
 def _rows(lines: list[str], title: str, row: re.Pattern) -> list[dict]:

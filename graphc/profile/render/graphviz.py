@@ -4,9 +4,9 @@ Built from the profile records alone: storage slots connect producers to consume
 (``NodeRecord.output_slots`` -> ``input_slots``). Each Apply node is filled from white (no
 time) to red (the node with the largest share) and labelled with its share of the function's
 node time (and its largest output size when the memory profile is on). As in the text
-report, the times count every call, the first too, unless ``all_calls`` is false. Edges into an input
-that a node overwrites in place (``i`` outputs) are drawn bold red, edges into an input that
-a node returns a view of (``v`` outputs) dashed blue.
+report, the times count every call, the first too, unless ``all_calls`` is false. Edges into
+an input that a node overwrites in place (``i`` outputs) are drawn bold red, edges into an
+input that a node returns a view of (``v`` outputs) dashed blue.
 """
 
 from __future__ import annotations
