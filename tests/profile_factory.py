@@ -103,16 +103,17 @@ def four_node_function(name: str = "f") -> FunctionProfile:
     )
 
 
-def noisy_run(seed: int, slower: float = 1.0) -> FunctionProfile:
+def noisy_run(seed: int, slower: float = 1.0, machine: float = 1.0) -> FunctionProfile:
     """``four_node_function`` as one fresh process on a loaded machine would record it: 32
     recent per-call samples per node around its mean, scaled by this process's own level
-    (CPU frequency, neighbours: sd 8%), with 5% noise per call and 1 call in 20 preempted
-    (5x). ``slower`` multiplies the ``add(x, y)`` node's times. Deterministic per ``seed``."""
+    (CPU frequency, neighbours: sd 8%) and by ``machine`` (a load that processes run close
+    in time share), with 5% noise per call and 1 call in 20 preempted (5x). ``slower``
+    multiplies the ``add(x, y)`` node's times. Deterministic per ``seed``."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     fp = four_node_function("step")
-    level = float(np.exp(rng.normal(0.0, 0.08)))
+    level = machine * float(np.exp(rng.normal(0.0, 0.08)))
     for n in fp.nodes:
         per_call = n.ns_total / n.calls * level * (slower if n.position == 0 else 1.0)
         s = per_call * np.exp(rng.normal(0.0, 0.05, 32))

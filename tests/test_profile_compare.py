@@ -18,6 +18,8 @@ from graphc.profile.summaries.compare import (
     compare,
     compare_runs,
     median_ratio_interval,
+    paired_ratio_interval,
+    t_quantile,
 )
 from tests.profile_factory import node
 
@@ -260,3 +262,28 @@ def test_diff_at_default_settings(two_files, capsys, case, code):
         assert "FAILED: apply f: 1 mul(x, y)" in out
     else:
         assert "OK: nothing slower than 1.5x beyond the noise" in out
+
+
+def test_t_quantiles_are_students():
+    # two-sided 95% and 99% points of Student's t (printed tables)
+    table = {(1, 0.95): 12.706, (2, 0.95): 4.303, (3, 0.95): 3.182, (7, 0.95): 2.365,
+             (30, 0.95): 2.042, (3, 0.99): 5.841}  # fmt: skip
+    for (df, conf), t in table.items():
+        assert t_quantile(conf, df) == pytest.approx(t, abs=1e-3)
+
+
+def test_paired_ratios_cancel_a_drift_the_pair_shares():
+    base = [100.0, 200.0, 400.0, 800.0]  # the machine got slower and slower
+    new = [110.0, 218.0, 444.0, 872.0]  # 1.10, 1.09, 1.11, 1.09 of its pair
+    ratio, low, high = paired_ratio_interval(base, new)
+    assert 1.08 < low < ratio < high < 1.12
+    r = np.log([1.10, 1.09, 1.11, 1.09])  # by hand: mean +/- t(3) sd / 2
+    half = 3.182 * np.std(r, ddof=1) / 2
+    assert (low, high) == pytest.approx((np.exp(r.mean() - half), np.exp(r.mean() + half)),
+                                        rel=1e-4)  # fmt: skip
+    runs_a = [[_fn("f", {"add": x / 100, "mul": x / 100}, seed=k)] for k, x in enumerate(base)]
+    runs_b = [[_fn("f", {"add": x / 100, "mul": x / 100}, seed=9 + k)] for k, x in enumerate(new)]
+    rep = compare_runs(runs_a, runs_b)
+    assert {e.verdict for e in rep.entries} == {"slower, below the gate"}
+    unpaired = compare_runs(runs_a, runs_b, Options(paired=False))
+    assert {e.verdict for e in unpaired.entries} == {"unstable"}  # the drift hides it

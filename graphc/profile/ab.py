@@ -3,8 +3,11 @@
 Each side is a command that writes one profile JSON to the path put in place of ``{json}``
 (e.g. ``python -m graphc.profile run workload.py --json {json}``), run in its own working
 directory and environment. Alternating the sides (A B B A A B ...) spreads the drift of a
-loaded machine over both; the comparison uses the median of each process, so a shift
-between processes is part of the noise it measures (as ``asv continuous`` does).
+loaded machine over both, and the k-th process of each side run back to back make a pair:
+the comparison judges the ratio within each pair, so a drift slower than a pair cancels.
+The first ``warmup`` pairs are run and discarded (a fresh checkout's bytecode, cold file
+and compile caches, the CPU's clock ramping up), and both sides' profile paths have the
+same length (so no side gets a different argument or stack layout).
 """
 
 from __future__ import annotations
@@ -72,18 +75,24 @@ def run_once(side: Side, out: Path, timeout: float = 600) -> list[FunctionProfil
 
 def run_ab(
     base: Side, new: Side, processes: int = 5, workdir: str | Path | None = None,
-    log: TextIO | None = None,
+    log: TextIO | None = None, warmup: int = 1,
 ) -> tuple[list[list[FunctionProfile]], list[list[FunctionProfile]]]:  # fmt: skip
-    """``processes`` fresh runs of each side, alternating; the profiles of each side."""
+    """``processes`` fresh runs of each side, alternating, after ``warmup`` discarded pairs;
+    the profiles of each side, in the order they ran (the k-th of each side are a pair)."""
     if processes < 1:
         raise ValueError("graphc-prof ab: --processes must be >= 1")
+    if warmup < 0:
+        raise ValueError("graphc-prof ab: --warmup must be >= 0")
     runs: tuple[list, list] = ([], [])
+    order = schedule(warmup + processes)
+    n = len(order)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        for i, which in enumerate(schedule(processes)):
+        for i, which in enumerate(order):
             side = (base, new)[which]
-            out = Path(tmp) / f"{side.name}-{i}.json"
-            runs[which].append(run_once(side, out))
+            profiles = run_once(side, Path(tmp) / f"run-{i:04d}-{which}.json")
+            if i >= 2 * warmup:
+                runs[which].append(profiles)
             if log is not None:
-                print(f"graphc-prof ab: run {i + 1}/{2 * processes} ({side.name}) done",
-                      file=log)  # fmt: skip
+                what = "warm-up, discarded" if i < 2 * warmup else side.name
+                print(f"graphc-prof ab: run {i + 1}/{n} ({what}) done", file=log)
     return runs[0], runs[1]

@@ -6,7 +6,8 @@ profiles.
                                   [--memory] [--optimizer]
     graphc-prof diff base.json new.json [--fail-above RATIO] [--rename OLD=NEW]
                      [--min-matched SHARE] [--json report.json] [-n N]
-    graphc-prof ab [--base-tree DIR] [--new-tree DIR] [--processes N] [--fail-above RATIO]
+    graphc-prof ab [--base-tree DIR] [--new-tree DIR] [--processes N] [--warmup N]
+                   [--fail-above RATIO]
                    [--base-cmd CMD --new-cmd CMD] script.py [args...]
         (ab's options come before the script; a command writes its profile to {json})
     graphc-prof trace profile.json out.trace.json
@@ -253,7 +254,7 @@ def cmd_ab(args: argparse.Namespace) -> int:
         raise SystemExit("graphc-prof ab: give --base-tree DIR or --base-cmd CMD")
     base = side("base", args.base_cmd, args.base_tree, args.base_python)
     new = side("new", args.new_cmd, args.new_tree, args.new_python)
-    runs_a, runs_b = run_ab(base, new, args.processes, log=sys.stderr)
+    runs_a, runs_b = run_ab(base, new, args.processes, log=sys.stderr, warmup=args.warmup)
     return _gate(args, runs_a, runs_b)
 
 
@@ -286,6 +287,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--base-cmd", help="base command line; {json} is where it writes a profile")
     a.add_argument("--new-cmd", help="new command line; {json} is where it writes a profile")
     a.add_argument("--processes", type=int, default=5, help="fresh processes per side")
+    a.add_argument("--warmup", type=int, default=1, help="pairs run first and discarded")
     _gate_options(a)
     t = sub.add_parser("trace", help="Chrome trace JSON from a profile JSON")
     t.add_argument("profile")

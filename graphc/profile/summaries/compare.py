@@ -2,13 +2,17 @@
 
 Pure functions over profile data. Each side is one profile or several (one per process):
 with several, an entry's sample is its median per process, so drift between processes
-(CPU frequency, BLAS threads, a busy neighbour) is part of the measured noise. An entry
-fails only when the whole confidence interval of ``new / base`` lies above the threshold;
-too few samples, or an interval too wide to decide, make it "unstable".
+(CPU frequency, BLAS threads, a busy neighbour) is part of the measured noise. When both
+sides have as many processes, the k-th of each ran back to back (``graphc-prof ab``) and
+the interval is that of the paired ratios (Student's t on their logarithms): a drift of
+the machine shared by a pair cancels. An entry fails only when the whole confidence
+interval of ``new / base`` lies above the threshold; too few samples, or an interval too
+wide to decide, make it "unstable".
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -35,6 +39,8 @@ class Options:
     min_matched: float = 0.9  # share of the base time that must be matched
     n_boot: int = 2000
     seed: int = 0
+    #: runs of two versions, as many a side: the k-th of each ran back to back (``ab``)
+    paired: bool = True
 
 
 @dataclass(frozen=True)
@@ -130,21 +136,68 @@ def median_ratio_interval(
     return ratio, float(low), float(high)
 
 
+def _t_coverage(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with ``df`` degrees of freedom (Abramowitz and Stegun
+    26.7.3-4: a finite series for an integer ``df``)."""
+    theta = math.atan(t / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2:
+        term, acc = math.cos(theta), 0.0
+        for k in range(1, (df - 1) // 2 + 1):
+            acc += term
+            term *= c2 * (2 * k) / (2 * k + 1)
+        return 2 / math.pi * (theta + s * acc) if df > 1 else 2 / math.pi * theta
+    term, acc = 1.0, 0.0
+    for k in range(df // 2):
+        acc += term
+        term *= c2 * (2 * k + 1) / (2 * k + 2)
+    return s * acc
+
+
+def t_quantile(confidence: float, df: int) -> float:
+    """The ``t`` with ``P(|T| <= t) = confidence`` (bisection on :func:`_t_coverage`)."""
+    lo, hi = 0.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _t_coverage(mid, df) < confidence else (lo, mid)
+    return (lo + hi) / 2
+
+
+def paired_ratio_interval(
+    base: Sequence[float], new: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """The geometric mean of the paired ratios ``new[k] / base[k]`` and its Student-t
+    interval: a drift shared by the two runs of a pair cancels in their ratio, and the
+    spread of the ratios, not of the runs, sets the width."""
+    d = np.log(np.maximum(np.asarray(new, float), 1e-9) / np.maximum(np.asarray(base, float),
+                                                                     1e-9))  # fmt: skip
+    if d.size < 2:
+        raise ValueError("paired_ratio_interval needs at least two pairs")
+    half = t_quantile(confidence, d.size - 1) * float(np.std(d, ddof=1)) / math.sqrt(d.size)
+    m = float(np.mean(d))
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
 def judge(
     kind: str, label: str, base: Sequence[float] | None, new: Sequence[float] | None,
-    opts: Options, min_samples: int | None = None,
+    opts: Options, min_samples: int | None = None, paired: bool = False,
 ) -> Entry:  # fmt: skip
     """Compare two sample sets: "slower" only when the whole interval is above the
     threshold, "slower, below the gate" when it is above 1 but not wholly above the
     threshold, "faster" when it is wholly below 1, "unstable" when there are too few
     samples or the interval is too wide to tell, else "same" (the interval holds 1).
-    An entry with samples on one side only is "unmatched"."""
+    An entry with samples on one side only is "unmatched". ``paired``: ``base[k]`` and
+    ``new[k]`` ran back to back (``paired_ratio_interval``), else independent samples
+    (``median_ratio_interval``)."""
     need = opts.min_samples if min_samples is None else min_samples
     med = lambda s: float(np.median(s)) if s else None  # noqa: E731
     nb, nn = len(base or ()), len(new or ())
     if not base or not new:
         return Entry(kind, label, med(base), med(new), nb, nn, None, None, None, "unmatched")
-    ratio, low, high = median_ratio_interval(base, new, opts.confidence, opts.n_boot, opts.seed)
+    if paired and nb == nn >= 2:
+        ratio, low, high = paired_ratio_interval(base, new, opts.confidence)
+    else:
+        ratio, low, high = median_ratio_interval(base, new, opts.confidence, opts.n_boot, opts.seed)
     if nb < need or nn < need:
         verdict = "unstable"
     elif low > opts.threshold:
@@ -232,17 +285,31 @@ def coverage(
 
 def _side_samples(
     runs: Sequence[Sequence[FunctionProfile]], rename: Mapping[str, str]
-) -> dict[tuple[str, str], list[float]]:
-    """Per entry: the samples of one run, or the per-run medians of several."""
+) -> dict[tuple[str, str], list[float | None]]:
+    """Per entry: the samples of one run, or the per-run medians of several (None for a
+    run without the entry, so that the k-th values of two sides stay a pair)."""
     per_run = [entry_samples(r, rename) for r in runs]
     if len(per_run) == 1:
         return {k: [float(x) for x in v] for k, v in per_run[0].items()}
-    out: dict[tuple[str, str], list[float]] = {}
-    for run in per_run:
+    out: dict[tuple[str, str], list[float | None]] = {}
+    for k, run in enumerate(per_run):
         for key, s in run.items():
             if s:
-                out.setdefault(key, []).append(float(np.median(s)))
+                out.setdefault(key, [None] * len(per_run))[k] = float(np.median(s))
     return out
+
+
+def _pairs(
+    a: list[float | None] | None, b: list[float | None] | None, paired: bool
+) -> tuple[list[float] | None, list[float] | None]:
+    """The values to judge: the complete pairs when paired, else every value of each side."""
+    if a is None or b is None:
+        return ([x for x in a if x is not None] if a else None,
+                [x for x in b if x is not None] if b else None)  # fmt: skip
+    if paired:
+        both = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
+        return [x for x, _ in both], [y for _, y in both]
+    return [x for x in a if x is not None], [y for y in b if y is not None]
 
 
 def compare_runs(
@@ -265,10 +332,12 @@ def compare_runs(
     sa = _relabel(_side_samples(base, rename), labels_a)
     sb = _relabel(_side_samples(new, {}), labels_b)
     need = opts.min_samples if len(base) == 1 and len(new) == 1 else 3
+    paired = opts.paired and len(base) == len(new) > 1
     entries = []
     order = {"function": 0, "op": 1, "apply": 2}
     for key in sorted(set(sa) | set(sb), key=lambda k: (order[k[0]], k[1])):
-        entries.append(judge(key[0], key[1], sa.get(key), sb.get(key), opts, need))
+        a, b = _pairs(sa.get(key), sb.get(key), paired)
+        entries.append(judge(key[0], key[1], a, b, opts, need, paired))
     cov = coverage(base[0], new[0], rename)
     return Report(tuple(entries), cov, opts)
 
@@ -301,8 +370,8 @@ def _apply_labels(
 
 
 def _relabel(
-    samples: dict[tuple[str, str], list[float]], labels: Mapping[tuple[str, str], str]
-) -> dict[tuple[str, str], list[float]]:
+    samples: dict[tuple[str, str], list[float | None]], labels: Mapping[tuple[str, str], str]
+) -> dict[tuple[str, str], list[float | None]]:
     return {(k[0], labels.get(k, k[1])) if k[0] == "apply" else k: v
             for k, v in samples.items()}  # fmt: skip
 
