@@ -19,6 +19,7 @@ import json
 import os
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 from graphc.profile.ab import Side, run_ab
@@ -47,8 +48,14 @@ def one_run(extra: list[str], processes: int) -> dict:
     report = compare_runs(base, new, Options())
     burn_node = re.compile(r": \d+ Burn\{")
     (burn,) = [e for e in report.entries if e.kind == "apply" and burn_node.search(e.label)]
+    unchanged = [  # neither the Burn node, its Op nor the function that holds it
+        e for e in report.entries
+        if not burn_node.search(e.label) and e.label != "step" and not e.label.startswith("Burn")
+    ]  # fmt: skip
     return {
         "failed": report.failed,
+        "other_verdicts": dict(Counter(e.verdict for e in unchanged)),
+        "other_ratios": [round(e.ratio, 3) for e in unchanged if e.ratio is not None],
         "matched_share": report.coverage.matched_share,
         "burn_verdict": burn.verdict,
         "burn_ratio": burn.ratio,
@@ -74,12 +81,18 @@ def main() -> int:
             print(f"{name:>11} run {i + 1:>2}: {'FAILED' if r['failed'] else 'passed'}; Burn "
                   f"{r['burn_verdict']} {r['burn_ratio'] or 0:.2f}x {r['burn_interval']}",
                   flush=True)  # fmt: skip
-    print(f"\n{'scenario':>11}  runs  failed  Burn reported slower  Burn unmatched")
+    print(f"\n{'scenario':>11}  runs  failed  Burn reported slower  Burn unmatched  "
+          "unchanged entries' verdicts (ratios)")  # fmt: skip
     for name, rs in results.items():
         slower = sum(r["burn_verdict"].startswith("slower") for r in rs)
         unmatched = sum(r["burn_verdict"] == "unmatched" for r in rs)
+        other: Counter[str] = Counter()
+        for r in rs:
+            other.update(r["other_verdicts"])
+        ratios = [x for r in rs for x in r["other_ratios"]]
+        span = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
         print(f"{name:>11}  {len(rs):>4}  {sum(r['failed'] for r in rs):>6}  "
-              f"{slower:>20}  {unmatched:>14}")  # fmt: skip
+              f"{slower:>20}  {unmatched:>14}  {dict(other)} ({span})")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Performance gate: the baseline workload under the base commit and under this tree, in
-# alternating fresh processes (graphc-prof ab); fails when something is slower than
-# GATE_RATIO with its whole confidence interval, or when the profiles do not match.
+# alternating fresh processes (graphc-prof ab: a discarded warm-up pair, then pairs run back
+# to back and judged by their ratios); fails when something is slower than GATE_RATIO with
+# its whole confidence interval, or when the profiles do not match.
 #
 #   GATE_BASE    commit to compare with (default: the merge base with $GATE_TARGET when
 #                set, e.g. origin/main, else the parent commit HEAD^)
@@ -35,9 +36,11 @@ git worktree remove --force "$BASE_TREE" 2>/dev/null || rm -rf "$BASE_TREE"
 git worktree prune
 git worktree add -q --detach "$BASE_TREE" "$base"
 trap 'git worktree remove --force "$BASE_TREE" 2>/dev/null || true' EXIT
-# The base needs its Cython VM: reuse this tree's build when the source is the same.
-if git diff --quiet "$base" HEAD -- graphc/vm/_cvm.pyx && ls graphc/vm/_cvm*.so >/dev/null 2>&1; then
-    cp graphc/vm/_cvm*.so "$BASE_TREE/graphc/vm/"
+# The base needs its Cython VM and loop driver: reuse this tree's builds when the sources
+# are the same (a base without one would run another VM or loop, and be judged for it).
+if git diff --quiet "$base" HEAD -- graphc/vm/_cvm.pyx graphc/vm/_loop.pyx \
+    && ls graphc/vm/_cvm*.so graphc/vm/_loop*.so >/dev/null 2>&1; then
+    cp graphc/vm/_cvm*.so graphc/vm/_loop*.so "$BASE_TREE/graphc/vm/"
 else
     "$PY" -m pip install -q cython
     (cd "$BASE_TREE" && "$PY" setup.py -q build_ext --inplace)
