@@ -2,7 +2,8 @@
 
 A first call pays one-off costs (page faults of fresh buffers, BLAS thread start-up, lazy
 imports, cold caches): in a short profile it can dwarf every later call and decide the
-sort order. Profiles record the first call's times apart, so the tables can leave it out.
+sort order. Profiles record the first call's times apart, so the tables can leave it out
+(``all_calls=False``; by default they count every call, as Theano's did).
 """
 
 from __future__ import annotations

@@ -96,8 +96,8 @@ def total_estimate(n: int, population: int, total: float, total_sq: float) -> Es
 
 
 def vm_estimate(fp: FunctionProfile) -> Estimate:
-    """The VM time of all of ``fp``'s calls (as recorded: one first call is left out of
-    both the sums and the count, as the summaries leave it out)."""
+    """The VM time of ``fp``'s calls after the first (as recorded: one first call, always
+    timed and reported on its own line, is left out of both the sums and the count)."""
     n, total, sq = fp.calls, float(fp.vm_ns), fp.sampled_vm_ns_sq
     if fp.first_calls == 1 and 0 < fp.first_calls < fp.calls:
         n, total, sq = n - 1, total - fp.first_vm_ns, sq - float(fp.first_vm_ns) ** 2
