@@ -157,11 +157,21 @@ done:
 
 /* library text: graphc.linker.c.elemwise_support.SUPPORT[0] */
 
-/* library text: graphc.linker.c.elemwise_support._SCALAR_HELPERS */
-
 /* library text: graphc.linker.c.elemwise_support.VECMATH */
 
 /* library text: graphc.linker.c.elemwise_support._DRIVER */
+
+#define GC_DEF_ABS_INT(T)                                                          \
+static inline T gc_abs_##T(T a) { return a < 0 ? (T)(0 - (npy_uint64)a) : a; }
+GC_DEF_ABS_INT(npy_int8)
+GC_DEF_ABS_INT(npy_int16)
+GC_DEF_ABS_INT(npy_int32)
+GC_DEF_ABS_INT(npy_int64)
+GC_DEF_ABS_INT(npy_uint8)
+GC_DEF_ABS_INT(npy_uint16)
+GC_DEF_ABS_INT(npy_uint32)
+GC_DEF_ABS_INT(npy_uint64)
+GC_DEF_ABS_INT(npy_bool)
 
 static void gc_ew_35b6e65233bf_c(npy_intp n, char **p) {
     const npy_float32 *q0 = (const npy_float32 *)p[0];
