@@ -261,94 +261,85 @@ _INT_CTYPES = tuple(ctype(dt) for dt in (*INT_DTYPES, "bool"))
 _FLOAT_CTYPES = (("npy_float64", ""), ("npy_float32", "f"))
 
 
-def _per_int(macro: str, name: str) -> str:
-    return macro + "\n" + "\n".join(f"{name}({t})" for t in _INT_CTYPES) + "\n"
+def _per_int(template: str) -> str:
+    """``template`` once per integer and bool C type ``$T``."""
+    return "".join(template.replace("$T", t) for t in _INT_CTYPES)
 
 
-def _per_float(macro: str, name: str) -> str:
-    return macro + "\n" + "\n".join(f"{name}({t}, {f})" for t, f in _FLOAT_CTYPES) + "\n"
+def _per_float(template: str) -> str:
+    """``template`` once per float C type ``$T`` (``$F``: the libm suffix, f for float)."""
+    return "".join(template.replace("$T", t).replace("$F", f) for t, f in _FLOAT_CTYPES)
 
 
+# Python-semantics floor division and modulo; x // 0 == x % 0 == 0 as numpy
 _FLOORDIV = _per_int(
-    r"""/* Python-semantics floor division; x // 0 == 0 as numpy. */
-#define GC_DEF_FLOORDIV_INT(T)                                                     \
-static inline T gc_floordiv_##T(T a, T b) {                                        \
-    if (b == 0) return 0;                                                          \
-    if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (npy_uint64)a);                    \
-    T q = a / b;                                                                   \
-    if ((a % b) != 0 && ((a < 0) != (b < 0))) q--;                                 \
-    return q;                                                                      \
-}""",
-    "GC_DEF_FLOORDIV_INT",
+    """static inline $T gc_floordiv_$T($T a, $T b) {
+    if (b == 0) return 0;
+    if (($T)-1 < 0 && b == ($T)-1) return ($T)(0 - (npy_uint64)a);
+    $T q = a / b;
+    if ((a % b) != 0 && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+"""
 ) + _per_float(
-    r"""#define GC_DEF_FLOORDIV_FLT(T, F)                                                  \
-static inline T gc_floordiv_##T(T a, T b) {                                        \
-    if (b == 0) return a / b;                                                      \
-    T mod = fmod##F(a, b);                                                         \
-    T div = (a - mod) / b;                                                         \
-    if (mod != 0) { if ((b < 0) != (mod < 0)) div -= 1; }                          \
-    if (div != 0) {                                                                \
-        T fl = floor##F(div);                                                      \
-        if (div - fl > (T)0.5) fl += 1;                                            \
-        return fl;                                                                 \
-    }                                                                              \
-    return copysign##F((T)0, a / b);                                               \
-}""",
-    "GC_DEF_FLOORDIV_FLT",
+    """static inline $T gc_floordiv_$T($T a, $T b) {
+    if (b == 0) return a / b;
+    $T mod = fmod$F(a, b);
+    $T div = (a - mod) / b;
+    if (mod != 0) { if ((b < 0) != (mod < 0)) div -= 1; }
+    if (div != 0) {
+        $T fl = floor$F(div);
+        if (div - fl > ($T)0.5) fl += 1;
+        return fl;
+    }
+    return copysign$F(($T)0, a / b);
+}
+"""
 )
 
 _MOD = _per_int(
-    r"""/* Python-semantics modulo; x % 0 == 0 as numpy. */
-#define GC_DEF_MOD_INT(T)                                                          \
-static inline T gc_mod_##T(T a, T b) {                                             \
-    if (b == 0) return 0;                                                          \
-    if ((T)-1 < 0 && b == (T)-1) return 0;                                         \
-    T r = a % b;                                                                   \
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
-    return r;                                                                      \
-}""",
-    "GC_DEF_MOD_INT",
+    """static inline $T gc_mod_$T($T a, $T b) {
+    if (b == 0) return 0;
+    if (($T)-1 < 0 && b == ($T)-1) return 0;
+    $T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+"""
 ) + _per_float(
-    r"""#define GC_DEF_MOD_FLT(T, F)                                                       \
-static inline T gc_mod_##T(T a, T b) {                                             \
-    if (b == 0) return fmod##F(a, b);                                              \
-    T mod = fmod##F(a, b);                                                         \
-    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }                          \
-    else mod = copysign##F((T)0, b);                                               \
-    return mod;                                                                    \
-}""",
-    "GC_DEF_MOD_FLT",
+    """static inline $T gc_mod_$T($T a, $T b) {
+    if (b == 0) return fmod$F(a, b);
+    $T mod = fmod$F(a, b);
+    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }
+    else mod = copysign$F(($T)0, b);
+    return mod;
+}
+"""
 )
 
 _ABS = _per_int(
-    r"""#define GC_DEF_ABS_INT(T)                                                          \
-static inline T gc_abs_##T(T a) { return a < 0 ? (T)(0 - (npy_uint64)a) : a; }""",
-    "GC_DEF_ABS_INT",
+    "static inline $T gc_abs_$T($T a) { return a < 0 ? ($T)(0 - (npy_uint64)a) : a; }\n"
 )
 
 _SIGMOID = _per_float(
-    r"""#define GC_DEF_SIGMOID(T, F)                                                       \
-static inline T gc_sigmoid_##T(T x) {                                              \
-    T e = exp##F(-fabs##F(x));                                                     \
-    return x >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e);                           \
-}""",
-    "GC_DEF_SIGMOID",
+    """static inline $T gc_sigmoid_$T($T x) {
+    $T e = exp$F(-fabs$F(x));
+    return x >= 0 ? ($T)1 / (($T)1 + e) : e / (($T)1 + e);
+}
+"""
 )
 
 _SOFTPLUS = _per_float(
-    r"""#define GC_DEF_SOFTPLUS(T, F)                                                      \
-static inline T gc_softplus_##T(T x) {                                             \
-    return (x > 0 ? x : (T)0) + log1p##F(exp##F(-fabs##F(x)));                     \
-}""",
-    "GC_DEF_SOFTPLUS",
+    """static inline $T gc_softplus_$T($T x) {
+    return (x > 0 ? x : ($T)0) + log1p$F(exp$F(-fabs$F(x)));
+}
+"""
 )
 
+# maximum and minimum of floats: nan propagates, as in numpy
 _MAX_MIN = _per_float(
-    r"""/* maximum and minimum of floats: nan propagates, as in numpy. */
-#define GC_DEF_MAX_MIN(T, F)                                                       \
-static inline T gc_max_##T(T a, T b) { return (a >= b || a != a) ? a : b; }        \
-static inline T gc_min_##T(T a, T b) { return (a <= b || a != a) ? a : b; }""",
-    "GC_DEF_MAX_MIN",
+    "static inline $T gc_max_$T($T a, $T b) { return (a >= b || a != a) ? a : b; }\n"
+    "static inline $T gc_min_$T($T a, $T b) { return (a <= b || a != a) ? a : b; }\n"
 )
 
 _C_SUPPORT: dict[type[ScalarOp], str] = {
