@@ -47,7 +47,8 @@ def _values(dtype: str):
         elements = st.floats(width=np.dtype(dtype).itemsize * 8, allow_subnormal=True)
     else:
         elements = None
-    return hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, max_side=5), elements=elements)
+    shapes = hnp.array_shapes(min_dims=0, max_dims=3, max_side=5)
+    return hnp.arrays(dtype, shapes, elements=elements)
 
 
 def _reference(x: np.ndarray, out_dtype: str) -> np.ndarray:

@@ -15,8 +15,8 @@ from graphc.linker import clinker
 from graphc.printing import debugprint, pprint
 from graphc.scalar import basic as ps
 from graphc.scalar.c_code import c_expr, code_for_op, support_for_op
-from graphc.testing import verify_grad
 from graphc.tensor.elemwise_grad import _RULES
+from graphc.testing import verify_grad
 
 needs_c = pytest.mark.skipif(not clinker.available(), reason="no C compiler")
 PY = graphc.Mode(linker="py", optimizer=None)

@@ -102,7 +102,9 @@ def full() -> dict[str, list[str]]:
 
 
 def test_the_probe_sees_a_table_that_is_missing_an_entry():
-    before = FULL + "\nfrom graphc.tensor.elemwise import GRAD_RULES, DimShuffle\ndel GRAD_RULES[DimShuffle]"
+    before = FULL + (
+        "\nfrom graphc.tensor.elemwise import GRAD_RULES, DimShuffle\ndel GRAD_RULES[DimShuffle]"
+    )
     got = _probe("", before)
     assert "graphc.tensor.elemwise.DimShuffle" not in got["gradient"]
 

@@ -371,6 +371,7 @@ def c_support(op: ScalarOp) -> tuple[str, ...]:
         out.extend(t for t in texts if t not in out)
     return tuple(out)
 
+
 code_for_op: RuleTable[CExprRule] = RuleTable("C expression", _C_EXPRS)
 """Op class -> its C expression rule. Ops not listed (and their subclasses) have none."""
 

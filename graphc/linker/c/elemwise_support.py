@@ -1,12 +1,13 @@
 """C support shared by the element-wise and reduction thunks.
 
 Three top-level C texts every such thunk's module gets (``SUPPORT``): the libmvec SIMD
-declarations, graphc's vector math (``vecmath.py``), and the drivers in ``elemwise_driver.c``: argument checks,
-broadcasting, output reuse, ``gc_ew_loop`` (the element loop: it collapses dimensions and
-picks the contiguous or the strided kernel per run, expanding broadcast operands into block
-buffers) and ``gc_reduce``/``gc_reduce_acc`` (the reduction loops). The kernels themselves
-are emitted per node by the generators, with the helpers their scalar Ops' C expressions
-call (``c_support`` in ``graphc/scalar/c_code.py``, kept next to those expressions).
+declarations, graphc's vector math (``vecmath.py``), and the drivers in
+``elemwise_driver.c``: argument checks, broadcasting, output reuse, ``gc_ew_loop`` (the
+element loop: it collapses dimensions and picks the contiguous or the strided kernel per
+run, expanding broadcast operands into block buffers) and ``gc_reduce``/``gc_reduce_acc``
+(the reduction loops). The kernels themselves are emitted per node by the generators, with
+the helpers their scalar Ops' C expressions call (``c_support`` in
+``graphc/scalar/c_code.py``, kept next to those expressions).
 """
 
 from __future__ import annotations
