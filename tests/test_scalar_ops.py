@@ -121,3 +121,19 @@ def test_heavy_and_gradient_kind_are_facts_of_the_scalar_op_class():
     g_zero, g_abs = f(xs)
     np.testing.assert_array_equal(g_zero, [1.0, 1.0])
     np.testing.assert_array_equal(g_abs, np.sign(xs))
+
+
+def test_every_scalar_op_class_has_its_instance_in_the_registry():
+    bases = {ps.ScalarOp, ps.UnaryScalarOp, ps.BinaryScalarOp, ps.CommutativeBinaryScalarOp,
+             ps.VariadicScalarOp, ps.FloatUnaryOp, ps.FloatOutUnaryOp, ps.Cast, ps.Composite}  # fmt: skip
+    declared = {
+        cls
+        for cls in vars(ps).values()
+        if isinstance(cls, type) and issubclass(cls, ps.ScalarOp) and cls not in bases
+    }
+    assert ps.Cbrt in declared
+    assert declared == {type(op) for op in ps.all_scalar_ops().values()}
+    # and each has its Elemwise and its tensor function
+    for name, op in ps.all_scalar_ops().items():
+        assert T.elemwise_op(name).scalar_op is op
+    assert T.cbrt(T.dvector()).owner.op.scalar_op is ps.cbrt
