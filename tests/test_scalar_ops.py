@@ -124,8 +124,10 @@ def test_heavy_and_gradient_kind_are_facts_of_the_scalar_op_class():
 
 
 def test_every_scalar_op_class_has_its_instance_in_the_registry():
-    bases = {ps.ScalarOp, ps.UnaryScalarOp, ps.BinaryScalarOp, ps.CommutativeBinaryScalarOp,
-             ps.VariadicScalarOp, ps.FloatUnaryOp, ps.FloatOutUnaryOp, ps.Cast, ps.Composite}  # fmt: skip
+    bases = {
+        ps.ScalarOp, ps.UnaryScalarOp, ps.BinaryScalarOp, ps.CommutativeBinaryScalarOp,
+        ps.VariadicScalarOp, ps.FloatUnaryOp, ps.FloatOutUnaryOp, ps.Cast, ps.Composite,
+    }  # fmt: skip
     declared = {
         cls
         for cls in vars(ps).values()
