@@ -1,9 +1,11 @@
 """Scalar types and scalar Ops: the element functions that Elemwise maps over arrays.
 
-Each scalar Op is a class declared here with its numpy implementation (``impl``, applied
-to whole arrays) and its output dtype (numpy 2 promotion rules, float16 widened to
-float32); ``Composite`` composes scalar Ops into one. Their C expressions, which the C
-linker composes into loops, are the table ``code_for_op`` in ``graphc/scalar/c_code.py``.
+Each scalar Op is a class declared here with its facts as class attributes: its numpy
+implementation (``impl``, applied to whole arrays), its output dtype (numpy 2 promotion
+rules, float16 widened to float32), its C (``libm`` or ``c_code``), its gradient
+(``gradient``, ``grad_rule``) and what it does as a reduction (``reducer``...);
+``Composite`` composes scalar Ops into one. The C rules of the built-in families, which the
+C linker composes into loops, are the table ``code_for_op`` in ``graphc/scalar/c_code.py``.
 """
 
 from __future__ import annotations
@@ -195,7 +197,7 @@ def _float_out(*in_dtypes: str) -> str:
 # ---------------------------------------------------------------- the element functions
 # One class per function, one instance each (the Op is stateless, so all instances are equal).
 # A class's lowercased name is the Op's ``name`` (``True_div`` -> "true_div"). C expressions
-# for these classes are in ``graphc/scalar/c_code.py`` (``code_for_op``).
+# are the class's ``libm`` function or its rule in ``graphc/scalar/c_code.py`` (``code_for_op``).
 
 
 class UnaryScalarOp(ScalarOp):
