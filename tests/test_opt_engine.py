@@ -162,3 +162,25 @@ def test_registering_into_an_undeclared_pass_raises():
     with pytest.raises(ValueError, match="no pass 'no_such_pass' in the pipeline"):
         register("no_such_pass", "fast_run", name="never_registered")(lambda fg, node: None)
     assert "never_registered" not in REWRITES
+
+
+def test_a_rewrite_defined_twice_differently_raises_and_the_first_stays():
+    from graphc.opt import engine
+    from graphc.opt.merge import constant_fold
+
+    first = engine.REWRITES["constant_fold"]
+    n = len(engine.PASSES["merge2"].rewrites)
+    with pytest.raises(ValueError, match="rewrite 'constant_fold' is already defined"):
+        engine.register("merge2", "fast_run", name="constant_fold")(lambda fg, node: None)
+    assert engine.REWRITES["constant_fold"] is first and first.fn is constant_fold
+    assert len(engine.PASSES["merge2"].rewrites) == n
+
+
+def test_a_pass_declared_twice_in_the_pipeline_raises(monkeypatch):
+    from graphc.opt import engine
+    from graphc.opt.pipeline import PassSpec
+
+    twice = (*PIPELINE, PassSpec("merge1", "equilibrium", ("opt.merge",)))
+    monkeypatch.setattr(engine, "PIPELINE", twice)
+    with pytest.raises(ValueError, match="pass 'merge1' is declared twice"):
+        engine._declared_passes()

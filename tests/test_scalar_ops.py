@@ -22,9 +22,27 @@ def test_every_op_is_a_declared_class_named_after_it():
         assert inspect.getsource(cls).startswith(f"class {cls.__name__}(")
 
 
-def test_every_op_has_a_c_rule():
-    missing = [n for n, op in ps.all_scalar_ops().items() if type(op) not in code_for_op]
+def _has_c(op: ps.ScalarOp) -> bool:
+    """Whether ``op`` has a C expression for float64 or for int64 operands."""
+    nin = 2 if op.nin == -1 else op.nin
+    for dt in ("float64", "int64"):
+        ins = [dt] * nin
+        try:
+            out = op.output_dtypes(*ins)[0]
+        except TypeError:  # bitwise Ops take no floats
+            continue
+        if c_expr(op, [f"x{k}" for k in range(nin)], ins, out) is not None:
+            return True
+    return False
+
+
+def test_every_op_has_c_code():
+    missing = [n for n, op in ps.all_scalar_ops().items() if not _has_c(op)]
     assert missing == []
+    # a libm function declared on the class: cbrt / cbrtf, with no table entry
+    assert ps.Cbrt not in code_for_op
+    assert c_expr(ps.cbrt, ["a"], ["float32"], "float32") == "cbrtf((npy_float32)a)"
+    assert c_expr(ps.cbrt, ["a"], ["int8"], "float32") == "cbrtf((npy_float32)a)"
     assert c_expr(ps.cast("int8"), ["x"], ["float64"], "int8") == "((npy_int8)x)"
     assert c_expr(ps.true_div, ["a", "b"], ["float32", "float32"], "float32") == (
         "(((npy_float32)a) / ((npy_float32)b))"
@@ -90,11 +108,11 @@ def test_heavy_and_gradient_kind_are_facts_of_the_scalar_op_class():
     assert is_heavy(T.exp(x).owner) and is_heavy(T.tanh(x).owner)
     assert not is_heavy(T.sqrt(x).owner) and not is_heavy((x + 1).owner)
     # every scalar Op whose gradient comes from a rule has one registered
-    from graphc.tensor.elemwise_grad import _RULES
+    from graphc.tensor.elemwise_grad import rule_of
 
     ruled = [n for n, op in ps.all_scalar_ops().items()
              if op.gradient == "rule" and not isinstance(op, (ps.Cast, ps.Composite))]  # fmt: skip
-    assert [n for n in ruled if _RULES.get(ps.all_scalar_ops()[n]) is None] == []
+    assert [n for n in ruled if rule_of(ps.all_scalar_ops()[n]) is None] == []
     xs = np.array([0.3, -1.7])
     zero = T.sum(T.floor(x)) + T.sum(T.sgn(x))  # piecewise constant: zero gradient
     undefined = T.sum(T.switch(T.lt(x, 0), -x, x))  # no gradient flows into the comparison
@@ -103,3 +121,21 @@ def test_heavy_and_gradient_kind_are_facts_of_the_scalar_op_class():
     g_zero, g_abs = f(xs)
     np.testing.assert_array_equal(g_zero, [1.0, 1.0])
     np.testing.assert_array_equal(g_abs, np.sign(xs))
+
+
+def test_every_scalar_op_class_has_its_instance_in_the_registry():
+    bases = {
+        ps.ScalarOp, ps.UnaryScalarOp, ps.BinaryScalarOp, ps.CommutativeBinaryScalarOp,
+        ps.VariadicScalarOp, ps.FloatUnaryOp, ps.FloatOutUnaryOp, ps.Cast, ps.Composite,
+    }  # fmt: skip
+    declared = {
+        cls
+        for cls in vars(ps).values()
+        if isinstance(cls, type) and issubclass(cls, ps.ScalarOp) and cls not in bases
+    }
+    assert ps.Cbrt in declared
+    assert declared == {type(op) for op in ps.all_scalar_ops().values()}
+    # and each has its Elemwise and its tensor function
+    for name, op in ps.all_scalar_ops().items():
+        assert T.elemwise_op(name).scalar_op is op
+    assert T.cbrt(T.dvector()).owner.op.scalar_op is ps.cbrt

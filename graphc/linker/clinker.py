@@ -26,18 +26,6 @@ from graphc.graph.fg import FunctionGraph
 from graphc.import_clock import imports_ns
 from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
 from graphc.linker.blas_threads import coordinate
-from graphc.linker.c import (  # noqa: F401 - each registers the C generators of its Op family
-    gen_blas,
-    gen_conv,
-    gen_dimshuffle,
-    gen_elemwise,
-    gen_mrg,
-    gen_nnet,
-    gen_pool,
-    gen_random,
-    gen_reduce,
-    gen_shape,
-)
 from graphc.linker.c.common import c_string
 from graphc.linker.c.registry import CThunkCode, c_code_for
 from graphc.linker.cache import CacheError, get_cache

@@ -71,7 +71,7 @@ def collect_constants(fgraph: FunctionGraph, node):
         return None
     if out.type.dtype == "bool":
         return None
-    identity = 0 if isinstance(node.op.scalar_op, ps.Add) else 1
+    identity = node.op.scalar_op.identity
     if len(consts) == 1 and not is_const(consts[0], identity):
         return None
     with np.errstate(all="ignore"):

@@ -10,6 +10,7 @@ else the replacements for the node's outputs (a list, one per output, None to ke
 
 from __future__ import annotations
 
+import importlib
 import time
 import warnings
 from collections.abc import Callable
@@ -67,8 +68,29 @@ class Pass:
     rewrites: list[Rewrite] = field(default_factory=list)
 
 
-PASSES: dict[str, Pass] = {s.name: Pass(s.name, s.kind, reverse=s.reverse) for s in PIPELINE}
+def _declared_passes() -> dict[str, Pass]:
+    """One Pass per PIPELINE entry; a pass declared twice is an error, not a silent choice."""
+    out: dict[str, Pass] = {}
+    for spec in PIPELINE:
+        if spec.name in out:
+            raise ValueError(f"pass {spec.name!r} is declared twice in graphc/opt/pipeline.py")
+        out[spec.name] = Pass(spec.name, spec.kind, reverse=spec.reverse)
+    return out
+
+
+PASSES: dict[str, Pass] = _declared_passes()
 REWRITES: dict[str, Rewrite] = {}
+
+
+def load_rule_modules() -> None:
+    """Import the rule modules of this package that PIPELINE declares (``opt.*``), which
+    register their rewrites: the pass table is complete after this call. Modules of later
+    layers (``scan_module.rewrites``) register when their package is imported, as a graph
+    holding their Ops needs it anyway."""
+    for spec in PIPELINE:
+        for mod in spec.modules:
+            if mod.startswith("opt."):
+                importlib.import_module(f"graphc.{mod}")
 
 
 def register(passes, *tags: str, tracks=(), name: str | None = None, is_global: bool = False):
@@ -81,10 +103,15 @@ def register(passes, *tags: str, tracks=(), name: str | None = None, is_global: 
 
     def deco(fn: Callable[..., Any]):
         rname = name or fn.__name__
+        new = Rewrite(rname, fn, tuple(tracks), frozenset((rname, *tags)), is_global)
         rw = REWRITES.get(rname)
         if rw is None:
-            rw = Rewrite(rname, fn, tuple(tracks), frozenset((rname, *tags)), is_global)
-            REWRITES[rname] = rw
+            rw = REWRITES[rname] = new
+        elif (rw.fn, rw.tracks, rw.tags, rw.is_global) != (fn, new.tracks, new.tags, is_global):
+            raise ValueError(
+                f"rewrite {rname!r} is already defined (in {rw.fn.__module__}) differently; "
+                "give the new one another name"
+            )
         for p in pass_names:
             PASSES[p].rewrites.append(rw)
         return fn

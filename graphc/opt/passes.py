@@ -6,17 +6,8 @@ import time
 import warnings
 from typing import TYPE_CHECKING
 
-from graphc.opt import blas as _blas  # noqa: F401 - registers rewrites
-from graphc.opt import canonicalize as _canonicalize  # noqa: F401
-from graphc.opt import fusion as _fusion  # noqa: F401
-from graphc.opt import fusion_multi as _fusion_multi  # noqa: F401
-from graphc.opt import inplace as _inplace  # noqa: F401
-from graphc.opt import merge as _merge  # noqa: F401
-from graphc.opt import shape_of as _shape_of  # noqa: F401
-from graphc.opt import specialize as _specialize  # noqa: F401
-from graphc.opt import stabilize as _stabilize  # noqa: F401
 from graphc.opt.destroy import get_destroy_handler
-from graphc.opt.engine import PASSES, REWRITES, Context, all_tags, run_pass
+from graphc.opt.engine import PASSES, REWRITES, Context, all_tags, load_rule_modules, run_pass
 from graphc.opt.optimizers import OPTIMIZER_TAGS, check_optimizer
 from graphc.opt.report import RewriteReport
 
@@ -24,6 +15,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from graphc.graph.fg import FunctionGraph
+
+# the rule modules PIPELINE declares register their rewrites: the tables below are complete
+load_rule_modules()
 
 _warned: set[str] = set()
 

@@ -120,7 +120,7 @@ def crossentropy_softmax_grad(fgraph: FunctionGraph, node: Apply):
         red = b.owner.inputs[0].owner
         if red is None or getattr(red.op, "axis", None) != (1,):
             continue
-        if getattr(getattr(red.op, "scalar_op", None), "name", None) != "add":
+        if not isinstance(red.op, tm.CAReduce) or not isinstance(red.op.scalar_op, ps.Add):
             continue
         prod = owner_is(red.inputs[0], ps.Mul)
         if prod is None or {id(i) for i in prod.inputs} != {id(sub.inputs[0]), id(sm)}:

@@ -1,9 +1,11 @@
 """Scalar types and scalar Ops: the element functions that Elemwise maps over arrays.
 
-Each scalar Op is a class declared here with its numpy implementation (``impl``, applied
-to whole arrays) and its output dtype (numpy 2 promotion rules, float16 widened to
-float32); ``Composite`` composes scalar Ops into one. Their C expressions, which the C
-linker composes into loops, are the table ``code_for_op`` in ``graphc/scalar/c_code.py``.
+Each scalar Op is a class declared here with its facts as class attributes: its numpy
+implementation (``impl``, applied to whole arrays), its output dtype (numpy 2 promotion
+rules, float16 widened to float32), its C (``libm`` or ``c_code``), its gradient
+(``gradient``, ``grad_rule``) and what it does as a reduction (``reducer``...);
+``Composite`` composes scalar Ops into one. The C rules of the built-in families, which the
+C linker composes into loops, are the table ``code_for_op`` in ``graphc/scalar/c_code.py``.
 """
 
 from __future__ import annotations
@@ -95,9 +97,25 @@ class ScalarOp(Op):
     # costs tens of instructions per element (polynomials, range reduction): fusion keeps
     # two dependent heavy functions in separate loops (graphc/opt/fusion.py: is_heavy)
     heavy: ClassVar[bool] = False
-    # its gradient: "rule" (per class in graphc/tensor/elemwise_grad.py), "zero" (piecewise
-    # constant: floor, sign...) or "undefined" (a bool or bit result: comparisons, logic)
+    # its gradient: "rule" (``grad_rule`` below, or per class in
+    # graphc/tensor/elemwise_grad.py), "zero" (piecewise constant: floor, sign...) or
+    # "undefined" (a bool or bit result: comparisons, logic)
     gradient: ClassVar[str] = "rule"
+    # C: the C library function of a float-only Op (``cbrt`` -> cbrt / cbrtf), used when
+    # graphc/scalar/c_code.py's table has no rule for the class; ``c_support`` is top-level
+    # C (helper functions) its C expression calls, emitted once per module
+    libm: ClassVar[str | None] = None
+    c_support: ClassVar[str] = ""
+    # printed between the operands in a Composite's name ("+" for add)
+    infix: ClassVar[str | None] = None
+    # as the scalar Op of a reduction (CAReduce in graphc/tensor/math.py): numpy's
+    # reduction, the name it prints as, whether it takes Theano's dtype / acc_dtype (sums
+    # and products) and a fixed output dtype ("bool" for all / any); ``identity`` is the
+    # value of an empty reduction (None: an empty axis is an error, as for max)
+    reducer: ClassVar[Callable | None] = None
+    reduce_name: ClassVar[str | None] = None
+    reduce_accumulates: ClassVar[bool] = False
+    reduce_dtype: ClassVar[str | None] = None
 
     @property
     def name(self) -> str:
@@ -122,6 +140,22 @@ class ScalarOp(Op):
         if self.float_only and out_dtype in FLOAT_DTYPES:
             args = tuple(_as_float(a, out_dtype) for a in args)
         return self.impl(*args)
+
+    def c_code(self, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
+        """One C expression of an output element from the operand expressions ``names``,
+        or None (no C for these dtypes): by default the ``libm`` function for float
+        outputs. graphc/scalar/c_code.py's table, when it has a rule for the class, wins."""
+        if self.libm is None or out_dtype not in FLOAT_DTYPES:
+            return None
+        ct = ctype(out_dtype)
+        fn = self.libm + "f" if out_dtype == "float32" else self.libm
+        return f"{fn}(" + ", ".join(f"({ct}){n}" for n in names) + ")"
+
+    def grad_rule(self, inputs: list, output: Any, gz: Any) -> list | None:
+        """The input gradients of this Op mapped over tensors, written with the tensor
+        operators (``+ - * / **``) on ``inputs``, ``output`` (the Op of ``inputs``) and the
+        output gradient ``gz``; None: the rule registered in graphc/tensor/elemwise_grad.py."""
+        return None
 
     def make_node(self, *inputs: Any) -> Apply:
         args = [as_scalar(i) for i in inputs]
@@ -163,7 +197,7 @@ def _float_out(*in_dtypes: str) -> str:
 # ---------------------------------------------------------------- the element functions
 # One class per function, one instance each (the Op is stateless, so all instances are equal).
 # A class's lowercased name is the Op's ``name`` (``True_div`` -> "true_div"). C expressions
-# for these classes are in ``graphc/scalar/c_code.py`` (``code_for_op``).
+# are the class's ``libm`` function or its rule in ``graphc/scalar/c_code.py`` (``code_for_op``).
 
 
 class UnaryScalarOp(ScalarOp):
@@ -213,20 +247,30 @@ class FloatOutUnaryOp(FloatUnaryOp):
 class Add(VariadicScalarOp):
     ufunc = np.add
     identity = 0
+    infix = "+"
+    reducer = staticmethod(np.sum)
+    reduce_name = "Sum"
+    reduce_accumulates = True
 
 
 class Mul(VariadicScalarOp):
     ufunc = np.multiply
     identity = 1
+    infix = "*"
+    reducer = staticmethod(np.prod)
+    reduce_name = "Prod"
+    reduce_accumulates = True
 
 
 class Sub(BinaryScalarOp):
     ufunc = np.subtract
+    infix = "-"
 
 
 class True_div(BinaryScalarOp):  # the lowercased class name is the Op's name
     ufunc = np.true_divide
     float_only = True
+    infix = "/"
 
 
 class Int_div(BinaryScalarOp):
@@ -258,10 +302,14 @@ class Sgn(UnaryScalarOp):
 
 class Maximum(CommutativeBinaryScalarOp):
     ufunc = np.maximum
+    reducer = staticmethod(np.max)
+    reduce_name = "Max"
 
 
 class Minimum(CommutativeBinaryScalarOp):
     ufunc = np.minimum
+    reducer = staticmethod(np.min)
+    reduce_name = "Min"
 
 
 add, mul, sub, true_div, int_div = Add(), Mul(), Sub(), True_div(), Int_div()
@@ -277,6 +325,7 @@ class Exp(FloatUnaryOp):
 
 class Exp2(FloatUnaryOp):
     ufunc = np.exp2
+    libm = "exp2"
 
 
 class Expm1(FloatUnaryOp):
@@ -289,10 +338,12 @@ class Log(FloatUnaryOp):
 
 class Log2(FloatUnaryOp):
     ufunc = np.log2
+    libm = "log2"
 
 
 class Log10(FloatUnaryOp):
     ufunc = np.log10
+    libm = "log10"
 
 
 class Log1p(FloatUnaryOp):
@@ -301,39 +352,58 @@ class Log1p(FloatUnaryOp):
 
 class Sqrt(FloatUnaryOp):
     ufunc = np.sqrt
+    libm = "sqrt"
     heavy = False  # one instruction
+
+
+class Cbrt(FloatUnaryOp):
+    """The cube root (negative for a negative operand)."""
+
+    ufunc = np.cbrt
+    libm = "cbrt"
+
+    def grad_rule(self, inputs: list, output: Any, gz: Any) -> list:
+        return [gz / (3 * output**2)]
 
 
 class Sin(FloatUnaryOp):
     ufunc = np.sin
+    libm = "sin"
 
 
 class Cos(FloatUnaryOp):
     ufunc = np.cos
+    libm = "cos"
 
 
 class Tan(FloatUnaryOp):
     ufunc = np.tan
+    libm = "tan"
 
 
 class Arcsin(FloatUnaryOp):
     ufunc = np.arcsin
+    libm = "asin"
 
 
 class Arccos(FloatUnaryOp):
     ufunc = np.arccos
+    libm = "acos"
 
 
 class Arctan(FloatUnaryOp):
     ufunc = np.arctan
+    libm = "atan"
 
 
 class Sinh(FloatUnaryOp):
     ufunc = np.sinh
+    libm = "sinh"
 
 
 class Cosh(FloatUnaryOp):
     ufunc = np.cosh
+    libm = "cosh"
 
 
 class Tanh(FloatUnaryOp):
@@ -404,6 +474,7 @@ exp, exp2, expm1, log, log2 = Exp(), Exp2(), Expm1(), Log(), Log2()
 log10, log1p, sqrt, sin, cos = Log10(), Log1p(), Sqrt(), Sin(), Cos()
 tan, arcsin, arccos, arctan, sinh = Tan(), Arcsin(), Arccos(), Arctan(), Sinh()
 cosh, tanh, arctan2, sqr, sigmoid = Cosh(), Tanh(), Arctan2(), Sqr(), Sigmoid()
+cbrt = Cbrt()
 softplus, erf, floor, ceil, round_half_to_even = (
     Softplus(),
     Erf(),
@@ -449,11 +520,19 @@ class Ge(BinaryScalarOp):
 class And(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_and
     gradient = "undefined"
+    identity = 1
+    reducer = staticmethod(np.all)
+    reduce_name = "All"
+    reduce_dtype = "bool"
 
 
 class Or(CommutativeBinaryScalarOp):
     ufunc = np.bitwise_or
     gradient = "undefined"
+    identity = 0
+    reducer = staticmethod(np.any)
+    reduce_name = "Any"
+    reduce_dtype = "bool"
 
 
 class Xor(CommutativeBinaryScalarOp):
@@ -506,7 +585,7 @@ _REGISTRY: dict[str, ScalarOp] = {
         add, mul, sub, true_div, int_div, mod, pow, neg, abs_, sgn, maximum, minimum,
         exp, exp2, expm1, log, log2, log10, log1p, sqrt, sin, cos, tan, arcsin, arccos,
         arctan, sinh, cosh, tanh, arctan2, sqr, sigmoid, softplus, erf, floor, ceil,
-        round_half_to_even, clip,
+        round_half_to_even, clip, cbrt,
         eq, neq, lt, gt, le, ge, and_, or_, xor, invert, switch, second, identity,
     )
 }  # fmt: skip
@@ -610,9 +689,6 @@ def _composite_signature(
     )
 
 
-_INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/"}
-
-
 NAME_LIMIT = 240  # longer Composite names are cut and tagged with a digest
 
 
@@ -628,7 +704,7 @@ def _composite_name(
     expr: dict[Variable, str] = {v: f"i{k}" for k, v in enumerate(inputs)}
     for node in nodes:
         args = [expr[i] if i in expr else str(i) for i in node.inputs]
-        sym = _INFIX.get(node.op.name)
+        sym = node.op.infix
         text = "(" + f" {sym} ".join(args) + ")" if sym else f"{node.op.name}({', '.join(args)})"
         if len(text) > 4 * NAME_LIMIT:
             text = text[: 4 * NAME_LIMIT]

@@ -1,15 +1,17 @@
-"""C expressions for the scalar Ops: one table, ``code_for_op``, from Op class to a rule.
+"""C expressions for the scalar Ops: one table, ``code_for_op``, from Op class to a rule,
+and the C helpers those expressions call, next to them (``c_support``).
 
 A rule ``rule(names, in_dtypes, out_dtype) -> str | None`` returns one C expression
 computing an element of the output (in ``out_dtype``) from the input element expressions
 ``names``, or None when that combination of dtypes has no C code (the node then runs its
 numpy ``impl``). The element-wise generator (``graphc/linker/c/gen_elemwise.py``) composes
-these expressions into loops; ``graphc/linker/c/elemwise_support.py`` defines the ``gc_*``
-helpers they call; fusion
+these expressions into loops and emits the helpers of the Ops a loop computes; fusion
 (``graphc/opt/fusion.py``) only fuses Ops that have one. The table lives with the scalar
 Ops, below both of them, so that each can ask it without importing the other.
 
-A new ScalarOp subclass adds its C with ``@register_c_expr(MyOp)``.
+A class without a rule here gets its C from the Op itself (``ScalarOp.c_code``: its
+``libm`` function, or an override) and its helpers from ``ScalarOp.c_support``, so a new
+element-wise Op needs no entry here.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.graph.rules import RuleTable
 from graphc.scalar import basic as ps
-from graphc.scalar.basic import FLOAT_DTYPES, Composite, ScalarOp, ctype, upcast
+from graphc.scalar.basic import FLOAT_DTYPES, INT_DTYPES, Composite, ScalarOp, ctype, upcast
 
 CExprRule = Callable[[Sequence[str], Sequence[str], str], str | None]
 
@@ -220,21 +222,9 @@ _C_EXPRS: dict[type[ScalarOp], CExprRule] = {
     ps.Minimum: _min,
     # transcendental
     ps.Exp: _vecmath("exp", _float_function("exp")),
-    ps.Exp2: _float_function("exp2"),
     ps.Expm1: _vecmath("expm1", _float_function("expm1")),
     ps.Log: _vecmath("log", _float_function("log")),
-    ps.Log2: _float_function("log2"),
-    ps.Log10: _float_function("log10"),
     ps.Log1p: _vecmath("log1p", _float_function("log1p")),
-    ps.Sqrt: _float_function("sqrt"),
-    ps.Sin: _float_function("sin"),
-    ps.Cos: _float_function("cos"),
-    ps.Tan: _float_function("tan"),
-    ps.Arcsin: _float_function("asin"),
-    ps.Arccos: _float_function("acos"),
-    ps.Arctan: _float_function("atan"),
-    ps.Sinh: _float_function("sinh"),
-    ps.Cosh: _float_function("cosh"),
     ps.Tanh: _vecmath("tanh", _float_function("tanh")),
     ps.Arctan2: _float_or_same("atan2"),
     ps.Sqr: _template("({0} * {0})"),
@@ -262,6 +252,126 @@ _C_EXPRS: dict[type[ScalarOp], CExprRule] = {
     ps.Cast: _cast,
 }
 
+
+# ------------------------------------------------------------------ C helpers
+# Top-level C the expressions above call, per Op class (``c_support``): the element-wise
+# and reduction generators emit the helpers of the Ops a node computes, once per module.
+
+_INT_CTYPES = tuple(ctype(dt) for dt in (*INT_DTYPES, "bool"))
+_FLOAT_CTYPES = (("npy_float64", ""), ("npy_float32", "f"))
+
+
+def _per_int(template: str) -> str:
+    """``template`` once per integer and bool C type ``$T``."""
+    return "".join(template.replace("$T", t) for t in _INT_CTYPES)
+
+
+def _per_float(template: str) -> str:
+    """``template`` once per float C type ``$T`` (``$F``: the libm suffix, f for float)."""
+    return "".join(template.replace("$T", t).replace("$F", f) for t, f in _FLOAT_CTYPES)
+
+
+# Python-semantics floor division and modulo; x // 0 == x % 0 == 0 as numpy
+_FLOORDIV = _per_int(
+    """static inline $T gc_floordiv_$T($T a, $T b) {
+    if (b == 0) return 0;
+    if (($T)-1 < 0 && b == ($T)-1) return ($T)(0 - (npy_uint64)a);
+    $T q = a / b;
+    if ((a % b) != 0 && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+"""
+) + _per_float(
+    """static inline $T gc_floordiv_$T($T a, $T b) {
+    if (b == 0) return a / b;
+    $T mod = fmod$F(a, b);
+    $T div = (a - mod) / b;
+    if (mod != 0) { if ((b < 0) != (mod < 0)) div -= 1; }
+    if (div != 0) {
+        $T fl = floor$F(div);
+        if (div - fl > ($T)0.5) fl += 1;
+        return fl;
+    }
+    return copysign$F(($T)0, a / b);
+}
+"""
+)
+
+_MOD = _per_int(
+    """static inline $T gc_mod_$T($T a, $T b) {
+    if (b == 0) return 0;
+    if (($T)-1 < 0 && b == ($T)-1) return 0;
+    $T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+"""
+) + _per_float(
+    """static inline $T gc_mod_$T($T a, $T b) {
+    if (b == 0) return fmod$F(a, b);
+    $T mod = fmod$F(a, b);
+    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }
+    else mod = copysign$F(($T)0, b);
+    return mod;
+}
+"""
+)
+
+_ABS = _per_int(
+    "static inline $T gc_abs_$T($T a) { return a < 0 ? ($T)(0 - (npy_uint64)a) : a; }\n"
+)
+
+_SIGMOID = _per_float(
+    """static inline $T gc_sigmoid_$T($T x) {
+    $T e = exp$F(-fabs$F(x));
+    return x >= 0 ? ($T)1 / (($T)1 + e) : e / (($T)1 + e);
+}
+"""
+)
+
+_SOFTPLUS = _per_float(
+    """static inline $T gc_softplus_$T($T x) {
+    return (x > 0 ? x : ($T)0) + log1p$F(exp$F(-fabs$F(x)));
+}
+"""
+)
+
+# maximum and minimum of floats: nan propagates, as in numpy
+_MAX_MIN = _per_float(
+    "static inline $T gc_max_$T($T a, $T b) { return (a >= b || a != a) ? a : b; }\n"
+    "static inline $T gc_min_$T($T a, $T b) { return (a <= b || a != a) ? a : b; }\n"
+)
+
+_C_SUPPORT: dict[type[ScalarOp], str] = {
+    ps.Int_div: _FLOORDIV,
+    ps.Mod: _MOD,
+    ps.Abs: _ABS,
+    ps.Sigmoid: _SIGMOID,
+    ps.Softplus: _SOFTPLUS,
+    ps.Maximum: _MAX_MIN,
+    ps.Minimum: _MAX_MIN,
+    ps.Clip: _MAX_MIN,
+}
+
+support_for_op: RuleTable[str] = RuleTable("C support", _C_SUPPORT)
+"""Op class -> the top-level C its expression calls (looked up along the MRO)."""
+
+
+def c_support(op: ScalarOp) -> tuple[str, ...]:
+    """The C helpers ``op``'s expressions call (a Composite: its inner Ops'), each once, in
+    first-use order; the table's entry for the class, else the Op's ``c_support``."""
+    ops = [n.op for n in op.nodes] if isinstance(op, Composite) else [op]
+    out: list[str] = []
+    for o in ops:
+        if isinstance(o, Composite):
+            texts: tuple[str, ...] = c_support(o)
+        else:
+            text = support_for_op.get(o) or getattr(o, "c_support", "")
+            texts = (text,) if text else ()
+        out.extend(t for t in texts if t not in out)
+    return tuple(out)
+
+
 code_for_op: RuleTable[CExprRule] = RuleTable("C expression", _C_EXPRS)
 """Op class -> its C expression rule. Ops not listed (and their subclasses) have none."""
 
@@ -282,7 +392,9 @@ def c_expr(
         body = composite_c_body(op, names)
         return None if body is None else body[1][0]
     rule = code_for_op.get(op)
-    return None if rule is None else rule(names, in_dtypes, out_dtype)
+    if rule is None:
+        return op.c_code(names, in_dtypes, out_dtype)
+    return rule(names, in_dtypes, out_dtype)
 
 
 def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], list[str]] | None:

@@ -2,13 +2,7 @@
 
 import sys
 
-from graphc.tensor import (
-    elemwise_grad,  # noqa: F401  (fills tensor/elemwise.py's gradient rules)
-    nnet,  # noqa: E402,I001  (graphc.tensor.nnet, as in Theano)
-    pprint_rules,  # noqa: E402,F401  (fills graphc.printing's rules)
-    rop_rules,  # noqa: E402,F401  (fills graphc.graph.rop's rules)
-    subtensor,  # (also fills tensor/constant_value.py's rule for Subtensor)
-)
+from graphc.tensor import elemwise_grad, nnet, pprint_rules, rop_rules, subtensor
 from graphc.tensor import variable as _variable
 from graphc.tensor.basic import *  # noqa: F403
 from graphc.tensor.blas import *  # noqa: F403
@@ -23,6 +17,12 @@ from graphc.tensor.variable import (
     as_tensor_variable,
     constant,
 )
+
+# The modules that fill rule tables owned by modules below them: Elemwise and DimShuffle
+# gradients (tensor/elemwise.py), pprint (graphc/printing.py), R_op (graphc/graph/rop.py),
+# and Subtensor's constant value (tensor/constant_value.py). Importing any graphc.tensor.*
+# module runs this package first, so the tables are complete before a graph exists.
+RULE_MODULES = (elemwise_grad, pprint_rules, rop_rules, subtensor)
 
 __all__ = [
     "DimShuffle", "Elemwise", "TensorConstant", "TensorType", "TensorVariable",

@@ -73,10 +73,9 @@ def first_input_constant(node: Apply, v: Variable, elemwise: bool):
 @CONSTANT_RULES.register(Elemwise)
 def _elemwise_constant(node: Apply, v: Variable, elemwise: bool):
     op = node.op
-    name = op.scalar_op.name
-    if name == "second":
+    if isinstance(op.scalar_op, ps.Second):
         return _cast_to(get_scalar_constant_value(node.inputs[1], elemwise), v)
-    if isinstance(op.scalar_op, ps.Cast) or name == "identity":
+    if isinstance(op.scalar_op, ps.Cast | ps.Identity):
         return _cast_to(get_scalar_constant_value(node.inputs[0], elemwise), v)
     if not elemwise:
         return None

@@ -222,7 +222,7 @@ def broadcast_static_shapes(op: Op, shapes, inputs=()) -> tuple[int | None, ...]
 
 def broadcast_shape_symbolic(shapes, static_shapes):
     """Symbolic output shape of broadcasting: per axis a known non-1 size, 1, or a max."""
-    maximum = _ELEMWISE["maximum"]
+    maximum = _ELEMWISE[ps.maximum.name]
     out = []
     for axis in range(len(static_shapes[0]) if static_shapes else 0):
         cands = [sh[axis] for sh, st in zip(shapes, static_shapes) if st[axis] != 1]

@@ -26,8 +26,18 @@ def _c(value: float, like: Variable):
     return constant(np.asarray(value, dtype=like.dtype))
 
 
-# Per scalar Op class: ``rule(inputs, output, output_gradient) -> input gradients``.
+# Per scalar Op class: ``rule(inputs, output, output_gradient) -> input gradients``. A
+# class may instead carry its rule (``ScalarOp.grad_rule``, for rules the tensor operators
+# alone can write): ``rule_of`` finds either.
 _RULES: RuleTable[Callable[..., Any]] = RuleTable("Elemwise gradient")
+
+
+def rule_of(sop: ps.ScalarOp) -> Callable[..., Any] | None:
+    """The gradient rule of the scalar Op ``sop``: its class's own ``grad_rule`` when it
+    overrides ``ScalarOp.grad_rule``, else the one registered here, else None."""
+    if type(sop).grad_rule is not ps.ScalarOp.grad_rule:
+        return sop.grad_rule
+    return _RULES.get(sop)
 
 
 @_RULES.register(ps.Add)
@@ -154,7 +164,7 @@ def elemwise_grad(op: Op, inputs: list[Variable], gouts: list[Variable]):
         return [None] * len(inputs)
     if sop.gradient == "zero":
         return [tm.second(i, _c(0, i)) if i.dtype in ps.FLOAT_DTYPES else None for i in inputs]
-    rule = _RULES.get(sop)
+    rule = rule_of(sop)
     if rule is None:
         raise NotImplementedError(f"gradient of Elemwise{{{name}}} is not implemented")
     grads = rule(list(inputs), z, g)
@@ -195,7 +205,7 @@ def elemwise_rop(node: Apply, eval_points: list[Variable | None]):
         return [None if eval_points[0] is None else tm.cast(eval_points[0], z.dtype)]
     if sop.gradient != "rule":
         return [None]
-    rule = _RULES.get(sop)
+    rule = rule_of(sop)
     if rule is None:
         return NotImplemented  # Rop tries the gradient, and names the Op if that fails too
     terms = []

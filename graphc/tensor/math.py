@@ -31,70 +31,72 @@ if TYPE_CHECKING:
 # ------------------------------------------------------------------ element-wise
 
 
-def _ew(name: str):
-    op = _ELEMWISE[name]
+def _ew(scalar_op: ps.ScalarOp):
+    """The tensor function of ``scalar_op``: its Elemwise with numpy broadcasting."""
+    op = _ELEMWISE[scalar_op.name]
 
     def apply(*args: Any):
         return op(*args)
 
-    apply.__name__ = name
-    apply.__doc__ = f"Element-wise {name} with numpy broadcasting."
+    apply.__name__ = scalar_op.name
+    apply.__doc__ = f"Element-wise {scalar_op.name} with numpy broadcasting."
     return apply
 
 
-add = _ew("add")
-mul = _ew("mul")
-sub = _ew("sub")
-true_div = _ew("true_div")
-int_div = _ew("int_div")
-mod = _ew("mod")
-pow = _ew("pow")
-neg = _ew("neg")
-abs = _ew("abs")
-sgn = _ew("sgn")
-maximum = _ew("maximum")
-minimum = _ew("minimum")
-exp = _ew("exp")
-exp2 = _ew("exp2")
-expm1 = _ew("expm1")
-log = _ew("log")
-log2 = _ew("log2")
-log10 = _ew("log10")
-log1p = _ew("log1p")
-sqrt = _ew("sqrt")
-sqr = _ew("sqr")
-sin = _ew("sin")
-cos = _ew("cos")
-tan = _ew("tan")
-arcsin = _ew("arcsin")
-arccos = _ew("arccos")
-arctan = _ew("arctan")
-arctan2 = _ew("arctan2")
-sinh = _ew("sinh")
-cosh = _ew("cosh")
-tanh = _ew("tanh")
-sigmoid = _ew("sigmoid")
-softplus = _ew("softplus")
-erf = _ew("erf")
-floor = _ew("floor")
-ceil = _ew("ceil")
-round = _ew("round_half_to_even")
-clip = _ew("clip")
-eq = _ew("eq")
-neq = _ew("neq")
-lt = _ew("lt")
-gt = _ew("gt")
-le = _ew("le")
-ge = _ew("ge")
-and_ = _ew("and")
-or_ = _ew("or")
-xor = _ew("xor")
-invert = _ew("invert")
-switch = _ew("switch")
+add = _ew(ps.add)
+mul = _ew(ps.mul)
+sub = _ew(ps.sub)
+true_div = _ew(ps.true_div)
+int_div = _ew(ps.int_div)
+mod = _ew(ps.mod)
+pow = _ew(ps.pow)
+neg = _ew(ps.neg)
+abs = _ew(ps.abs_)
+sgn = _ew(ps.sgn)
+maximum = _ew(ps.maximum)
+minimum = _ew(ps.minimum)
+exp = _ew(ps.exp)
+exp2 = _ew(ps.exp2)
+expm1 = _ew(ps.expm1)
+log = _ew(ps.log)
+log2 = _ew(ps.log2)
+log10 = _ew(ps.log10)
+log1p = _ew(ps.log1p)
+sqrt = _ew(ps.sqrt)
+cbrt = _ew(ps.cbrt)
+sqr = _ew(ps.sqr)
+sin = _ew(ps.sin)
+cos = _ew(ps.cos)
+tan = _ew(ps.tan)
+arcsin = _ew(ps.arcsin)
+arccos = _ew(ps.arccos)
+arctan = _ew(ps.arctan)
+arctan2 = _ew(ps.arctan2)
+sinh = _ew(ps.sinh)
+cosh = _ew(ps.cosh)
+tanh = _ew(ps.tanh)
+sigmoid = _ew(ps.sigmoid)
+softplus = _ew(ps.softplus)
+erf = _ew(ps.erf)
+floor = _ew(ps.floor)
+ceil = _ew(ps.ceil)
+round = _ew(ps.round_half_to_even)
+clip = _ew(ps.clip)
+eq = _ew(ps.eq)
+neq = _ew(ps.neq)
+lt = _ew(ps.lt)
+gt = _ew(ps.gt)
+le = _ew(ps.le)
+ge = _ew(ps.ge)
+and_ = _ew(ps.and_)
+or_ = _ew(ps.or_)
+xor = _ew(ps.xor)
+invert = _ew(ps.invert)
+switch = _ew(ps.switch)
 where = switch
-second = _ew("second")
+second = _ew(ps.second)
 fill = second
-identity = _ew("identity")
+identity = _ew(ps.identity)
 abs_ = abs
 divide = true_div
 floor_divide = int_div
@@ -136,14 +138,12 @@ class CAReduce(Op):
     Sums and products have Theano's dtype rules: ``dtype`` is the output dtype (default:
     the input's, with booleans and integers narrower than 64 bits widened to int64 /
     uint64) and ``acc_dtype`` the accumulator's (default: at least int64 / uint64 for
-    integers and float64 for floats, so float32 sums accumulate in float64)."""
+    integers and float64 for floats, so float32 sums accumulate in float64). What a scalar
+    Op does as a reduction is a fact of its class (``ScalarOp.reducer``, ``reduce_name``,
+    ``reduce_accumulates``, ``reduce_dtype``, ``identity``)."""
 
     __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
 
-    _np = {"add": np.sum, "mul": np.prod, "maximum": np.max, "minimum": np.min,
-           "and": np.all, "or": np.any}  # fmt: skip
-    _names = {"add": "Sum", "mul": "Prod", "maximum": "Max", "minimum": "Min",
-              "and": "All", "or": "Any"}  # fmt: skip
     _acc_default = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
                     "uint8": "uint64", "uint16": "uint64", "uint32": "uint64",
                     "float32": "float64"}  # fmt: skip
@@ -159,28 +159,30 @@ class CAReduce(Op):
         self.axis = tuple(axis)
         self.dtype = None if dtype is None else str(np.dtype(dtype))
         self.acc_dtype = None if acc_dtype is None else str(np.dtype(acc_dtype))
-        self.np_fn = self._np[scalar_op.name]
-        if (dtype is not None or acc_dtype is not None) and scalar_op.name not in ("add", "mul"):
+        if scalar_op.reducer is None:
+            raise NotImplementedError(f"reduction with {scalar_op}: it declares no reducer")
+        self.np_fn = scalar_op.reducer
+        if (dtype is not None or acc_dtype is not None) and not scalar_op.reduce_accumulates:
             raise TypeError(f"{self}: only sums and products take a dtype or acc_dtype")
 
     def __str__(self) -> str:
-        name = self._names[self.scalar_op.name]
+        name = self.scalar_op.reduce_name or f"Reduce{{{self.scalar_op}}}"
         acc = "" if self.acc_dtype is None else f", acc={self.acc_dtype}"
         return f"{name}{{axis={list(self.axis)}{acc}}}"
 
     def out_dtype(self, dtype: str) -> str:
         if self.dtype is not None:
             return self.dtype
-        if self.scalar_op.name in ("and", "or"):
-            return "bool"
-        if self.scalar_op.name in ("add", "mul"):
+        if self.scalar_op.reduce_dtype is not None:
+            return self.scalar_op.reduce_dtype
+        if self.scalar_op.reduce_accumulates:
             return str(self.np_fn(np.ones(1, dtype=dtype)).dtype)
         return dtype
 
     def accumulator(self, dtype: str) -> str:
         """The dtype a sum or product of a ``dtype`` input accumulates in (the output's
         for the other reductions); a TypeError when ``acc_dtype`` would lose precision."""
-        if self.scalar_op.name not in ("add", "mul"):
+        if not self.scalar_op.reduce_accumulates:
             return self.out_dtype(dtype)
         acc = self.acc_dtype
         if acc is None:
@@ -201,7 +203,7 @@ class CAReduce(Op):
         for a in self.axis:
             if not 0 <= a < x.ndim:
                 raise ValueError(f"{self}: axis {a} is out of range for {x.type}")
-        if self.scalar_op.name in ("maximum", "minimum") and x.type.shape:
+        if self.scalar_op.identity is None and x.type.shape:
             for a in self.axis:
                 if x.type.shape[a] == 0:
                     raise ValueError(f"{self}: zero-size axis {a} has no identity")
@@ -213,7 +215,7 @@ class CAReduce(Op):
         (x,) = inputs
         dt = node.outputs[0].type.dtype
         kw = {}
-        if self.scalar_op.name in ("add", "mul"):
+        if self.scalar_op.reduce_accumulates:
             kw = {"dtype": self.accumulator(node.inputs[0].type.dtype)}
         with np.errstate(over="ignore", invalid="ignore"):
             out = np.asarray(self.np_fn(x, axis=self.axis, **kw)).astype(dt)
@@ -232,14 +234,14 @@ class CAReduce(Op):
         (g,) = gouts
         if x.dtype not in ps.FLOAT_DTYPES:
             return [None]
-        name = self.scalar_op.name
+        sop = self.scalar_op
         g_b = _restore_axes(g, x.ndim, self.axis)
-        if name == "add":
+        if isinstance(sop, ps.Add):
             return [cast(second(x, g_b), x.dtype)]
         out = _restore_axes(self(x), x.ndim, self.axis)
-        if name == "mul":
+        if isinstance(sop, ps.Mul):
             return [cast(g_b * self._prod_of_others(x), x.dtype)]
-        if name in ("maximum", "minimum"):
+        if isinstance(sop, ps.Maximum | ps.Minimum):
             return [cast(g_b * cast(eq(x, out), x.dtype), x.dtype)]
         return [None]
 
@@ -352,7 +354,7 @@ def _keep(out, x, axes: int | Sequence[int] | None, keepdims: bool):
 
 def _reduce(
     name: str,
-    scalar_name: str,
+    scalar_op: ps.ScalarOp,
     x: TensorLike,
     axis: int | Sequence[int] | None,
     keepdims: bool,
@@ -361,7 +363,7 @@ def _reduce(
 ):
     x = as_tensor_variable(x)
     axes = normalize_axis(name, x, axis)
-    out = CAReduce(ps.get_scalar_op(scalar_name), axes, dtype, acc_dtype)(x)
+    out = CAReduce(scalar_op, axes, dtype, acc_dtype)(x)
     return _keep(out, x, axes, keepdims)
 
 
@@ -374,7 +376,7 @@ def sum(
 ):
     """Sum over ``axis`` (all axes when None); ``dtype`` and ``acc_dtype`` as in Theano
     (see ``CAReduce``): float32 sums accumulate in float64 and return float32."""
-    return _reduce("sum", "add", x, axis, keepdims, dtype, acc_dtype)
+    return _reduce("sum", ps.add, x, axis, keepdims, dtype, acc_dtype)
 
 
 def prod(
@@ -387,23 +389,23 @@ def prod(
 ):
     """Product over ``axis``; ``no_zeros_in_input`` (Theano's gradient hint) changes
     nothing: the gradient is right with or without zeros."""
-    return _reduce("prod", "mul", x, axis, keepdims, dtype, acc_dtype)
+    return _reduce("prod", ps.mul, x, axis, keepdims, dtype, acc_dtype)
 
 
 def max(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-    return _reduce("max", "maximum", x, axis, keepdims)
+    return _reduce("max", ps.maximum, x, axis, keepdims)
 
 
 def min(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-    return _reduce("min", "minimum", x, axis, keepdims)
+    return _reduce("min", ps.minimum, x, axis, keepdims)
 
 
 def all(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-    return _reduce("all", "and", x, axis, keepdims)
+    return _reduce("all", ps.and_, x, axis, keepdims)
 
 
 def any(x: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
-    return _reduce("any", "or", x, axis, keepdims)
+    return _reduce("any", ps.or_, x, axis, keepdims)
 
 
 class Argmax(Op):

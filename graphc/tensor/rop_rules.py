@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphc.graph.rop import register_rop
+from graphc.scalar import basic as ps
 from graphc.tensor import math as tm
 from graphc.tensor import subtensor as ts
 from graphc.tensor.basic import Alloc, Join, MakeVector, Reshape, SpecifyShape, zeros_like
@@ -129,15 +130,15 @@ def _careduce(node: Apply, eval_points: list[Variable | None]):
     op = node.op
     (x,) = node.inputs
     (z,) = node.outputs
-    name = op.scalar_op.name
+    sop = op.scalar_op
     if v is None or z.dtype not in ("float32", "float64"):
         return [None]
-    if name == "add":
+    if isinstance(sop, ps.Add):
         return linear_in(0)(node, eval_points)
-    if name in ("maximum", "minimum"):  # the tangent at the extremum (summed over ties)
+    if isinstance(sop, ps.Maximum | ps.Minimum):  # the tangent at the extremum (summed over ties)
         hit = tm.cast(tm.eq(x, _restore_axes(z, x.ndim, op.axis)), v.dtype)
         return [tm.sum(v * hit, axis=op.axis)]
-    if name == "mul":  # sum over the group of the product of the others times the tangent
+    if isinstance(sop, ps.Mul):  # sum over the group of the product of the others times the tangent
         return [tm.sum(v * op._prod_of_others(x), axis=op.axis)]
     return [None]
 

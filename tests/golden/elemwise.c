@@ -157,11 +157,19 @@ done:
 
 /* library text: graphc.linker.c.elemwise_support.SUPPORT[0] */
 
-/* library text: graphc.linker.c.elemwise_support._SCALAR_HELPERS */
-
 /* library text: graphc.linker.c.elemwise_support.VECMATH */
 
 /* library text: graphc.linker.c.elemwise_support._DRIVER */
+
+static inline npy_int8 gc_abs_npy_int8(npy_int8 a) { return a < 0 ? (npy_int8)(0 - (npy_uint64)a) : a; }
+static inline npy_int16 gc_abs_npy_int16(npy_int16 a) { return a < 0 ? (npy_int16)(0 - (npy_uint64)a) : a; }
+static inline npy_int32 gc_abs_npy_int32(npy_int32 a) { return a < 0 ? (npy_int32)(0 - (npy_uint64)a) : a; }
+static inline npy_int64 gc_abs_npy_int64(npy_int64 a) { return a < 0 ? (npy_int64)(0 - (npy_uint64)a) : a; }
+static inline npy_uint8 gc_abs_npy_uint8(npy_uint8 a) { return a < 0 ? (npy_uint8)(0 - (npy_uint64)a) : a; }
+static inline npy_uint16 gc_abs_npy_uint16(npy_uint16 a) { return a < 0 ? (npy_uint16)(0 - (npy_uint64)a) : a; }
+static inline npy_uint32 gc_abs_npy_uint32(npy_uint32 a) { return a < 0 ? (npy_uint32)(0 - (npy_uint64)a) : a; }
+static inline npy_uint64 gc_abs_npy_uint64(npy_uint64 a) { return a < 0 ? (npy_uint64)(0 - (npy_uint64)a) : a; }
+static inline npy_bool gc_abs_npy_bool(npy_bool a) { return a < 0 ? (npy_bool)(0 - (npy_uint64)a) : a; }
 
 static void gc_ew_35b6e65233bf_c(npy_intp n, char **p) {
     const npy_float32 *q0 = (const npy_float32 *)p[0];

@@ -285,8 +285,6 @@ done:
 
 /* library text: graphc.linker.c.elemwise_support.SUPPORT[0] */
 
-/* library text: graphc.linker.c.elemwise_support._SCALAR_HELPERS */
-
 /* library text: graphc.linker.c.elemwise_support.VECMATH */
 
 /* library text: graphc.linker.c.elemwise_support._DRIVER */

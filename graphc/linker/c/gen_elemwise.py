@@ -34,7 +34,7 @@ from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.linker.c.vecmath import calls_bounded
 from graphc.scalar.basic import Composite, ScalarOp
-from graphc.scalar.c_code import c_expr, composite_c_body
+from graphc.scalar.c_code import c_expr, c_support, composite_c_body
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import ElemwiseSums
 
@@ -375,4 +375,4 @@ def _loop_code(
         *_outputs(nin, out_dt, nd, inplace, deps is not None),
         *_loop_and_cleanup(name, nin, nop, nd, deps, sum_dt),
     ]
-    return CThunkCode(body="\n".join(body), support=(*SUPPORT, kern))
+    return CThunkCode(body="\n".join(body), support=(*SUPPORT, *c_support(scalar_op), kern))

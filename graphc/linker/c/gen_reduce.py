@@ -5,8 +5,8 @@ A CAReduce or Argmax node gets three functions over one output element: ``NAME_i
 s) and ``NAME_fin`` (store into the output), driven by ``gc_reduce`` (``elemwise_driver.c``).
 When the accumulator has the output's type a CAReduce also gets ``NAME_c``/``NAME_s``,
 element kernels of ``out = op(out, x)`` that ``gc_reduce_acc`` runs over the input in
-memory order when its innermost axis is kept. The kernels of each reduction kind are built
-from its parts in ``_REDUCTIONS``.
+memory order when its innermost axis is kept. The kernels of each reduction are built from
+the parts of its scalar Op's class in ``_REDUCTIONS``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ from typing import NamedTuple
 import numpy as np
 
 from graphc.graph.basic import Apply
+from graphc.graph.rules import RuleTable
 from graphc.linker.c.common import C_LIMITS, c_string, ctype, typenum
 from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.scalar import basic as ps
+from graphc.scalar.c_code import c_expr, c_support
 from graphc.tensor.math import Argmax, CAReduce
 
 
@@ -35,7 +38,10 @@ class _Parts(NamedTuple):
     comb: str
 
 
-def _sum_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
+PartsRule = Callable[[ps.ScalarOp, str, str], _Parts]
+
+
+def _sum_parts(op: ps.ScalarOp, in_dt: str, acc_dt: str) -> _Parts:
     # float32 runs are converted to double in the vectorized loop (Theano's acc_dtype);
     # four contiguous streams, each vectorized: independent partial sums
     step = (
@@ -57,66 +63,76 @@ def _sum_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
     return _Parts(ctype(acc_dt), "0", step, "(($A)x1 + ($A)x0)")
 
 
-def _product_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
+def _product_parts(op: ps.ScalarOp, in_dt: str, acc_dt: str) -> _Parts:
     # products in numpy's (sequential) order: under/overflow depend on it
     step = "    for (npy_intp i = 0; i < n; i++) a *= ($A)*(const $T *)(p + i * s);\n"
     return _Parts(ctype(acc_dt), "1", step, "(($A)x1 * ($A)x0)")
 
 
-def _extreme_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
-    """maximum/minimum; floats propagate NaN as numpy does."""
-    t = ctype(in_dt)
-    is_f = in_dt in ("float32", "float64")
-    lo, hi = C_LIMITS[in_dt]
-    ident = lo if kind == "maximum" else hi
-    cmp = ">" if kind == "maximum" else "<"
-    red = "max" if kind == "maximum" else "min"
-    nan_decl = "    int nan = 0;\n" if is_f else ""
-    nan_red = " reduction(|:nan)" if is_f else ""
-    nan_upd = " nan |= (v != v);" if is_f else ""
-    nan_fin = "    if (nan && a == a) a = NAN;\n" if is_f else ""
-    step = (
-        f"    $A m = a;\n{nan_decl}"
-        "    if (s == (npy_intp)sizeof($T)) {\n"
-        "        const $T *q = (const $T *)p;\n"
-        f"#pragma omp simd reduction({red}:m){nan_red}\n"
-        "        for (npy_intp i = 0; i < n; i++) {\n"
-        f"            $T v = q[i]; m = v {cmp} m ? v : m;{nan_upd}\n"
-        "        }\n"
-        "    } else {\n"
-        "        for (npy_intp i = 0; i < n; i++) {\n"
-        f"            $T v = *(const $T *)(p + i * s); m = v {cmp} m ? v : m;{nan_upd}\n"
-        "        }\n"
-        "    }\n"
-        "    if (a == a) a = m;\n"
-        f"{nan_fin}"
-    )
-    gc = "gc_max" if kind == "maximum" else "gc_min"
-    if is_f:
-        comb = f"{gc}_{t}(($A)x1, ($A)x0)"
-    else:
-        comb = f"((($A)x1 {cmp}= ($A)x0) ? ($A)x1 : ($A)x0)"
-    return _Parts(t, ident, step, comb)
+def _extreme_parts(cmp: str) -> PartsRule:
+    """maximum (``cmp`` ">") and minimum ("<"); floats propagate NaN as numpy does. An
+    output and an input element combine through the scalar Op's own C expression."""
+    red = "max" if cmp == ">" else "min"
+
+    def parts(op: ps.ScalarOp, in_dt: str, acc_dt: str) -> _Parts:
+        t = ctype(in_dt)
+        is_f = in_dt in ("float32", "float64")
+        lo, hi = C_LIMITS[in_dt]
+        nan_decl = "    int nan = 0;\n" if is_f else ""
+        nan_red = " reduction(|:nan)" if is_f else ""
+        nan_upd = " nan |= (v != v);" if is_f else ""
+        nan_fin = "    if (nan && a == a) a = NAN;\n" if is_f else ""
+        step = (
+            f"    $A m = a;\n{nan_decl}"
+            "    if (s == (npy_intp)sizeof($T)) {\n"
+            "        const $T *q = (const $T *)p;\n"
+            f"#pragma omp simd reduction({red}:m){nan_red}\n"
+            "        for (npy_intp i = 0; i < n; i++) {\n"
+            f"            $T v = q[i]; m = v {cmp} m ? v : m;{nan_upd}\n"
+            "        }\n"
+            "    } else {\n"
+            "        for (npy_intp i = 0; i < n; i++) {\n"
+            f"            $T v = *(const $T *)(p + i * s); m = v {cmp} m ? v : m;{nan_upd}\n"
+            "        }\n"
+            "    }\n"
+            "    if (a == a) a = m;\n"
+            f"{nan_fin}"
+        )
+        comb = c_expr(op, ["x1", "x0"], [in_dt, in_dt], in_dt)
+        assert comb is not None
+        return _Parts(t, lo if cmp == ">" else hi, step, comb)
+
+    return parts
 
 
-def _logical_parts(kind: str, in_dt: str, acc_dt: str) -> _Parts:
-    ident = "1" if kind == "and" else "0"
-    op = "&" if kind == "and" else "|"
-    step = (
-        "    for (npy_intp i = 0; i < n; i++)\n"
-        f"        a {op}= (npy_bool)(*(const $T *)(p + i * s) != 0);\n"
-    )
-    return _Parts("npy_bool", ident, step, f"(x1 {op} (npy_bool)(x0 != 0))")
+def _logical_parts(symbol: str) -> PartsRule:
+    """all (``symbol`` "&") and any ("|"), starting from the scalar Op's identity."""
+
+    def parts(op: ps.ScalarOp, in_dt: str, acc_dt: str) -> _Parts:
+        step = (
+            "    for (npy_intp i = 0; i < n; i++)\n"
+            f"        a {symbol}= (npy_bool)(*(const $T *)(p + i * s) != 0);\n"
+        )
+        ident = str(int(op.identity or 0))
+        return _Parts("npy_bool", ident, step, f"(x1 {symbol} (npy_bool)(x0 != 0))")
+
+    return parts
 
 
-_REDUCTIONS: dict[str, Callable[[str, str, str], _Parts]] = {
-    "add": _sum_parts,
-    "mul": _product_parts,
-    "maximum": _extreme_parts,
-    "minimum": _extreme_parts,
-    "and": _logical_parts,
-    "or": _logical_parts,
-}
+_REDUCTIONS: RuleTable[PartsRule] = RuleTable(
+    "C reduction",
+    {
+        ps.Add: _sum_parts,
+        ps.Mul: _product_parts,
+        ps.Maximum: _extreme_parts(">"),
+        ps.Minimum: _extreme_parts("<"),
+        ps.And: _logical_parts("&"),
+        ps.Or: _logical_parts("|"),
+    },
+)
+
+# a sum or product with a bool output is numpy's any or all
+_AS_BOOL: dict[type[ps.ScalarOp], ps.ScalarOp] = {ps.Add: ps.or_, ps.Mul: ps.and_}
 
 
 def _accumulate_kernels(comb: str, out_dt: str) -> str:
@@ -140,15 +156,15 @@ def _accumulate_kernels(comb: str, out_dt: str) -> str:
     )
 
 
-def _reduce_kernels(kind: str, in_dt: str, acc_dt: str, out_dt: str) -> str | None:
+def _reduce_kernels(op: ps.ScalarOp, in_dt: str, acc_dt: str, out_dt: str) -> str | None:
     """C of NAME_init/step/fin (one output element) and NAME_c/NAME_s (out = op(out, x)
     over runs, when the accumulator ``acc_dt`` is the output type) for one reduction."""
-    if kind in ("add", "mul") and out_dt == "bool":
-        kind = "or" if kind == "add" else "and"
-    parts = _REDUCTIONS.get(kind)
+    if out_dt == "bool":
+        op = _AS_BOOL.get(type(op), op)
+    parts = _REDUCTIONS.get(op)
     if parts is None:
         return None
-    acc, ident, step, comb = parts(kind, in_dt, acc_dt)
+    acc, ident, step, comb = parts(op, in_dt, acc_dt)
     fin = _store("*(const $A *)acc", out_dt)
     code = (
         f"static void NAME_init(void *acc) {{ *($A *)acc = ($A)({ident}); }}\n"
@@ -161,7 +177,7 @@ def _reduce_kernels(kind: str, in_dt: str, acc_dt: str, out_dt: str) -> str | No
     )
     if acc == ctype(out_dt):
         code += _accumulate_kernels(comb, out_dt)
-    elif kind in ("add", "mul"):  # accumulated in a temporary of the accumulator's dtype
+    elif op.reduce_accumulates:  # accumulated in a temporary of the accumulator's dtype
         code += _accumulate_kernels(comb, acc_dt).replace("$O", "$A")
         code += (
             "static void NAME_fa(const void *acc, char *out) { *($A *)out = *(const $A *)acc; }\n"
@@ -326,14 +342,14 @@ def _acc_tmp_post() -> str:
 def gen_careduce(node: Apply) -> CThunkCode | None:
     op = node.op
     in_dt, out_dt = node.inputs[0].type.dtype, node.outputs[0].type.dtype
-    got = _reduce_kernels(op.scalar_op.name, in_dt, op.accumulator(in_dt), out_dt)
+    got = _reduce_kernels(op.scalar_op, in_dt, op.accumulator(in_dt), out_dt)
     if got is None or node.inputs[0].type.ndim > 32:
         return None
     code = got
     name = "gc_red_" + _hash(code)
     code = code.replace("NAME", name)
     empty = None
-    if op.scalar_op.name in ("maximum", "minimum"):
+    if op.scalar_op.identity is None:
         fn = op.scalar_op.name
         empty = c_string(f"%s: zero-size array to reduction operation {fn} which has no identity")
     accumulate = f"{name}_c(" in code
@@ -341,7 +357,7 @@ def gen_careduce(node: Apply) -> CThunkCode | None:
     body = _reduce_body(
         node, tuple(op.axis), name, 1, empty, c_string(str(op)), accumulate, acc_tmp
     )
-    return CThunkCode(body=body, support=(*SUPPORT, code))
+    return CThunkCode(body=body, support=(*SUPPORT, *c_support(op.scalar_op), code))
 
 
 @register_c(Argmax)
