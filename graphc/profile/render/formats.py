@@ -12,9 +12,11 @@ from pathlib import Path
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
 from graphc.profile.render.base import Renderer
+from graphc.profile.render.csv_table import CsvRenderer
 from graphc.profile.render.graphviz import DotRenderer, PictureRenderer
 from graphc.profile.render.html import HtmlRenderer
 from graphc.profile.render.pprof import PprofRenderer
+from graphc.profile.render.pstats_file import PstatsRenderer
 from graphc.profile.render.speedscope import SpeedscopeRenderer
 from graphc.profile.render.summary_formats import JsonRenderer, LegacyRenderer, TextRenderer
 from graphc.profile.render.trace import TraceRenderer
@@ -42,6 +44,8 @@ for _renderer in (
     PictureRenderer("pdf", binary=True),
     HtmlRenderer(),
     PprofRenderer(),
+    CsvRenderer(),
+    PstatsRenderer(),
 ):
     register(_renderer)
 
