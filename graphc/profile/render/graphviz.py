@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
@@ -169,10 +168,3 @@ class PictureRenderer(Renderer):
     def render(self, stats: ProfileData, options: SummaryOptions) -> str | bytes:
         picture = _render(to_dot(stats, options.all_calls), self.fmt)
         return picture if self.output_is_binary else picture.decode("utf-8")
-
-
-def write_svg(stats: Any, path: str | Path) -> str:
-    """Render ``stats`` to an SVG file with Graphviz ``dot``; returns the SVG text."""
-    svg = render_svg(to_dot(stats))
-    Path(path).write_text(svg, encoding="utf-8")
-    return svg

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from graphc.profile.data.model import FunctionProfile, NodeRecord, ValueInfo
@@ -214,3 +215,12 @@ def _get(spans: dict, ev: dict) -> Sequence[tuple[float, float]]:
 def iter_node_events(doc: dict[str, Any]) -> Iterable[dict[str, Any]]:
     """The node execution events of a document."""
     return (ev for ev in doc["traceEvents"] if ev.get("cat") == "node")
+
+
+def write_chrome_trace(stats: Any, path: str | Path) -> dict[str, Any]:
+    """Write the trace of ``stats`` (as for :func:`chrome_trace`: the profiles of several
+    workers keep their pids) to ``path`` with :class:`TraceRenderer`; returns the document."""
+    data = stats if isinstance(stats, ProfileData) else ProfileData(function_profiles(stats))
+    text = TraceRenderer().write(data, path, SummaryOptions.from_config())
+    doc: dict[str, Any] = json.loads(text)
+    return doc
