@@ -50,7 +50,7 @@ from graphc.profile.ab import Side, python_side, run_ab
 from graphc.profile.data.model import FunctionProfile
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.registry import REGISTRY
-from graphc.profile.render.base import Renderer, text
+from graphc.profile.render.base import Renderer, as_text
 from graphc.profile.render.compare import render
 from graphc.profile.render.formats import RENDERERS
 from graphc.profile.render.html import HtmlRenderer
@@ -413,7 +413,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return cmd_run(argv[1:])
     args = _parser().parse_args(argv)
     if args.cmd == "show":
-        sys.stdout.write(text(_load(args.profile).output(RENDERERS["text"], _options(args))))
+        sys.stdout.write(as_text(_load(args.profile).output(RENDERERS["text"], _options(args))))
         return 0
     if args.cmd == "diff":
         return _gate(args, [_load(args.base).functions], [_load(args.new).functions])

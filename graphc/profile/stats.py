@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
-from graphc.profile.render.base import text
+from graphc.profile.render.base import as_text
 from graphc.profile.render.formats import RENDERERS, export
 
 
@@ -57,7 +57,7 @@ class ProfileStats(ProfileData):
         options = SummaryOptions.from_config(
             n_apply_to_print, n_ops_to_print, min_memory_size, memory, optimizer, all_calls, width
         )
-        (file or sys.stdout).write(text(self.output(RENDERERS["text"], options)))
+        (file or sys.stdout).write(as_text(self.output(RENDERERS["text"], options)))
 
     def print_summary(self, file: TextIO | None = None, **options: Any) -> None:
         """Theano's name for :meth:`summary`."""

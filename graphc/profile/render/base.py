@@ -54,7 +54,7 @@ class Renderer(ABC):
         return doc
 
 
-def text(doc: str | bytes) -> str:
+def as_text(doc: str | bytes) -> str:
     """``doc`` of a text format, as ``str`` (a TypeError for a binary one)."""
     if not isinstance(doc, str):
         raise TypeError("this format writes bytes, not text")
