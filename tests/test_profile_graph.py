@@ -10,9 +10,12 @@ import pytest
 
 import graphc
 import graphc.tensor as T
-from graphc.profile import FunctionProfile, NodeRecord, StorageRecord
+from graphc.profile import FunctionProfile, NodeRecord, StorageRecord, SummaryOptions
 from graphc.profile.render import graphviz as gv
 from graphc.profile.render.fmt import short_origin
+from graphc.profile.render.formats import RENDERERS
+
+OPTIONS = SummaryOptions(n_apply=5, n_ops=3)
 
 
 def _profiled():
@@ -94,10 +97,10 @@ def test_svg_or_clear_error(tmp_path, monkeypatch):
     f = _profiled()
     out = tmp_path / "g.svg"
     if shutil.which("dot"):
-        svg = gv.write_svg(f.profile, out)
+        svg = RENDERERS["svg"].write(f.profile, out, OPTIONS)
         assert "<svg" in svg
         for n in f.profile.functions[0].nodes:
             assert f"f0_n{n.position}" in svg
     monkeypatch.setattr(gv.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="Graphviz 'dot' was not found"):
-        gv.write_svg(f.profile, out)
+        RENDERERS["svg"].write(f.profile, out, OPTIONS)

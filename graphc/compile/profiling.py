@@ -26,7 +26,7 @@ from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats
 
 if TYPE_CHECKING:
-    from graphc.compile.mode import CompilePlan, Mode
+    from graphc.compile.mode import CompilePlan
     from graphc.compile.sharedvalue import SharedVariable
     from graphc.graph.basic import Apply, Op
     from graphc.linker.base import Linked
@@ -79,19 +79,6 @@ class _FinalParts:
     linked: Linked
     n_in: int
     shared: Sequence[SharedVariable]
-
-
-def registered_stats() -> list[ProfileStats]:
-    """The profiles registered for printing at exit (every function compiled while
-    ``config.profile`` was on, or with a profiling mode), oldest first."""
-    return REGISTRY.registered()
-
-
-def wants_profile(profile, mode: Mode | str | None) -> bool:
-    """Whether a function compiled with ``profile`` under ``mode`` is profiled."""
-    from graphc.compile.mode import resolve
-
-    return resolve(mode, profile).profile
 
 
 class FunctionProfiler:
@@ -561,9 +548,3 @@ def _held_and_peak(fn: ProfiledFunction, profiler: FunctionProfiler) -> tuple[in
     held = int(fn.vm.held_bytes())
     peak = int(fn.vm.stats().get("peak_bytes", 0)) if profiler.memory else 0
     return held, peak
-
-
-def allocated() -> tuple[int, int]:
-    """``(current, peak)`` bytes of array storage held by profiled functions' VMs
-    (see ``graphc.profile.registry.ProfileRegistry.allocated``)."""
-    return REGISTRY.allocated()

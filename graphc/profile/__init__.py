@@ -5,8 +5,9 @@
 - ``graphc.profile.summaries``: pure numbers computed from the data (tables, memory, loops,
   diffs, tips, comparisons).
 - ``graphc.profile.render``: text and file formats (text summary, legacy ProfileMode text,
-  Chrome trace, speedscope, Graphviz, the HTML report), each taking the data (and
-  SummaryOptions).
+  JSON, Chrome trace, speedscope, Graphviz, the HTML report, pprof, CSV, pstats), each a
+  ``Renderer`` in one table by name (``render.formats.RENDERERS``) taking the data and
+  SummaryOptions.
 
 On top: ``ProfileStats`` (the data with Theano's printing methods), the at-exit registry,
 ``benchmark`` and the ``graphc-prof`` command line.

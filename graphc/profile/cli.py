@@ -10,6 +10,7 @@ profiles.
                    [--fail-above RATIO]
                    [--base-cmd CMD --new-cmd CMD] script.py [args...]
         (ab's options come before the script; a command writes its profile to {json})
+    graphc-prof export profile.json --format NAME [-o OUT] [--all-calls] [show's options]
     graphc-prof trace profile.json out.trace.json
     graphc-prof graph profile.json out.svg|out.png|out.pdf|out.dot
     graphc-prof pprof profile.json out.pb.gz
@@ -17,14 +18,13 @@ profiles.
         (one profile; two: the second with its comparison to the first; or the JSON of
         ``diff``/``ab --json`` alone)
 
+The export formats (``export --format NAME``, ``run --NAME PATH``, the converting commands
+trace, graph, pprof) are the table ``graphc.profile.render.formats.RENDERERS``.
+
 Options of ``run`` (before the script or after its arguments; ``--`` ends them):
-    --json PATH            save the merged profile as JSON
-    --trace PATH           write a Chrome trace (turns profile_trace on)
-    --speedscope PATH      write a speedscope profile (turns profile_trace on)
+    --NAME PATH            write the profile in the export format NAME (listed below:
+                           --json, --trace, --svg, --html, --pprof, --csv, --pstats...)
     --trace-capacity N     node events kept per function in a trace
-    --svg PATH, --dot PATH write the profile-coloured graph (.svg needs Graphviz)
-    --html PATH            write the self-contained HTML report
-    --pprof PATH           write the profile in pprof's format (gzipped profile.proto)
     --memory               record the memory profile (profile_memory)
     --optimizer            record the optimizer profile (profile_optimizer)
     --summary              print the summary at exit (the default when no file is asked for)
@@ -49,23 +49,17 @@ from pathlib import Path
 from graphc.flags import config as cfg
 from graphc.profile.ab import Side, python_side, run_ab
 from graphc.profile.data.model import FunctionProfile
+from graphc.profile.data.options import SummaryOptions
 from graphc.profile.registry import REGISTRY
+from graphc.profile.render.base import Renderer, as_text
 from graphc.profile.render.compare import render
-from graphc.profile.render.graphviz import write_dot, write_graph
-from graphc.profile.render.html import write_html
-from graphc.profile.render.pprof import write_pprof
-from graphc.profile.render.speedscope import speedscope
+from graphc.profile.render.formats import RENDERERS
+from graphc.profile.render.html import HtmlRenderer
 from graphc.profile.stats import ProfileStats, load
-from graphc.profile.summaries.compare import Options, compare, compare_runs
+from graphc.profile.summaries.compare import Options, Report, compare, compare_runs
 
+#: run's options besides the export formats (``--NAME PATH``): whether each takes a value.
 _RUN_OPTIONS = {
-    "--json": True,
-    "--trace": True,
-    "--svg": True,
-    "--dot": True,
-    "--html": True,
-    "--pprof": True,
-    "--speedscope": True,
     "--trace-capacity": True,
     "--memory": False,
     "--optimizer": False,
@@ -75,11 +69,22 @@ _RUN_OPTIONS = {
 }
 
 
+def _run_options() -> dict[str, bool]:
+    """Every option of run: one per export format, then ``_RUN_OPTIONS``."""
+    return {**{f"--{name}": True for name in RENDERERS}, **_RUN_OPTIONS}
+
+
+def _run_help() -> str:
+    rows = [f"    --{name} PATH".ljust(27) + r.description for name, r in RENDERERS.items()]
+    return f"{__doc__}\nExport formats (run --NAME PATH, export --format NAME):\n" + "\n".join(rows)
+
+
 def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[str]]:
     """Our options (before the script or after its arguments) and the script's argv.
 
     Options of graphc-prof may come before the script, or after it; everything else after
     the script is passed to it (use ``--`` to pass a name graphc-prof also knows)."""
+    options = _run_options()
     opts: dict[str, str | bool] = {}
     rest: list[str] = []
     it = iter(argv)
@@ -89,9 +94,9 @@ def _split_run_args(argv: Sequence[str]) -> tuple[dict[str, str | bool], list[st
             rest.append(a)
         elif a == "--":
             passthrough = True
-        elif a.split("=", 1)[0] in _RUN_OPTIONS:
+        elif a.split("=", 1)[0] in options:
             key, eq, val = a.partition("=")
-            if _RUN_OPTIONS[key]:
+            if options[key]:
                 if not eq:
                     following = next(it, None)
                     if following is None:
@@ -124,15 +129,12 @@ def cmd_run(argv: Sequence[str]) -> int:
         cfg.profile_optimizer = True
     if opts.get("--full"):
         cfg.profiling__n_apply = cfg.profiling__n_ops = sys.maxsize
-    if opts.get("--trace") or opts.get("--speedscope"):
+    asked = [r for name, r in RENDERERS.items() if opts.get(f"--{name}")]
+    if any(r.needs_trace for r in asked):
         cfg.profile_trace = True
         if opts.get("--trace-capacity"):
             cfg.profiling__trace_capacity = int(opts["--trace-capacity"])
-    writes_file = any(
-        opts.get(k)
-        for k in ("--json", "--trace", "--speedscope", "--svg", "--dot", "--html", "--pprof")
-    )
-    if writes_file and not opts.get("--summary"):
+    if asked and not opts.get("--summary"):
         cfg.profiling__destination = os.devnull
     script = rest[0]
     old_argv, old_path = sys.argv, list(sys.path)
@@ -162,26 +164,18 @@ def cmd_run(argv: Sequence[str]) -> int:
 
 
 def _write_outputs(stats: ProfileStats, opts: dict[str, str | bool]) -> None:
-    if opts.get("--json"):
-        stats.save(str(opts["--json"]))
-        print(f"graphc-prof: wrote {opts['--json']}", file=sys.stderr)
-    if opts.get("--trace"):
-        doc = stats.to_chrome_trace(str(opts["--trace"]))
-        dropped = doc["otherData"]["dropped_events"]
-        extra = f" ({dropped} events dropped: raise --trace-capacity)" if dropped else ""
-        print(f"graphc-prof: wrote {opts['--trace']}{extra}", file=sys.stderr)
-    if opts.get("--speedscope"):
-        Path(str(opts["--speedscope"])).write_text(json.dumps(speedscope(stats)))
-    if opts.get("--dot"):
-        write_dot(stats, str(opts["--dot"]))
-    if opts.get("--svg"):
-        write_graph(stats, str(opts["--svg"]))
-        print(f"graphc-prof: wrote {opts['--svg']}", file=sys.stderr)
-    if opts.get("--html"):
-        write_html(stats, str(opts["--html"]))
-        print(f"graphc-prof: wrote {opts['--html']}", file=sys.stderr)
-    if opts.get("--pprof"):
-        write_pprof(stats, str(opts["--pprof"]))
+    """Write every export format run was asked for (``--NAME PATH``)."""
+    options = SummaryOptions.from_config()
+    for name, r in RENDERERS.items():
+        path = opts.get(f"--{name}")
+        if path:
+            _write(r, stats, str(path), options)
+
+
+def _write(r: Renderer, stats: ProfileStats, path: str, options: SummaryOptions) -> None:
+    r.write(stats, path, options)
+    note = r.note(stats)
+    print(f"graphc-prof: wrote {path}" + (f" ({note})" if note else ""), file=sys.stderr)
 
 
 def _gate_options(p: argparse.ArgumentParser) -> None:
@@ -258,18 +252,75 @@ def cmd_ab(args: argparse.Namespace) -> int:
     return _gate(args, runs_a, runs_b)
 
 
+def _summary_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--n-apply", type=int, default=None, help="Apply rows (profiling__n_apply)")
+    p.add_argument("--n-ops", type=int, default=None, help="Class/Op rows (profiling__n_ops)")
+    p.add_argument("--full", action="store_true", help="every row of every table")
+    p.add_argument("--width", type=int, default=None, help="columns (default: terminal, 100)")
+    p.add_argument("--memory", action="store_true", default=None)
+    p.add_argument("--optimizer", action="store_true", default=None)
+
+
+def _options(args: argparse.Namespace) -> SummaryOptions:
+    everything = sys.maxsize if args.full else None
+    return SummaryOptions.from_config(
+        n_apply_to_print=everything or args.n_apply,
+        n_ops_to_print=everything or args.n_ops,
+        memory=args.memory,
+        optimizer=args.optimizer,
+        all_calls=getattr(args, "all_calls", None),
+        width=args.width,
+    )
+
+
+def _commands() -> dict[str, list[Renderer]]:
+    """The converting commands (``COMMAND profile.json OUT``) and their formats."""
+    out: dict[str, list[Renderer]] = {}
+    for r in RENDERERS.values():
+        if r.command:
+            out.setdefault(r.command, []).append(r)
+    return out
+
+
+def _command_help(formats: Sequence[Renderer]) -> str:
+    if len(formats) == 1:
+        return f"{formats[0].description}, from a profile JSON"
+    suffixes = ", ".join(r.extension for r in formats)
+    return f"{formats[0].description} or the same drawn ({suffixes}, by OUT's suffix)"
+
+
+def _for_file(formats: Sequence[Renderer], out: str) -> Renderer:
+    """The one format, or the one whose suffix ``out`` has."""
+    if len(formats) == 1:
+        return formats[0]
+    for r in formats:
+        if out.lower().endswith(r.extension):
+            return r
+    suffixes = ", ".join(r.extension for r in formats)
+    raise UsageError(f"cannot tell the format of {out!r}: use a name ending in {suffixes}")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a saved profile in ``--format`` to ``--out`` (standard output without)."""
+    r = RENDERERS[args.format]
+    stats, options = _load(args.profile), _options(args)
+    if args.out:
+        _write(r, stats, args.out, options)
+        return 0
+    doc = stats.output(r, options)
+    if isinstance(doc, bytes):
+        sys.stdout.buffer.write(doc)
+    else:
+        sys.stdout.write(doc)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="graphc-prof", description="graphc profiles")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("run", help="profile every function a script compiles", add_help=False)
     s = sub.add_parser("show", help="print the text summary of a profile JSON")
     s.add_argument("profile")
-    s.add_argument("--n-apply", type=int, default=None, help="Apply rows (profiling__n_apply)")
-    s.add_argument("--n-ops", type=int, default=None, help="Class/Op rows (profiling__n_ops)")
-    s.add_argument("--full", action="store_true", help="every row of every table")
-    s.add_argument("--width", type=int, default=None, help="columns (default: terminal, 100)")
-    s.add_argument("--memory", action="store_true", default=None)
-    s.add_argument("--optimizer", action="store_true", default=None)
     d = sub.add_parser("diff", help="compare two profiles (base, new) with a noise-aware gate")
     d.add_argument("base")
     d.add_argument("new")
@@ -289,15 +340,18 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--processes", type=int, default=5, help="fresh processes per side")
     a.add_argument("--warmup", type=int, default=1, help="pairs run first and discarded")
     _gate_options(a)
-    t = sub.add_parser("trace", help="Chrome trace JSON from a profile JSON")
-    t.add_argument("profile")
-    t.add_argument("out")
-    g = sub.add_parser("graph", help="profile-coloured graph: .svg (needs Graphviz) or .dot")
-    g.add_argument("profile")
-    g.add_argument("out")
-    pp = sub.add_parser("pprof", help="pprof profile (gzipped profile.proto) from a JSON")
-    pp.add_argument("profile")
-    pp.add_argument("out")
+    _summary_options(s)
+    e = sub.add_parser("export", help="write a profile JSON in another format")
+    e.add_argument("profile")
+    e.add_argument("--format", required=True, choices=list(RENDERERS), help="export format")
+    e.add_argument("-o", "--out", help="file to write (default: standard output)")
+    e.add_argument("--all-calls", action="store_true", default=None,
+                   help="count the first calls too (profiling__all_calls)")  # fmt: skip
+    _summary_options(e)
+    for command, formats in _commands().items():
+        c = sub.add_parser(command, help=_command_help(formats))
+        c.add_argument("profile")
+        c.add_argument("out")
     h = sub.add_parser("html", help="self-contained HTML report of a profile or a comparison")
     h.add_argument("profiles", nargs="+", metavar="JSON", help="profile; base new; or diff JSON")
     h.add_argument("-o", "--out", required=True, help="the HTML file to write")
@@ -312,17 +366,18 @@ def cmd_html(args: argparse.Namespace) -> int:
         raise UsageError("html: give one profile, two (base new), or one comparison JSON")
     if len(paths) == 2:
         base, new = _load(paths[0]), _load(paths[1])
-        write_html(new, args.out, compare(base.functions, new.functions))
+        report: Report | dict | None = compare(base.functions, new.functions)
+        stats = new
     else:
         try:
             doc = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UsageError(f"no such file: {paths[0]}") from None
         if isinstance(doc, dict) and "entries" in doc and "schema_version" not in doc:
-            write_html(None, args.out, doc)
+            stats, report = ProfileStats(), doc  # a comparison alone
         else:
-            write_html(_load(paths[0]), args.out)
-    print(f"graphc-prof: wrote {args.out}", file=sys.stderr)
+            stats, report = _load(paths[0]), None
+    _write(HtmlRenderer(report), stats, args.out, SummaryOptions.from_config())
     return 0
 
 
@@ -355,34 +410,25 @@ def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "run":
         if len(argv) > 1 and argv[1] in ("-h", "--help"):
-            print(__doc__)
+            print(_run_help())
             return 0
         return cmd_run(argv[1:])
     args = _parser().parse_args(argv)
     if args.cmd == "show":
-        everything = sys.maxsize if args.full else None
-        _load(args.profile).summary(
-            n_apply_to_print=everything or args.n_apply,
-            n_ops_to_print=everything or args.n_ops,
-            memory=args.memory,
-            optimizer=args.optimizer,
-            width=args.width,
-        )
+        sys.stdout.write(as_text(_load(args.profile).output(RENDERERS["text"], _options(args))))
         return 0
     if args.cmd == "diff":
         return _gate(args, [_load(args.base).functions], [_load(args.new).functions])
     if args.cmd == "ab":
         return cmd_ab(args)
-    if args.cmd == "trace":
-        _load(args.profile).to_chrome_trace(args.out)
-        return 0
-    if args.cmd == "pprof":
-        write_pprof(_load(args.profile), args.out)
-        return 0
     if args.cmd == "html":
         return cmd_html(args)
-    if args.cmd == "graph":
-        write_graph(_load(args.profile), args.out)
+    if args.cmd == "export":
+        return cmd_export(args)
+    formats = _commands().get(args.cmd)
+    if formats:
+        r = _for_file(formats, args.out)
+        r.write(_load(args.profile), args.out, SummaryOptions.from_config())
         return 0
     return 2  # pragma: no cover
 

@@ -15,7 +15,6 @@ from typing import Any
 from graphc.flags import config
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.exit import print_at_exit
-from graphc.profile.render.html import write_html
 from graphc.profile.stats import ProfileStats
 
 MemoryProbe = Callable[[Any], tuple[int, int]]  # function -> (held bytes, peak bytes)
@@ -55,7 +54,7 @@ class ProfileRegistry:
     def write_html(self, path: str) -> None:
         """Write the registered profiles, merged, as one HTML report (``profile_html``)."""
         try:
-            write_html(ProfileStats.merge(self._at_exit), path)
+            ProfileStats.merge(self._at_exit).to_html(path)
         except Exception as exc:  # at exit: say why, never hide the printed profiles
             print(f"graphc: the HTML profile report could not be written: {exc!r}",
                   file=sys.stderr)  # fmt: skip

@@ -3,15 +3,15 @@ spellings), each building one :class:`SummaryOptions` for the renderer."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
-from graphc.profile.render.html import write_html
-from graphc.profile.render.text import render_summary
-from graphc.profile.render.trace import write_chrome_trace
+from graphc.profile.render.base import as_text
+from graphc.profile.render.formats import RENDERERS, export
 
 
 class ProfileStats(ProfileData):
@@ -57,7 +57,7 @@ class ProfileStats(ProfileData):
         options = SummaryOptions.from_config(
             n_apply_to_print, n_ops_to_print, min_memory_size, memory, optimizer, all_calls, width
         )
-        (file or sys.stdout).write(self.output(render_summary, options))
+        (file or sys.stdout).write(as_text(self.output(RENDERERS["text"], options)))
 
     def print_summary(self, file: TextIO | None = None, **options: Any) -> None:
         """Theano's name for :meth:`summary`."""
@@ -66,11 +66,20 @@ class ProfileStats(ProfileData):
     def to_chrome_trace(self, path: str | Path) -> dict[str, Any]:
         """Write the recorded node traces as Chrome Trace Event JSON (Perfetto,
         chrome://tracing); needs ``config.profile_trace``. Returns the document."""
-        return write_chrome_trace(self, path)
+        doc: dict[str, Any] = json.loads(self.export(path, "trace"))
+        return doc
 
     def to_html(self, path: str | Path) -> None:
         """Write the self-contained HTML report (tables, graph, loops, memory, timeline)."""
-        write_html(self, path)
+        self.export(path, "html")
+
+    def export(
+        self, path: str | Path, format: str, options: SummaryOptions | None = None
+    ) -> str | bytes:
+        """Write the profile to ``path`` in the export format ``format`` (a name of
+        ``graphc.profile.render.formats.RENDERERS``: text, json, csv, pstats, pprof...);
+        returns the document."""
+        return export(self, format, path, options)
 
 
 def load(path: str | Path) -> ProfileStats:

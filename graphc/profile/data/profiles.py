@@ -17,10 +17,9 @@ from graphc.profile.data.merge import merge_all
 from graphc.profile.data.model import FunctionProfile
 from graphc.profile.data.options import SummaryOptions
 
-#: A renderer: the text of a profile under some options.
-Renderer = Callable[["ProfileData", SummaryOptions], str]
-
 _P = TypeVar("_P", bound="ProfileData")
+#: A renderer's document: text, or bytes for a binary format.
+_Doc = TypeVar("_Doc", bound="str | bytes")
 
 
 @dataclass(init=False)
@@ -79,8 +78,12 @@ class ProfileData:
             s.refresh()
         return cls(merge_all(s.functions for s in stats), name)
 
-    def output(self, renderer: Renderer, options: SummaryOptions | None = None) -> str:
-        """``renderer``'s text of the latest counters (``options`` None: from the flags)."""
+    def output(
+        self,
+        renderer: Callable[[ProfileData, SummaryOptions], _Doc],
+        options: SummaryOptions | None = None,
+    ) -> _Doc:
+        """``renderer``'s document of the latest counters (``options`` None: from the flags)."""
         self.refresh()
         return renderer(self, options or SummaryOptions.from_config())
 

@@ -149,13 +149,6 @@ def _is_c_contiguous(v: ValueInfo) -> bool:
     return True
 
 
-def strides_text(v: ValueInfo) -> str:
-    """``c`` for C-contiguous values, else the strides tuple (``?`` when unknown)."""
-    if v.strides is None:
-        return "?"
-    return "c" if _is_c_contiguous(v) else str(tuple(v.strides))
-
-
 def shape_text(shape: tuple[int, ...] | None) -> str:
     """A shape as a tuple, ``?`` when unknown."""
     return "?" if shape is None else str(tuple(shape))
@@ -179,15 +172,6 @@ def values_line(inputs: Sequence[ValueInfo], outputs: Sequence[ValueInfo]) -> st
     ins = " ".join(one(v) for v in inputs)
     outs = " ".join(one(v) for v in outputs)
     return f"    {ins} -> {outs}"
-
-
-def value_line(kind: str, i: int, v: ValueInfo) -> str:
-    """``    input 0: dtype=float64, shape=(1000,), strides=c``; merged runs that saw several
-    shapes list them all (``shape=varied (400, 100) | (401, 100)``)."""
-    shape = shape_text(v.shape)
-    if len(v.shapes_seen) > 1:
-        shape = "varied " + " | ".join(shape_text(s) for s in v.shapes_seen)
-    return f"    {kind} {i}: dtype={v.dtype}, shape={shape}, strides={strides_text(v)}"
 
 
 def table(

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
 from graphc.profile.data.model import FunctionProfile, NodeRecord
-from graphc.profile.data.profiles import function_profiles
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData, function_profiles
 from graphc.profile.data.steady import has_first_call, steady_state
+from graphc.profile.render.base import Renderer
 from graphc.profile.render.fmt import duration, short_origin
 from graphc.profile.render.fmt import nbytes as _fmt_bytes
 
@@ -140,33 +141,30 @@ def _render(dot_text: str, fmt: str) -> bytes:
     return res.stdout
 
 
-def write_dot(stats: Any, path: str | Path) -> str:
-    """Write :func:`to_dot` to ``path``; returns the text."""
-    text = to_dot(stats)
-    Path(path).write_text(text, encoding="utf-8")
-    return text
+class DotRenderer(Renderer):
+    """The profile-coloured graph as Graphviz DOT text."""
+
+    name = "dot"
+    extension = ".dot"
+    description = "profile-coloured graph, Graphviz DOT text"
+    command = "graph"
+
+    def render(self, stats: ProfileData, options: SummaryOptions) -> str:
+        return to_dot(stats, options.all_calls)
 
 
-#: Picture formats by file suffix (rendered by Graphviz), besides ``.dot`` text.
-FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
+class PictureRenderer(Renderer):
+    """The profile-coloured graph drawn by Graphviz ``dot`` (needs it on PATH)."""
 
+    command = "graph"
 
-def write_graph(stats: Any, path: str | Path) -> None:
-    """Write the profile-coloured graph in the format the suffix of ``path`` names."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".dot":
-        write_dot(stats, path)
-        return
-    if suffix not in FORMATS:
-        raise ValueError(
-            f"cannot tell the picture format of {str(path)!r}: use a name ending in .dot, "
-            + ", ".join(FORMATS)
-        )
-    Path(path).write_bytes(_render(to_dot(stats), FORMATS[suffix]))
+    def __init__(self, fmt: str, binary: bool) -> None:
+        self.fmt = fmt
+        self.name = fmt
+        self.extension = "." + fmt
+        self.output_is_binary = binary
+        self.description = f"profile-coloured graph as {fmt.upper()} (needs Graphviz)"
 
-
-def write_svg(stats: Any, path: str | Path) -> str:
-    """Render ``stats`` to an SVG file with Graphviz ``dot``; returns the SVG text."""
-    svg = render_svg(to_dot(stats))
-    Path(path).write_text(svg, encoding="utf-8")
-    return svg
+    def render(self, stats: ProfileData, options: SummaryOptions) -> str | bytes:
+        picture = _render(to_dot(stats, options.all_calls), self.fmt)
+        return picture if self.output_is_binary else picture.decode("utf-8")

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
+from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
+from graphc.profile.render.base import Renderer
 from graphc.profile.render.html_model import page_model
 from graphc.profile.summaries.compare import VERDICTS, Report
 
@@ -81,3 +83,19 @@ def write_html(
     text = to_html(stats, compare)
     Path(path).write_text(text, encoding="utf-8")
     return text
+
+
+class HtmlRenderer(Renderer):
+    """The self-contained HTML report; ``compare``: a comparison shown with it (a report
+    of ``summaries.compare`` or its JSON), and alone when the profile holds no function."""
+
+    name = "html"
+    extension = ".html"
+    description = "self-contained HTML report (tables, graph, loops, memory, timeline)"
+
+    def __init__(self, compare: Report | dict[str, Any] | None = None) -> None:
+        self.compare = compare
+
+    def render(self, stats: ProfileData, options: SummaryOptions) -> str:
+        alone = self.compare is not None and not stats.functions
+        return to_html(None if alone else stats, self.compare, options.all_calls)

@@ -13,13 +13,14 @@ from __future__ import annotations
 import gzip
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from graphc.flags import config
 from graphc.profile.data.model import FunctionProfile, NodeRecord
-from graphc.profile.data.profiles import function_profiles
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData, function_profiles
 from graphc.profile.data.steady import steady_state
+from graphc.profile.render.base import Renderer
 from graphc.profile.summaries.sampling import scaled
 
 
@@ -121,6 +122,14 @@ def pprof_bytes(stats: Any, all_calls: bool | None = None) -> bytes:
     return gzip.compress(msg, mtime=0)
 
 
-def write_pprof(stats: Any, path: str | Path) -> None:
-    """Write :func:`pprof_bytes` to ``path`` (conventionally ``*.pb.gz``)."""
-    Path(path).write_bytes(pprof_bytes(stats))
+class PprofRenderer(Renderer):
+    """pprof's gzipped ``profile.proto``: one sample per Apply node."""
+
+    name = "pprof"
+    extension = ".pb.gz"
+    description = "pprof profile (gzipped profile.proto), one sample per Apply node"
+    output_is_binary = True
+    command = "pprof"
+
+    def render(self, stats: ProfileData, options: SummaryOptions) -> bytes:
+        return pprof_bytes(stats, options.all_calls)

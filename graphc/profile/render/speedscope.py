@@ -3,9 +3,12 @@ profile per traced function, its nodes opening and closing frames."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from graphc.profile.data.profiles import function_profiles
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData, function_profiles
+from graphc.profile.render.base import Renderer
 
 
 def speedscope(stats: Any) -> dict[str, Any]:
@@ -40,3 +43,15 @@ def speedscope(stats: Any) -> dict[str, Any]:
         "profiles": profiles,
         "exporter": "graphc",
     }
+
+
+class SpeedscopeRenderer(Renderer):
+    """The recorded node traces as a speedscope JSON file."""
+
+    name = "speedscope"
+    extension = ".speedscope.json"
+    description = "speedscope profile of the node traces (turns profile_trace on)"
+    needs_trace = True
+
+    def render(self, stats: ProfileData, options: SummaryOptions) -> str:
+        return json.dumps(speedscope(stats))

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from graphc.profile.data.model import FunctionProfile, NodeRecord, ValueInfo
-from graphc.profile.data.profiles import function_profiles
+from graphc.profile.data.options import SummaryOptions
+from graphc.profile.data.profiles import ProfileData, function_profiles
+from graphc.profile.render.base import Renderer
 
 
 def _value(v: ValueInfo) -> str:
@@ -156,19 +158,29 @@ def chrome_trace(stats: Any) -> dict[str, Any]:
     }
 
 
-def write_chrome_trace(stats: Any, path: str | Path) -> dict[str, Any]:
-    """Write :func:`chrome_trace` to ``path`` (open it in https://ui.perfetto.dev).
+class TraceRenderer(Renderer):
+    """The Chrome Trace Event JSON of the recorded node traces."""
 
-    Raises ValueError, writing nothing, when no function recorded a trace: an empty trace
-    file would look like a program that did no work."""
-    if not any(fp.trace is not None and fp.trace.events for fp in function_profiles(stats)):
-        raise ValueError(
-            "no node events were recorded: set graphc.config.profile_trace = True (or "
-            "GRAPHC_FLAGS=profile_trace=True) before compiling the functions to trace"
-        )
-    doc = chrome_trace(stats)
-    Path(path).write_text(json.dumps(doc), encoding="utf-8")
-    return doc
+    name = "trace"
+    extension = ".trace.json"
+    description = "Chrome trace of the node traces, for Perfetto (turns profile_trace on)"
+    needs_trace = True
+    command = "trace"
+
+    def render(self, stats: ProfileData, options: SummaryOptions) -> str:
+        """Raises ValueError when no function recorded a trace: an empty trace file would
+        look like a program that did no work."""
+        if not any(fp.trace is not None and fp.trace.events for fp in function_profiles(stats)):
+            raise ValueError(
+                "no node events were recorded: set graphc.config.profile_trace = True (or "
+                "GRAPHC_FLAGS=profile_trace=True) before compiling the functions to trace"
+            )
+        return json.dumps(chrome_trace(stats))
+
+    def note(self, stats: ProfileData) -> str:
+        """How many node events did not fit in the trace buffers, if any."""
+        dropped = sum(fp.trace.dropped for fp in stats.functions if fp.trace is not None)
+        return f"{dropped} events dropped: raise --trace-capacity" if dropped else ""
 
 
 def check_nesting(doc: dict[str, Any], tol_us: float = 1e-3) -> list[str]:
@@ -203,3 +215,12 @@ def _get(spans: dict, ev: dict) -> Sequence[tuple[float, float]]:
 def iter_node_events(doc: dict[str, Any]) -> Iterable[dict[str, Any]]:
     """The node execution events of a document."""
     return (ev for ev in doc["traceEvents"] if ev.get("cat") == "node")
+
+
+def write_chrome_trace(stats: Any, path: str | Path) -> dict[str, Any]:
+    """Write the trace of ``stats`` (as for :func:`chrome_trace`: the profiles of several
+    workers keep their pids) to ``path`` with :class:`TraceRenderer`; returns the document."""
+    data = stats if isinstance(stats, ProfileData) else ProfileData(function_profiles(stats))
+    text = TraceRenderer().write(data, path, SummaryOptions.from_config())
+    doc: dict[str, Any] = json.loads(text)
+    return doc
