@@ -103,3 +103,21 @@ def test_loop_bodies_nest_under_their_loop_and_add_up(tmp_path):
     total = sum(v[1] for _, v in samples)
     steady = sum(n.ns_total for f in map(steady_state, stats.functions) for n in f.nodes)
     assert total == steady < sum(n.ns_total for f in stats.functions for n in f.nodes)
+
+
+def frame_lines(blob: bytes) -> dict[str, tuple[str, int]]:
+    """Function name -> (file name, line) of each function in the profile."""
+    prof = fields(gzip.decompress(blob))
+    strings = [s.decode() for s in prof[6]]
+    out = {}
+    for fn in prof[5]:
+        f = fields(fn)
+        out[strings[f[2][0]]] = (strings[f[4][0]] if f[4] else "", f[5][0] if f[5] else 0)
+    return out
+
+
+def test_a_call_chain_origin_gives_its_innermost_line():
+    fp = four_node_function()
+    fp.nodes[0].origins = ["layers.py:4 <- model.py:20 <- train.py:7"]
+    lines = frame_lines(pprof_bytes(ProfileStats([fp])))
+    assert lines[fp.nodes[0].apply_name] == ("layers.py", 4)

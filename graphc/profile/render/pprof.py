@@ -67,7 +67,8 @@ class _Builder:
         return self.strings.setdefault(text, len(self.strings))
 
     def frame(self, name: str, origin: str = "") -> int:
-        path, _, line = origin.rpartition(":") if ":" in origin else (origin, "", "0")
+        innermost = origin.split(" <- ", 1)[0]  # a call chain "a.py:4 <- b.py:20"
+        path, _, line = innermost.rpartition(":") if ":" in innermost else (innermost, "", "0")
         number = int(line) if line.isdigit() else 0
         key = (name, path, number)
         if key not in self.frames:
