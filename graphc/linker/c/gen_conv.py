@@ -93,6 +93,20 @@ static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_int
     return b < 1 ? 1 : b;
 }
 
+/* Filter column b reads input column j*sw + off at output column j (off returned); the
+   output columns [*j0, *j1) are those inside the image, the others read padding. */
+static npy_intp graphc_conv_span(const graphc_conv_geom *g, npy_intp b, npy_intp *j0,
+                                 npy_intp *j1) {
+    const npy_intp off = b * g->dw - g->pw;
+    npy_intp lo = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
+    npy_intp hi = g->w - off <= 0 ? 0 : (g->w - off + g->sw - 1) / g->sw;
+    if (hi > g->ow) hi = g->ow;
+    if (lo > hi) lo = hi;
+    *j0 = lo;
+    *j1 = hi;
+    return off;
+}
+
 /* Whether BLAS (graphc_bint dimensions) can take this geometry; sets ValueError if not. */
 static int graphc_conv_fits(const graphc_conv_geom *g) {
     npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
@@ -106,45 +120,55 @@ static int graphc_conv_fits(const graphc_conv_geom *g) {
 """
 
 _TYPED = r"""
-/* cols (C*KH*KW rows, `p` apart; OH*OW used) <- the windows of image x (C, H, W). */
-static void graphc_im2col_REAL(const REAL *x, REAL *cols, npy_intp p,
+/* cols (C*KH*KW rows, `p` apart; OH*OW used) <- the windows of image x (C, H, W). Per
+   filter column b the output columns [j0, j1) read inside the image (graphc_conv_span):
+   the rows are copied without a test per element, the padding around them zeroed. */
+static void graphc_im2col_REAL(const REAL *restrict x, REAL *restrict cols, npy_intp p,
                                const graphc_conv_geom *g) {
+    const npy_intp ow = g->ow, sw = g->sw;
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
             for (npy_intp b = 0; b < g->kw; b++) {
                 REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
+                npy_intp j0, j1;
+                const npy_intp off = graphc_conv_span(g, b, &j0, &j1);
                 for (npy_intp i = 0; i < g->oh; i++) {
-                    npy_intp y = i * g->sh + a * g->dh - g->ph;
-                    REAL *dst = row + i * g->ow;
+                    const npy_intp y = i * g->sh + a * g->dh - g->ph;
+                    REAL *dst = row + i * ow;
                     if (y < 0 || y >= g->h) {
-                        for (npy_intp j = 0; j < g->ow; j++) dst[j] = 0;
+                        memset(dst, 0, (size_t)ow * sizeof(REAL));
                         continue;
                     }
-                    const REAL *src = x + (c * g->h + y) * g->w;
-                    for (npy_intp j = 0; j < g->ow; j++) {
-                        npy_intp xx = j * g->sw + b * g->dw - g->pw;
-                        dst[j] = (xx >= 0 && xx < g->w) ? src[xx] : (REAL)0;
-                    }
+                    const REAL *src = x + (c * g->h + y) * g->w + off;
+                    for (npy_intp j = 0; j < j0; j++) dst[j] = 0;
+                    if (sw == 1)
+                        for (npy_intp j = j0; j < j1; j++) dst[j] = src[j];
+                    else
+                        for (npy_intp j = j0; j < j1; j++) dst[j] = src[j * sw];
+                    for (npy_intp j = j1; j < ow; j++) dst[j] = 0;
                 }
             }
 }
 
 /* gx (C, H, W) += the columns added back over their windows (gx zeroed by the caller). */
-static void graphc_col2im_REAL(const REAL *cols, REAL *gx, npy_intp p,
+static void graphc_col2im_REAL(const REAL *restrict cols, REAL *restrict gx, npy_intp p,
                                const graphc_conv_geom *g) {
+    const npy_intp ow = g->ow, sw = g->sw;
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
             for (npy_intp b = 0; b < g->kw; b++) {
                 const REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
+                npy_intp j0, j1;
+                const npy_intp off = graphc_conv_span(g, b, &j0, &j1);
                 for (npy_intp i = 0; i < g->oh; i++) {
-                    npy_intp y = i * g->sh + a * g->dh - g->ph;
+                    const npy_intp y = i * g->sh + a * g->dh - g->ph;
                     if (y < 0 || y >= g->h) continue;
-                    REAL *dst = gx + (c * g->h + y) * g->w;
-                    const REAL *src = row + i * g->ow;
-                    for (npy_intp j = 0; j < g->ow; j++) {
-                        npy_intp xx = j * g->sw + b * g->dw - g->pw;
-                        if (xx >= 0 && xx < g->w) dst[xx] += src[j];
-                    }
+                    REAL *dst = gx + (c * g->h + y) * g->w + off;
+                    const REAL *src = row + i * ow;
+                    if (sw == 1)
+                        for (npy_intp j = j0; j < j1; j++) dst[j] += src[j];
+                    else
+                        for (npy_intp j = j0; j < j1; j++) dst[j * sw] += src[j];
                 }
             }
 }
@@ -218,8 +242,9 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
     const npy_intp bp = batch * p; /* columns of one chunk of `batch` images */
     cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
-    mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
-    if (cols == NULL || mid == NULL) { PyErr_NoMemory(); goto done; }
+    /* one image per chunk: the products read and write the images' (F, P) planes in place */
+    if (batch > 1) mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
+    if (cols == NULL || (batch > 1 && mid == NULL)) { PyErr_NoMemory(); goto done; }
     if (kind != 2) {
         wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
         if (wmat == NULL) goto done;
@@ -239,7 +264,9 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch) {
             const npy_intp nb = g.n - n0 < batch ? g.n - n0 : batch;
             graphc_bint M = (graphc_bint)(nb * p), LD = (graphc_bint)bp;
-            if (kind != 0) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
+            REAL *plane = batch > 1 ? mid
+                        : (kind == 0 ? o + n0 * g.f * p : (REAL *)top + n0 * g.f * p);
+            if (kind != 0 && batch > 1) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
                 for (npy_intp b = 0; b < nb; b++)
                     for (npy_intp f = 0; f < g.f; f++)
                         memcpy(mid + f * bp + b * p, top + ((n0 + b) * g.f + f) * p,
@@ -249,19 +276,19 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
                     graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g);
             if (kind == 0) {
                 /* mid (F, M) = W (F, K) cols (K, M): Fortran (M, F) = cols' (M, K) W' */
-                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, mid, &LD);
-                for (npy_intp b = 0; b < nb; b++)
+                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, plane, &LD);
+                for (npy_intp b = 0; b < nb && batch > 1; b++)
                     for (npy_intp f = 0; f < g.f; f++)
                         memcpy(o + ((n0 + b) * g.f + f) * p, mid + f * bp + b * p,
                                (size_t)p * sizeof(REAL));
             } else if (kind == 1) {
                 /* cols (K, M) = W' mid (F, M): Fortran (M, K) = mid' (M, F) W (F, K) */
-                GEMM(&nn, &tt, &M, &K, &F, &one, mid, &LD, wmat, &K, &zero, cols, &LD);
+                GEMM(&nn, &tt, &M, &K, &F, &one, plane, &LD, wmat, &K, &zero, cols, &LD);
                 for (npy_intp b = 0; b < nb; b++)
                     graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g);
             } else {
                 /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) = cols (K, M) mid' */
-                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, mid, &LD, &one, gw, &K);
+                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, plane, &LD, &one, gw, &K);
             }
         }
         if (kind == 2) {
