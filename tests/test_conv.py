@@ -200,14 +200,14 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     out = [(500, 20, 24, 24)]
     assert node.op.flops(node, shapes, out) == 2.0 * 500 * 20 * 24 * 24 * 25
     assert node.op.workspace_bytes(node, shapes, out) == 500 * 24 * 24 * 25 * 8
-    # C: chunks of 512 KiB // (25 * 576 * 8 B) = 4 images: columns, (F, positions), filters
-    chunk = 4 * 24 * 24
-    c_bytes = (25 * chunk + 20 * chunk + 20 * 25) * 8
+    # C: 576 >= 256 output positions, so one image at a time: its columns and the filters
+    c_bytes = (25 * 576 + 20 * 25) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
-    # one image a chunk (64 * 9 * 1024 * 8 B > 512 KiB): columns and filters only
-    shapes, out = [(32, 64, 32, 32), (64, 64, 3, 3)], [(32, 64, 32, 32)]
-    node = conv2d(x, w, border_mode="half").owner
-    c_bytes = (64 * 9 * 1024 + 64 * 64 * 9) * 8
+    # 64 positions: chunks of 512 KiB // (500 * 64 * 8 B) = 2 images: columns, the chunk's
+    # (F, positions) product, filters
+    shapes, out = [(500, 20, 12, 12), (50, 20, 5, 5)], [(500, 50, 8, 8)]
+    chunk = 2 * 64
+    c_bytes = (500 * chunk + 50 * chunk + 50 * 500) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
 
 
@@ -257,10 +257,10 @@ def test_c_implementation_refuses_bad_shapes_with_python_errors():
 @pytest.mark.parametrize(
     "x_shape",
     [
-        # one image's float64 columns take 18 * 40 * 40 * 8 B = 230 KB: chunks of 2 images
-        # in 512 KiB, so 7 images make 2 + 2 + 2 + 1
-        (7, 2, 40, 42),
-        # 18 * 140 * 140 * 8 B = 2.8 MB: one image a chunk, the products in the images' planes
+        # 144 output positions; one image's float64 columns take 144 * 12 * 12 * 8 B = 166 KB:
+        # chunks of 3 images in 512 KiB, so 7 images make 3 + 3 + 1
+        (7, 16, 12, 14),
+        # 19600 positions: one image a chunk, the products in the images' planes
         (3, 2, 140, 142),
     ],
 )
@@ -272,7 +272,7 @@ def test_c_implementation_over_several_chunks_of_images(x_shape):
     fc = graphc.function([x, w], outs, mode=MODES["c|py"])
     fp = graphc.function([x, w], outs, mode=MODES["py"])
     assert _c_nodes(fc) == {"Conv2d", "Conv2dGradInputs", "Conv2dGradWeights"}
-    xv, wv = rng.standard_normal(x_shape), rng.standard_normal((3, 2, 3, 3))
+    xv, wv = rng.standard_normal(x_shape), rng.standard_normal((3, x_shape[1], 3, 3))
     for got, want in zip(fc(xv, wv), fp(xv, wv)):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
 

@@ -33,6 +33,9 @@ _FLOATS = ("float32", "float64")
 # as fit a columns buffer of C_CHUNK_BYTES (at least one): the columns are written and
 # read back from the core's L2 cache (2 MiB here; an 8 MiB buffer ran 1.5-2x slower).
 C_CHUNK_BYTES = 1 << 19
+# Images of at least C_BATCH_BELOW output positions go one at a time: the products then
+# read and write the images' own planes, with no copy between them and a chunk's matrix.
+C_BATCH_BELOW = 256
 _MODES = ("valid", "full", "half")
 
 
@@ -160,6 +163,7 @@ class _ConvOp(Op):
         if not c_impl:
             return n * taps * positions * size
         batch = max(min(n, C_CHUNK_BYTES // max(taps * positions * size, 1)), 1)
+        batch = 1 if positions >= C_BATCH_BELOW else batch
         cols = batch * positions
         return (taps * cols + (f * cols if batch > 1 else 0) + f * taps) * size
 

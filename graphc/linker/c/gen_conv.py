@@ -23,6 +23,7 @@ from graphc.linker.c.common import (
 from graphc.linker.c.gen_blas import HELPERS, loader
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
+    C_BATCH_BELOW,
     C_CHUNK_BYTES,
     Conv2d,
     Conv2dGradInputs,
@@ -31,7 +32,7 @@ from graphc.tensor.conv import (
 
 _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
 
-_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
+_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n#define BATCH_BELOW {C_BATCH_BELOW}\n"
 
 _GEOMETRY = r"""
 
@@ -87,6 +88,7 @@ static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *w
 /* Images per BLAS call: as many as fit a CHUNK_BYTES columns buffer, at least one (the
    Ops' workspace_bytes use the same rule). */
 static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
+    if (p >= BATCH_BELOW) return 1;
     npy_intp one = taps * p * itemsize;
     npy_intp b = CHUNK_BYTES / (one > 0 ? one : 1);
     if (b > n) b = n;
