@@ -209,6 +209,11 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     chunk = 2 * 64
     c_bytes = (500 * chunk + 50 * chunk + 50 * 500) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
+    # one image at a time, its output rows in tiles of 512 KiB // (576 * 56 * 8 B) = 2 rows
+    shapes, out = [(32, 64, 56, 56), (64, 64, 3, 3)], [(32, 64, 56, 56)]
+    node = conv2d(x, w, border_mode="half").owner
+    c_bytes = (576 * 2 * 56 + 64 * 576) * 8
+    assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
 
 
 def _c_nodes(f):
@@ -260,7 +265,8 @@ def test_c_implementation_refuses_bad_shapes_with_python_errors():
         # 144 output positions; one image's float64 columns take 144 * 12 * 12 * 8 B = 166 KB:
         # chunks of 3 images in 512 KiB, so 7 images make 3 + 3 + 1
         (7, 16, 12, 14),
-        # 19600 positions: one image a chunk, the products in the images' planes
+        # 19600 positions: one image a chunk, the products in the images' planes, its output
+        # rows in tiles of 512 KiB // (18 * 140 * 8 B) = 26 rows: 5 tiles of 26 and one of 10
         (3, 2, 140, 142),
     ],
 )

@@ -155,17 +155,20 @@ class _ConvOp(Op):
         return np.ascontiguousarray(w).reshape(w.shape[0], -1)
 
     @staticmethod
-    def _scratch(node: Apply, n: int, f: int, taps: int, positions: int, c_impl: bool) -> int:
+    def _scratch(node: Apply, n: int, f: int, taps: int, oh: int, ow: int, c_impl: bool) -> int:
         """numpy: every image's columns at once; C: one chunk's columns, the chunk's
-        (F, positions) product (none for one image a chunk: the products use the images'
-        planes) and the filters as a matrix."""
+        (F, positions) product (none for one image a chunk, whose output rows go in tiles
+        and whose products use the image's plane) and the filters as a matrix."""
         size = _itemsize(node)
+        positions = oh * ow
         if not c_impl:
             return n * taps * positions * size
         batch = max(min(n, C_CHUNK_BYTES // max(taps * positions * size, 1)), 1)
-        batch = 1 if positions >= C_BATCH_BELOW else batch
+        if positions >= C_BATCH_BELOW or batch == 1:
+            rows = max(min(oh, C_CHUNK_BYTES // max(taps * ow * size, 1)), 1)
+            return (taps * rows * ow + f * taps) * size
         cols = batch * positions
-        return (taps * cols + (f * cols if batch > 1 else 0) + f * taps) * size
+        return (taps * cols + f * cols + f * taps) * size
 
     def _shape_error(self, what: str, in_hw: Sequence[int], k_shape: Sequence[int]):
         return ValueError(
@@ -231,7 +234,7 @@ class Conv2d(_ConvOp):
         """Bytes of scratch one call allocates besides its output (im2col columns)."""
         (_, c, _, _), (f, _, kh, kw) = input_shapes
         n, _, oh, ow = output_shapes[0]
-        return self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
+        return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl)
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, w = inputs
@@ -335,7 +338,7 @@ class Conv2dGradInputs(_ConvOp):
         """Bytes of scratch one call allocates besides its output: the column gradient
         (and in numpy the padded input gradient)."""
         (f, c, kh, kw), (n, _, oh, ow), _ = input_shapes
-        cols = self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
+        cols = self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl)
         if c_impl:
             return cols
         return cols + int(np.prod(output_shapes[0])) * _itemsize(node)
@@ -393,7 +396,7 @@ class Conv2dGradWeights(_ConvOp):
         _, top, _ = input_shapes
         (f, c, kh, kw) = output_shapes[0]
         n, _, oh, ow = top
-        return self._scratch(node, n, f, c * kh * kw, oh * ow, c_impl)
+        return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl)
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, top, hw = inputs

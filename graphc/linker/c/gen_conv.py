@@ -109,6 +109,15 @@ static npy_intp graphc_conv_span(const graphc_conv_geom *g, npy_intp b, npy_intp
     return off;
 }
 
+/* Output rows per tile when images go one at a time: as many as fit CHUNK_BYTES of
+   columns, at least one (the Ops' workspace_bytes use the same rule). */
+static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_intp itemsize) {
+    npy_intp one = taps * ow * itemsize;
+    npy_intp r = CHUNK_BYTES / (one > 0 ? one : 1);
+    if (r > oh) r = oh;
+    return r < 1 ? 1 : r;
+}
+
 /* Whether BLAS (graphc_bint dimensions) can take this geometry; sets ValueError if not. */
 static int graphc_conv_fits(const graphc_conv_geom *g) {
     npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
@@ -122,11 +131,12 @@ static int graphc_conv_fits(const graphc_conv_geom *g) {
 """
 
 _TYPED = r"""
-/* cols (C*KH*KW rows, `p` apart; OH*OW used) <- the windows of image x (C, H, W). Per
-   filter column b the output columns [j0, j1) read inside the image (graphc_conv_span):
-   the rows are copied without a test per element, the padding around them zeroed. */
+/* cols (C*KH*KW rows, `p` apart; (i1 - i0)*OW used) <- the windows of image x (C, H, W)
+   at output rows [i0, i1). Per filter column b the output columns [j0, j1) read inside
+   the image (graphc_conv_span): the rows are copied without a test per element, the
+   padding around them zeroed. */
 static void graphc_im2col_REAL(const REAL *restrict x, REAL *restrict cols, npy_intp p,
-                               const graphc_conv_geom *g) {
+                               const graphc_conv_geom *g, npy_intp i0, npy_intp i1) {
     const npy_intp ow = g->ow, sw = g->sw;
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
@@ -134,9 +144,9 @@ static void graphc_im2col_REAL(const REAL *restrict x, REAL *restrict cols, npy_
                 REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
                 npy_intp j0, j1;
                 const npy_intp off = graphc_conv_span(g, b, &j0, &j1);
-                for (npy_intp i = 0; i < g->oh; i++) {
+                for (npy_intp i = i0; i < i1; i++) {
                     const npy_intp y = i * g->sh + a * g->dh - g->ph;
-                    REAL *dst = row + i * ow;
+                    REAL *dst = row + (i - i0) * ow;
                     if (y < 0 || y >= g->h) {
                         memset(dst, 0, (size_t)ow * sizeof(REAL));
                         continue;
@@ -152,9 +162,10 @@ static void graphc_im2col_REAL(const REAL *restrict x, REAL *restrict cols, npy_
             }
 }
 
-/* gx (C, H, W) += the columns added back over their windows (gx zeroed by the caller). */
+/* gx (C, H, W) += the columns of output rows [i0, i1) added back over their windows (gx
+   zeroed by the caller). */
 static void graphc_col2im_REAL(const REAL *restrict cols, REAL *restrict gx, npy_intp p,
-                               const graphc_conv_geom *g) {
+                               const graphc_conv_geom *g, npy_intp i0, npy_intp i1) {
     const npy_intp ow = g->ow, sw = g->sw;
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
@@ -162,11 +173,11 @@ static void graphc_col2im_REAL(const REAL *restrict cols, REAL *restrict gx, npy
                 const REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
                 npy_intp j0, j1;
                 const npy_intp off = graphc_conv_span(g, b, &j0, &j1);
-                for (npy_intp i = 0; i < g->oh; i++) {
+                for (npy_intp i = i0; i < i1; i++) {
                     const npy_intp y = i * g->sh + a * g->dh - g->ph;
                     if (y < 0 || y >= g->h) continue;
                     REAL *dst = gx + (c * g->h + y) * g->w + off;
-                    const REAL *src = row + i * ow;
+                    const REAL *src = row + (i - i0) * ow;
                     if (sw == 1)
                         for (npy_intp j = j0; j < j1; j++) dst[j] += src[j];
                     else
@@ -242,7 +253,9 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     if (out == NULL) goto done;
     REAL *o = (REAL *)PyArray_DATA(out);
     const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
-    const npy_intp bp = batch * p; /* columns of one chunk of `batch` images */
+    /* one image a chunk: its output rows in tiles of `rt` rows */
+    const npy_intp rt = batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL));
+    const npy_intp bp = batch > 1 ? batch * p : rt * g.ow; /* columns of one chunk */
     cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
     /* one image per chunk: the products read and write the images' (F, P) planes in place */
     if (batch > 1) mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
@@ -263,11 +276,14 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         const npy_intp img = g.c * g.h * g.w;
         Py_BEGIN_ALLOW_THREADS
         if (kind == 1) memset(o, 0, (size_t)PyArray_NBYTES(out));
-        for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch) {
+        for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch)
+        for (npy_intp i0 = 0; i0 < g.oh; i0 += rt) {
             const npy_intp nb = g.n - n0 < batch ? g.n - n0 : batch;
-            graphc_bint M = (graphc_bint)(nb * p), LD = (graphc_bint)bp;
+            const npy_intp i1 = g.oh - i0 < rt ? g.oh : i0 + rt;
+            graphc_bint M = (graphc_bint)(batch > 1 ? nb * p : (i1 - i0) * g.ow);
+            graphc_bint LD = (graphc_bint)bp, LP = (graphc_bint)(batch > 1 ? bp : p);
             REAL *plane = batch > 1 ? mid
-                        : (kind == 0 ? o + n0 * g.f * p : (REAL *)top + n0 * g.f * p);
+                        : (kind == 0 ? o : (REAL *)top) + n0 * g.f * p + i0 * g.ow;
             if (kind != 0 && batch > 1) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
                 for (npy_intp b = 0; b < nb; b++)
                     for (npy_intp f = 0; f < g.f; f++)
@@ -275,22 +291,22 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
                                (size_t)p * sizeof(REAL));
             if (kind != 1)
                 for (npy_intp b = 0; b < nb; b++)
-                    graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g);
+                    graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g, i0, i1);
             if (kind == 0) {
                 /* mid (F, M) = W (F, K) cols (K, M): Fortran (M, F) = cols' (M, K) W' */
-                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, plane, &LD);
+                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, plane, &LP);
                 for (npy_intp b = 0; b < nb && batch > 1; b++)
                     for (npy_intp f = 0; f < g.f; f++)
                         memcpy(o + ((n0 + b) * g.f + f) * p, mid + f * bp + b * p,
                                (size_t)p * sizeof(REAL));
             } else if (kind == 1) {
                 /* cols (K, M) = W' mid (F, M): Fortran (M, K) = mid' (M, F) W (F, K) */
-                GEMM(&nn, &tt, &M, &K, &F, &one, plane, &LD, wmat, &K, &zero, cols, &LD);
+                GEMM(&nn, &tt, &M, &K, &F, &one, plane, &LP, wmat, &K, &zero, cols, &LD);
                 for (npy_intp b = 0; b < nb; b++)
-                    graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g);
+                    graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g, i0, i1);
             } else {
                 /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) = cols (K, M) mid' */
-                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, plane, &LD, &one, gw, &K);
+                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, plane, &LP, &one, gw, &K);
             }
         }
         if (kind == 2) {
