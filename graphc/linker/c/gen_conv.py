@@ -1,13 +1,17 @@
-"""C for Conv2d and its gradient Ops: im2col and one BLAS gemm per chunk of images.
+"""C for Conv2d and its gradient Ops: im2col and one BLAS gemm per chunk of columns.
 
-For a chunk of images the columns buffer is ``(C*KH*KW, images*OH*OW)`` (row ``(c, a, b)``
-holds the input under filter tap ``(a, b)`` of channel ``c`` at every output position, zero
-where the tap falls in the padding); a chunk is as many images as fit ``C_CHUNK_BYTES``, so
-the products are few and large while the buffer stays in cache. The forward pass forms
-``W @ cols`` and copies it into NCHW order; the gradient w.r.t. the filters accumulates
+For a chunk the columns buffer is ``(C*KH*KW, positions)`` (row ``(c, a, b)`` holds the
+input under filter tap ``(a, b)`` of channel ``c`` at every output position of the chunk,
+zero where the tap falls in the padding), at most ``C_CHUNK_BYTES`` so that it is written
+and packed by BLAS in L2. Images of fewer than ``C_BATCH_BELOW`` output positions go
+several to a chunk (few, larger products; the result passes through a chunk matrix in
+NCHW order); larger ones one at a time, in tiles of whole output rows, the products
+reading and writing the image's ``(F, OH*OW)`` plane in place (leading dimension OH*OW).
+The forward pass forms ``W @ cols``; the gradient w.r.t. the filters accumulates
 ``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
-the windows (col2im). BLAS is the library ``gen_blas.loader()`` loads. float32
-and float64; inputs of another float dtype are cast to the output's.
+the windows (col2im). im2col and col2im copy each output row's in-image span without a
+test per element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
+inputs of another float dtype are cast to the output's.
 """
 
 from __future__ import annotations
