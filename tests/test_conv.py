@@ -203,16 +203,16 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     # C: 576 >= 256 output positions, so one image at a time: its columns and the filters
     c_bytes = (25 * 576 + 20 * 25) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
-    # 64 positions: chunks of 512 KiB // (500 * 64 * 8 B) = 2 images: columns, the chunk's
+    # 64 positions: chunks of 1 MiB // (500 * 64 * 8 B) = 4 images: columns, the chunk's
     # (F, positions) product, filters
     shapes, out = [(500, 20, 12, 12), (50, 20, 5, 5)], [(500, 50, 8, 8)]
-    chunk = 2 * 64
+    chunk = 4 * 64
     c_bytes = (500 * chunk + 50 * chunk + 50 * 500) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
-    # one image at a time, its output rows in tiles of 512 KiB // (576 * 56 * 8 B) = 2 rows
+    # one image at a time, its output rows in tiles of 1 MiB // (576 * 56 * 8 B) = 4 rows
     shapes, out = [(32, 64, 56, 56), (64, 64, 3, 3)], [(32, 64, 56, 56)]
     node = conv2d(x, w, border_mode="half").owner
-    c_bytes = (576 * 2 * 56 + 64 * 576) * 8
+    c_bytes = (576 * 4 * 56 + 64 * 576) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
 
 
@@ -263,10 +263,10 @@ def test_c_implementation_refuses_bad_shapes_with_python_errors():
     "x_shape",
     [
         # 144 output positions; one image's float64 columns take 144 * 12 * 12 * 8 B = 166 KB:
-        # chunks of 3 images in 512 KiB, so 7 images make 3 + 3 + 1
+        # chunks of 6 images in 1 MiB, so 7 images make 6 + 1
         (7, 16, 12, 14),
         # 19600 positions: one image a chunk, the products in the images' planes, its output
-        # rows in tiles of 512 KiB // (18 * 140 * 8 B) = 26 rows: 5 tiles of 26 and one of 10
+        # rows in tiles of 1 MiB // (18 * 140 * 8 B) = 52 rows: 52 + 52 + 36
         (3, 2, 140, 142),
     ],
 )

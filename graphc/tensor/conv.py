@@ -31,8 +31,9 @@ __all__ = ["Conv2d", "Conv2dGradInputs", "Conv2dGradWeights", "conv2d", "conv_ou
 _FLOATS = ("float32", "float64")
 # The C implementation (graphc/linker/c/gen_conv.py) gathers as many images per BLAS call
 # as fit a columns buffer of C_CHUNK_BYTES (at least one): the columns are written and
-# read back from the core's L2 cache (2 MiB here; an 8 MiB buffer ran 1.5-2x slower).
-C_CHUNK_BYTES = 1 << 19
+# read back from the core's L2 cache (2 MiB here; an 8 MiB buffer ran 1.5-2x slower, and
+# 512 KiB made tiles of 2 float64 rows of 56 positions, too short a product).
+C_CHUNK_BYTES = 1 << 20
 # Images of at least C_BATCH_BELOW output positions go one at a time: the products then
 # read and write the images' own planes, with no copy between them and a chunk's matrix.
 C_BATCH_BELOW = 256
