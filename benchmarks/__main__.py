@@ -712,6 +712,24 @@ def conv(peers, quick) -> list[Result]:
     ]
 
 
+def conv_ops(peers, quick) -> list[Result]:
+    from benchmarks.bench_conv import op_run
+
+    dtypes = ("float32",) if quick else ("float32", "float64")
+    results = op_run(3 if quick else 5, sorted(peers), dtypes)
+    note = "corrmm: Theano's CorrMM, where PyTensor <= 2.8 is installed"
+    return [
+        Result(
+            label,
+            "ms",
+            {k: m for k, (m, _) in t.items()},
+            {k: s for k, (_, s) in t.items()},
+            note=note,
+        )  # fmt: skip
+        for label, t in results.items()
+    ]
+
+
 def loops(peers, quick) -> list[Result]:
     from benchmarks.bench_scan import BATCH, STEPS, UNITS, run
 
@@ -745,6 +763,7 @@ WORKLOADS = {
     "profiling": profiling_overhead,
     "memory": peak_memory,
     "conv": conv,
+    "conv_ops": conv_ops,
     "scan": loops,
 }
 

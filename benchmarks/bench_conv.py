@@ -11,6 +11,12 @@ is 500 000 scipy calls per pass for layer 2 (minutes), so PyTensor runs layer 2 
 
     python benchmarks/bench_conv.py                 # also re-runs itself with 1 BLAS thread
     python benchmarks/bench_conv.py --repeat 5 --no-single-thread
+    python benchmarks/bench_conv.py --ops           # forward, grad inputs, grad filters
+
+``--ops`` times the convolution and its two gradients one by one on LeNet's layers and on
+VGG-like 3x3 layers (64 to 64 channels, batch 32, 32x32 and 56x56), float32 and float64,
+beside Theano's CorrMM (PyTensor 2.8 still has it: ``pytensor.tensor.nnet``; a newer
+PyTensor is left out) and JAX, medians and IQR of interleaved runs.
 """
 
 from __future__ import annotations
@@ -25,9 +31,23 @@ from graphc.tensor.nnet import conv2d
 from graphc.tensor.signal import pool
 
 try:
-    from benchmarks.common import interleaved_samples, medians, peer_parser, peers, report_peers
+    from benchmarks.common import (
+        interleaved_samples,
+        median_spread,
+        medians,
+        peer_parser,
+        peers,
+        report_peers,
+    )
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import interleaved_samples, medians, peer_parser, peers, report_peers  # type: ignore[no-redef]
+    from common import (  # type: ignore[no-redef]
+        interleaved_samples,
+        median_spread,
+        medians,
+        peer_parser,
+        peers,
+        report_peers,
+    )
 
 LAYERS = {
     "LeNet layer 1: 500x1x28x28 * 20x1x5x5, pool 2x2": ((500, 1, 28, 28), (20, 1, 5, 5)),
@@ -119,11 +139,134 @@ def render(results: dict[str, dict[str, float]], title: str) -> str:
     return "\n".join(lines)
 
 
+OP_LAYERS = {
+    "LeNet layer 1, 500x1x28x28 * 20x1x5x5": ((500, 1, 28, 28), (20, 1, 5, 5), "valid"),
+    "LeNet layer 2, 500x20x12x12 * 50x20x5x5": ((500, 20, 12, 12), (50, 20, 5, 5), "valid"),
+    "VGG-like 32x64x32x32 * 64x64x3x3, half": ((32, 64, 32, 32), (64, 64, 3, 3), "half"),
+    "VGG-like 32x64x56x56 * 64x64x3x3, half": ((32, 64, 56, 56), (64, 64, 3, 3), "half"),
+}
+"""Each layer's convolution and its two gradients timed one by one (``op_run``)."""
+OPS = ("forward", "grad inputs", "grad filters")
+
+
+def graphc_ops(x_shape, w_shape, border, dtype) -> tuple:
+    """graphc's forward, gradient w.r.t. the input (filters, output gradient) and w.r.t. the
+    filters (input, output gradient), each a function of its own."""
+    from graphc.tensor.conv import Conv2dGradInputs, Conv2dGradWeights
+
+    x, w, g = (T.tensor4(n, dtype=dtype) for n in "xwg")
+    in_hw, k_hw = (T.as_tensor_variable(np.array(s[2:], "int64")) for s in (x_shape, w_shape))
+    return (
+        graphc.function([x, w], conv2d(x, w, border_mode=border)),
+        graphc.function([w, g], Conv2dGradInputs(border_mode=border)(w, g, in_hw)),
+        graphc.function([x, g], Conv2dGradWeights(border_mode=border)(x, g, k_hw)),
+    )
+
+
+def corrmm_ops(x_shape, w_shape, border, dtype) -> tuple:
+    """The same three with Theano's CorrMM C code, as PyTensor carried it until 2.8 (its
+    ``tensor.nnet``, removed in 2.9): ImportError on a newer PyTensor."""
+    import pytensor
+    from pytensor.tensor import tensor4
+    from pytensor.tensor.nnet import abstract_conv as ac
+
+    x, w, g = (tensor4(n, dtype=dtype) for n in "xwg")
+    mode = pytensor.compile.mode.Mode(linker="cvm", optimizer="fast_run")
+    kw = {"border_mode": border}
+    outs = (
+        ([x, w], ac.conv2d(x, w, x_shape, w_shape, **kw)),
+        ([w, g], ac.conv2d_grad_wrt_inputs(g, w, x_shape, w_shape, **kw)),
+        ([x, g], ac.conv2d_grad_wrt_weights(x, g, w_shape, x_shape, **kw)),
+    )
+    fns = tuple(pytensor.function(ins, out, mode=mode) for ins, out in outs)
+    names = {type(n.op).__name__ for f in fns for n in f.maker.fgraph.toposort()}
+    if not {"CorrMM", "CorrMM_gradInputs", "CorrMM_gradWeights"} <= names:
+        raise ImportError(f"PyTensor did not use CorrMM: {sorted(names)}")
+    return fns
+
+
+def jax_ops(x_shape, w_shape, border, dtype) -> tuple:
+    """The same three with ``lax.conv_general_dilated`` and its VJPs, jitted."""
+    import jax
+    from jax import lax
+
+    pad = {"valid": "VALID", "half": "SAME"}[border]
+
+    def conv(x, w):
+        return lax.conv_general_dilated(x, w[:, :, ::-1, ::-1], (1, 1), pad,
+                                        dimension_numbers=("NCHW", "OIHW", "NCHW"))  # fmt: skip
+
+    x0, w0 = np.zeros(x_shape, dtype), np.zeros(w_shape, dtype)
+    jitted = (
+        jax.jit(conv),
+        jax.jit(lambda w, g: jax.vjp(lambda x: conv(x, w), x0)[1](g)[0]),
+        jax.jit(lambda x, g: jax.vjp(lambda w: conv(x, w), w0)[1](g)[0]),
+    )
+    return tuple(lambda *a, f=f: np.asarray(jax.block_until_ready(f(*a))) for f in jitted)
+
+
+def op_run(repeat: int, which: list[str], dtypes=("float32", "float64"), layers=None) -> dict:
+    """``{"<layer>, <op>, <dtype>": {candidate: (median seconds, IQR / median)}}``: graphc,
+    ``corrmm`` (where PyTensor still has it) and ``jax``, interleaved; each candidate's
+    results are checked against graphc's first."""
+    if "jax" in which:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    builders = {"graphc": graphc_ops, "corrmm": corrmm_ops, "jax": jax_ops}
+    rng = np.random.default_rng(0)
+    results = {}
+    for dtype in dtypes:
+        for label in layers or OP_LAYERS:
+            x_shape, w_shape, border = OP_LAYERS[label]
+            cands = {}
+            for name in ["graphc", *(["corrmm"] if "pytensor" in which else []), *which]:
+                if name in builders and name not in cands:
+                    try:
+                        cands[name] = builders[name](x_shape, w_shape, border, dtype)
+                    except ImportError:
+                        pass
+            xv = rng.standard_normal(x_shape).astype(dtype)
+            wv = (rng.standard_normal(w_shape) * 0.1).astype(dtype)
+            gv = rng.standard_normal(cands["graphc"][0](xv, wv).shape).astype(dtype)
+            args = ((xv, wv), (wv, gv), (xv, gv))
+            tol = 1e-3 if dtype == "float32" else 1e-9
+            for i, op in enumerate(OPS):
+                want = np.asarray(cands["graphc"][i](*args[i]))
+                for name, fns in cands.items():
+                    got = np.asarray(fns[i](*args[i]))
+                    if not np.allclose(got, want, rtol=tol, atol=tol * np.abs(want).max()):
+                        raise AssertionError(f"{name} disagrees with graphc: {label}, {op}")
+                calls = {k: (lambda f=fns[i], a=args[i]: f(*a)) for k, fns in cands.items()}
+                samples = interleaved_samples(calls, repeat, warm_up=False)
+                results[f"{label}, {op}, {dtype}"] = median_spread(samples)
+    return results
+
+
+def render_ops(results: dict, title: str) -> str:
+    lines = [title]
+    for label, times in results.items():
+        base = times["graphc"][0]
+        cells = ", ".join(
+            f"{k} {m * 1e3:.1f} ms ({m / base:.2f}x graphc, IQR {s * 100:.0f}%)"
+            for k, (m, s) in times.items()
+        )
+        lines.append(f"- {label}: {cells}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     ap = peer_parser(__doc__)
     ap.add_argument("--pytensor-layer2", action="store_true", help="minutes per call")
+    ap.add_argument("--ops", action="store_true",
+                    help="time forward and both gradients one by one, float32 and float64, "
+                         "beside CorrMM (PyTensor <= 2.8) and JAX")  # fmt: skip
     args = ap.parse_args(argv)
     which = peers() if args.peers is None else args.peers
+    if args.ops:
+        results = op_run(args.repeat, which)
+        report_peers(__file__, args, which, results, render_ops, "float32/float64", ("--ops",))
+        return
     results = run(args.repeat, which, args.pytensor_layer2)
     extra = ("--pytensor-layer2",) if args.pytensor_layer2 else ()
     report_peers(__file__, args, which, results, render, DTYPE, extra)

@@ -9,7 +9,9 @@ spread): ``graphc`` (its own inline vector math, ``graphc/linker/c/vecmath.py``)
 ``graphc libm`` (the same graph compiled with ``config.c_vecmath=False``: the C library's
 SIMD functions, glibc's libmvec, as before the vector math existed) and ``numpy`` (its
 ufunc writing into a preallocated output; ``1 / (1 + exp(-x))`` and
-``maximum(x, 0) + log1p(exp(-|x|))`` for sigmoid and softplus).
+``maximum(x, 0) + log1p(exp(-|x|))`` for sigmoid and softplus). The fused rows add JAX's
+jitted expression (x64 enabled) where JAX is installed (wall-clock times, as for the
+others: graphc runs the loop on one core unless ``openmp=True``).
 
 - Each function alone: ns per element on ``--n`` elements (default 2**14, cache
   resident), the input at 8 offsets within a page in turn (see ``page_offsets``); ``log``
@@ -106,6 +108,19 @@ def one_function(fn: str, dtype: str, dist: str, n: int, repeats: int, rng) -> d
     return {k: (m / (n * len(vs)) * 1e9, s) for k, (m, s) in got.items()}
 
 
+def jax_candidate(expr, *arrays: np.ndarray):
+    """``expr`` jitted by JAX (x64 enabled) on ``arrays``, as a no-argument call; None when
+    JAX is not installed."""
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    jf = jax.jit(lambda *a: expr(*a, m=jax.numpy))
+    ja = [jax.numpy.asarray(v) for v in arrays]
+    return lambda: jf(*ja).block_until_ready()
+
+
 def fused(dtype: str, dist: str, n: int, repeats: int, rng) -> dict:
     """{candidate: (ms per call, spread)} for ``exp(x)*y + tanh(z) - x**2``."""
     x, y, z = (T.tensor(dtype, (None,), name=s) for s in "xyz")
@@ -120,6 +135,9 @@ def fused(dtype: str, dist: str, n: int, repeats: int, rng) -> dict:
         "graphc libm": lambda: fl(xv, yv, zv),
         "numpy": lambda: expr(xv, yv, zv, np),
     }
+    jax_call = jax_candidate(expr, xv, yv, zv)
+    if jax_call is not None:
+        cands["jax"] = jax_call
     got = median_spread(interleaved_samples(cands, repeats, number=3, gc_off=True))
     return {k: (m * 1e3, s) for k, (m, s) in got.items()}
 

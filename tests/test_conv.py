@@ -200,9 +200,19 @@ def test_flops_and_workspace_are_reported_by_the_ops():
     out = [(500, 20, 24, 24)]
     assert node.op.flops(node, shapes, out) == 2.0 * 500 * 20 * 24 * 24 * 25
     assert node.op.workspace_bytes(node, shapes, out) == 500 * 24 * 24 * 25 * 8
-    # C: chunks of 8 MiB // (25 * 576 * 8 B) = 72 images: columns, (F, positions), filters
-    chunk = 72 * 24 * 24
-    c_bytes = (25 * chunk + 20 * chunk + 20 * 25) * 8
+    # C: 576 >= 256 output positions, so one image at a time: its columns and the filters
+    c_bytes = (25 * 576 + 20 * 25) * 8
+    assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
+    # 64 positions: chunks of 1 MiB // (500 * 64 * 8 B) = 4 images: columns, the chunk's
+    # (F, positions) product, filters
+    shapes, out = [(500, 20, 12, 12), (50, 20, 5, 5)], [(500, 50, 8, 8)]
+    chunk = 4 * 64
+    c_bytes = (500 * chunk + 50 * chunk + 50 * 500) * 8
+    assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
+    # one image at a time, its output rows in tiles of 1 MiB // (576 * 56 * 8 B) = 4 rows
+    shapes, out = [(32, 64, 56, 56), (64, 64, 3, 3)], [(32, 64, 56, 56)]
+    node = conv2d(x, w, border_mode="half").owner
+    c_bytes = (576 * 4 * 56 + 64 * 576) * 8
     assert node.op.workspace_bytes(node, shapes, out, c_impl=True) == c_bytes
 
 
@@ -249,9 +259,18 @@ def test_c_implementation_refuses_bad_shapes_with_python_errors():
     assert empty.shape == (0, 2, 2, 2)
 
 
-def test_c_implementation_over_several_chunks_of_images():
-    # One image's float64 columns take 18 * 140 * 140 * 8 B = 2.8 MB: chunks of 2 images
-    # in 8 MiB, so 7 images make 2 + 2 + 2 + 1.
+@pytest.mark.parametrize(
+    "x_shape",
+    [
+        # 144 output positions; one image's float64 columns take 144 * 12 * 12 * 8 B = 166 KB:
+        # chunks of 6 images in 1 MiB, so 7 images make 6 + 1
+        (7, 16, 12, 14),
+        # 19600 positions: one image a chunk, the products in the images' planes, its output
+        # rows in tiles of 1 MiB // (18 * 140 * 8 B) = 52 rows: 52 + 52 + 36
+        (3, 2, 140, 142),
+    ],
+)
+def test_c_implementation_over_several_chunks_of_images(x_shape):
     rng = np.random.default_rng(7)
     x, w = T.dtensor4("x"), T.dtensor4("w")
     y = conv2d(x, w, border_mode=(1, 0))
@@ -259,7 +278,7 @@ def test_c_implementation_over_several_chunks_of_images():
     fc = graphc.function([x, w], outs, mode=MODES["c|py"])
     fp = graphc.function([x, w], outs, mode=MODES["py"])
     assert _c_nodes(fc) == {"Conv2d", "Conv2dGradInputs", "Conv2dGradWeights"}
-    xv, wv = rng.standard_normal((7, 2, 140, 142)), rng.standard_normal((3, 2, 3, 3))
+    xv, wv = rng.standard_normal(x_shape), rng.standard_normal((3, x_shape[1], 3, 3))
     for got, want in zip(fc(xv, wv), fp(xv, wv)):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-9)
 

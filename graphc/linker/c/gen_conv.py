@@ -1,13 +1,17 @@
-"""C for Conv2d and its gradient Ops: im2col and one BLAS gemm per chunk of images.
+"""C for Conv2d and its gradient Ops: im2col and one BLAS gemm per chunk of columns.
 
-For a chunk of images the columns buffer is ``(C*KH*KW, images*OH*OW)`` (row ``(c, a, b)``
-holds the input under filter tap ``(a, b)`` of channel ``c`` at every output position, zero
-where the tap falls in the padding); a chunk is as many images as fit ``C_CHUNK_BYTES``, so
-the products are few and large while the buffer stays in cache. The forward pass forms
-``W @ cols`` and copies it into NCHW order; the gradient w.r.t. the filters accumulates
+For a chunk the columns buffer is ``(C*KH*KW, positions)`` (row ``(c, a, b)`` holds the
+input under filter tap ``(a, b)`` of channel ``c`` at every output position of the chunk,
+zero where the tap falls in the padding), at most ``C_CHUNK_BYTES`` so that it is written
+and packed by BLAS in L2. Images of fewer than ``C_BATCH_BELOW`` output positions go
+several to a chunk (few, larger products; the result passes through a chunk matrix in
+NCHW order); larger ones one at a time, in tiles of whole output rows, the products
+reading and writing the image's ``(F, OH*OW)`` plane in place (leading dimension OH*OW).
+The forward pass forms ``W @ cols``; the gradient w.r.t. the filters accumulates
 ``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
-the windows (col2im). BLAS is the library ``gen_blas.loader()`` loads. float32
-and float64; inputs of another float dtype are cast to the output's.
+the windows (col2im). im2col and col2im copy each output row's in-image span without a
+test per element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
+inputs of another float dtype are cast to the output's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from graphc.linker.c.common import (
 from graphc.linker.c.gen_blas import HELPERS, loader
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
+    C_BATCH_BELOW,
     C_CHUNK_BYTES,
     Conv2d,
     Conv2dGradInputs,
@@ -31,7 +36,7 @@ from graphc.tensor.conv import (
 
 _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
 
-_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n"
+_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n#define BATCH_BELOW {C_BATCH_BELOW}\n"
 
 _GEOMETRY = r"""
 
@@ -87,10 +92,34 @@ static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *w
 /* Images per BLAS call: as many as fit a CHUNK_BYTES columns buffer, at least one (the
    Ops' workspace_bytes use the same rule). */
 static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
+    if (p >= BATCH_BELOW) return 1;
     npy_intp one = taps * p * itemsize;
     npy_intp b = CHUNK_BYTES / (one > 0 ? one : 1);
     if (b > n) b = n;
     return b < 1 ? 1 : b;
+}
+
+/* Filter column b reads input column j*sw + off at output column j (off returned); the
+   output columns [*j0, *j1) are those inside the image, the others read padding. */
+static npy_intp graphc_conv_span(const graphc_conv_geom *g, npy_intp b, npy_intp *j0,
+                                 npy_intp *j1) {
+    const npy_intp off = b * g->dw - g->pw;
+    npy_intp lo = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
+    npy_intp hi = g->w - off <= 0 ? 0 : (g->w - off + g->sw - 1) / g->sw;
+    if (hi > g->ow) hi = g->ow;
+    if (lo > hi) lo = hi;
+    *j0 = lo;
+    *j1 = hi;
+    return off;
+}
+
+/* Output rows per tile when images go one at a time: as many as fit CHUNK_BYTES of
+   columns, at least one (the Ops' workspace_bytes use the same rule). */
+static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_intp itemsize) {
+    npy_intp one = taps * ow * itemsize;
+    npy_intp r = CHUNK_BYTES / (one > 0 ? one : 1);
+    if (r > oh) r = oh;
+    return r < 1 ? 1 : r;
 }
 
 /* Whether BLAS (graphc_bint dimensions) can take this geometry; sets ValueError if not. */
@@ -106,45 +135,57 @@ static int graphc_conv_fits(const graphc_conv_geom *g) {
 """
 
 _TYPED = r"""
-/* cols (C*KH*KW rows, `p` apart; OH*OW used) <- the windows of image x (C, H, W). */
-static void graphc_im2col_REAL(const REAL *x, REAL *cols, npy_intp p,
-                               const graphc_conv_geom *g) {
+/* cols (C*KH*KW rows, `p` apart; (i1 - i0)*OW used) <- the windows of image x (C, H, W)
+   at output rows [i0, i1). Per filter column b the output columns [j0, j1) read inside
+   the image (graphc_conv_span): the rows are copied without a test per element, the
+   padding around them zeroed. */
+static void graphc_im2col_REAL(const REAL *restrict x, REAL *restrict cols, npy_intp p,
+                               const graphc_conv_geom *g, npy_intp i0, npy_intp i1) {
+    const npy_intp ow = g->ow, sw = g->sw;
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
             for (npy_intp b = 0; b < g->kw; b++) {
                 REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
-                for (npy_intp i = 0; i < g->oh; i++) {
-                    npy_intp y = i * g->sh + a * g->dh - g->ph;
-                    REAL *dst = row + i * g->ow;
+                npy_intp j0, j1;
+                const npy_intp off = graphc_conv_span(g, b, &j0, &j1);
+                for (npy_intp i = i0; i < i1; i++) {
+                    const npy_intp y = i * g->sh + a * g->dh - g->ph;
+                    REAL *dst = row + (i - i0) * ow;
                     if (y < 0 || y >= g->h) {
-                        for (npy_intp j = 0; j < g->ow; j++) dst[j] = 0;
+                        memset(dst, 0, (size_t)ow * sizeof(REAL));
                         continue;
                     }
-                    const REAL *src = x + (c * g->h + y) * g->w;
-                    for (npy_intp j = 0; j < g->ow; j++) {
-                        npy_intp xx = j * g->sw + b * g->dw - g->pw;
-                        dst[j] = (xx >= 0 && xx < g->w) ? src[xx] : (REAL)0;
-                    }
+                    const REAL *src = x + (c * g->h + y) * g->w + off;
+                    for (npy_intp j = 0; j < j0; j++) dst[j] = 0;
+                    if (sw == 1)
+                        for (npy_intp j = j0; j < j1; j++) dst[j] = src[j];
+                    else
+                        for (npy_intp j = j0; j < j1; j++) dst[j] = src[j * sw];
+                    for (npy_intp j = j1; j < ow; j++) dst[j] = 0;
                 }
             }
 }
 
-/* gx (C, H, W) += the columns added back over their windows (gx zeroed by the caller). */
-static void graphc_col2im_REAL(const REAL *cols, REAL *gx, npy_intp p,
-                               const graphc_conv_geom *g) {
+/* gx (C, H, W) += the columns of output rows [i0, i1) added back over their windows (gx
+   zeroed by the caller). */
+static void graphc_col2im_REAL(const REAL *restrict cols, REAL *restrict gx, npy_intp p,
+                               const graphc_conv_geom *g, npy_intp i0, npy_intp i1) {
+    const npy_intp ow = g->ow, sw = g->sw;
     for (npy_intp c = 0; c < g->c; c++)
         for (npy_intp a = 0; a < g->kh; a++)
             for (npy_intp b = 0; b < g->kw; b++) {
                 const REAL *row = cols + ((c * g->kh + a) * g->kw + b) * p;
-                for (npy_intp i = 0; i < g->oh; i++) {
-                    npy_intp y = i * g->sh + a * g->dh - g->ph;
+                npy_intp j0, j1;
+                const npy_intp off = graphc_conv_span(g, b, &j0, &j1);
+                for (npy_intp i = i0; i < i1; i++) {
+                    const npy_intp y = i * g->sh + a * g->dh - g->ph;
                     if (y < 0 || y >= g->h) continue;
-                    REAL *dst = gx + (c * g->h + y) * g->w;
-                    const REAL *src = row + i * g->ow;
-                    for (npy_intp j = 0; j < g->ow; j++) {
-                        npy_intp xx = j * g->sw + b * g->dw - g->pw;
-                        if (xx >= 0 && xx < g->w) dst[xx] += src[j];
-                    }
+                    REAL *dst = gx + (c * g->h + y) * g->w + off;
+                    const REAL *src = row + (i - i0) * ow;
+                    if (sw == 1)
+                        for (npy_intp j = j0; j < j1; j++) dst[j] += src[j];
+                    else
+                        for (npy_intp j = j0; j < j1; j++) dst[j * sw] += src[j];
                 }
             }
 }
@@ -216,10 +257,13 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     if (out == NULL) goto done;
     REAL *o = (REAL *)PyArray_DATA(out);
     const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
-    const npy_intp bp = batch * p; /* columns of one chunk of `batch` images */
+    /* one image a chunk: its output rows in tiles of `rt` rows */
+    const npy_intp rt = batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL));
+    const npy_intp bp = batch > 1 ? batch * p : rt * g.ow; /* columns of one chunk */
     cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
-    mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
-    if (cols == NULL || mid == NULL) { PyErr_NoMemory(); goto done; }
+    /* one image per chunk: the products read and write the images' (F, P) planes in place */
+    if (batch > 1) mid = (REAL *)malloc((size_t)(g.f * bp > 0 ? g.f * bp : 1) * sizeof(REAL));
+    if (cols == NULL || (batch > 1 && mid == NULL)) { PyErr_NoMemory(); goto done; }
     if (kind != 2) {
         wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
         if (wmat == NULL) goto done;
@@ -236,32 +280,37 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         const npy_intp img = g.c * g.h * g.w;
         Py_BEGIN_ALLOW_THREADS
         if (kind == 1) memset(o, 0, (size_t)PyArray_NBYTES(out));
-        for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch) {
+        for (npy_intp n0 = 0; n0 < g.n && F > 0 && K > 0; n0 += batch)
+        for (npy_intp i0 = 0; i0 < g.oh; i0 += rt) {
             const npy_intp nb = g.n - n0 < batch ? g.n - n0 : batch;
-            graphc_bint M = (graphc_bint)(nb * p), LD = (graphc_bint)bp;
-            if (kind != 0) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
+            const npy_intp i1 = g.oh - i0 < rt ? g.oh : i0 + rt;
+            graphc_bint M = (graphc_bint)(batch > 1 ? nb * p : (i1 - i0) * g.ow);
+            graphc_bint LD = (graphc_bint)bp, LP = (graphc_bint)(batch > 1 ? bp : p);
+            REAL *plane = batch > 1 ? mid
+                        : (kind == 0 ? o : (REAL *)top) + n0 * g.f * p + i0 * g.ow;
+            if (kind != 0 && batch > 1) /* mid (F, nb*P) <- top[n0 : n0+nb] (nb, F, P) */
                 for (npy_intp b = 0; b < nb; b++)
                     for (npy_intp f = 0; f < g.f; f++)
                         memcpy(mid + f * bp + b * p, top + ((n0 + b) * g.f + f) * p,
                                (size_t)p * sizeof(REAL));
             if (kind != 1)
                 for (npy_intp b = 0; b < nb; b++)
-                    graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g);
+                    graphc_im2col_REAL(x + (n0 + b) * img, cols + b * p, bp, &g, i0, i1);
             if (kind == 0) {
                 /* mid (F, M) = W (F, K) cols (K, M): Fortran (M, F) = cols' (M, K) W' */
-                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, mid, &LD);
-                for (npy_intp b = 0; b < nb; b++)
+                GEMM(&nn, &nn, &M, &F, &K, &one, cols, &LD, wmat, &K, &zero, plane, &LP);
+                for (npy_intp b = 0; b < nb && batch > 1; b++)
                     for (npy_intp f = 0; f < g.f; f++)
                         memcpy(o + ((n0 + b) * g.f + f) * p, mid + f * bp + b * p,
                                (size_t)p * sizeof(REAL));
             } else if (kind == 1) {
                 /* cols (K, M) = W' mid (F, M): Fortran (M, K) = mid' (M, F) W (F, K) */
-                GEMM(&nn, &tt, &M, &K, &F, &one, mid, &LD, wmat, &K, &zero, cols, &LD);
+                GEMM(&nn, &tt, &M, &K, &F, &one, plane, &LP, wmat, &K, &zero, cols, &LD);
                 for (npy_intp b = 0; b < nb; b++)
-                    graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g);
+                    graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g, i0, i1);
             } else {
                 /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) = cols (K, M) mid' */
-                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, mid, &LD, &one, gw, &K);
+                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, plane, &LP, &one, gw, &K);
             }
         }
         if (kind == 2) {
