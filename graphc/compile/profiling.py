@@ -25,7 +25,7 @@ from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats
 
 if TYPE_CHECKING:
-    from graphc.compile.mode import CompilePlan, Mode
+    from graphc.compile.mode import CompilePlan
     from graphc.compile.sharedvalue import SharedVariable
     from graphc.graph.basic import Apply, Op
     from graphc.linker.base import Linked

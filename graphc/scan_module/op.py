@@ -26,6 +26,7 @@ import numpy as np
 from graphc.compile.function import function
 from graphc.graph.basic import Apply, Op, Variable, io_toposort
 from graphc.linker.base import CompiledStep, StepClock
+from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.shape import Shape_i, shape
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
@@ -121,11 +122,6 @@ def _constant_key(v: Variable) -> Any:
     return (str(arr.dtype), arr.shape, arr.tobytes())
 
 
-#: The gradient of a Scan, filled in by ``graphc.scan_module.grad`` (built from ``scan``
-#: itself, which sits above this module).
-GRADIENT_RULE: dict[str, Callable[..., list]] = {}
-
-
 class Scan(Op):
     """A loop over a step graph (see the module docstring for the input layout)."""
 
@@ -218,8 +214,9 @@ class Scan(Op):
         return out
 
     def L_op(self, inputs: list[Variable], outputs: list[Variable], output_grads: list[Variable]):  # noqa: N802 - Theano's name
-        """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers."""
-        return GRADIENT_RULE["scan"](self, inputs, outputs, output_grads)
+        """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers in
+        the gradient rule table (it builds a Scan with ``scan``, above this module)."""
+        return GRAD_RULES[self](self, inputs, outputs, output_grads)
 
     # ------------------------------------------------------------------ running
     def inner_step(self) -> tuple[list, list, Any]:
