@@ -1,7 +1,8 @@
 """Estimates from a sampled profile (``profile_sample=N``: every N-th call timed).
 
 The timed calls stand for all calls: each node's time and calls are scaled by the ratio
-of all calls to timed ones. The uncertainty of a node's estimated total is that of a
+of all calls to timed ones, the nodes of a loop body (a scan's step function, whose steps
+are timed only in the timed calls) by their function's ratio. The uncertainty of a node's estimated total is that of a
 mean from a simple random sample of its calls (standard deviation from its recent
 per-call samples, with the finite-population correction), as a normal interval.
 """
@@ -31,6 +32,8 @@ def _scaled_node(node: NodeRecord, k: float) -> NodeRecord:
     out.calls = round(node.calls * k)
     out.ns_total = round(node.ns_total * k)
     out.n_below_resolution = round(node.n_below_resolution * k)
+    if node.inner is not None:
+        out.inner = _scaled_by(node.inner, k)
     return out
 
 
@@ -39,6 +42,12 @@ def scaled(fp: FunctionProfile) -> FunctionProfile:
     k = factor(fp)
     if k == 1.0:
         return fp
+    return _scaled_by(fp, k)
+
+
+def _scaled_by(fp: FunctionProfile, k: float) -> FunctionProfile:
+    """``fp`` scaled by ``k``; its ``calls + unsampled_calls`` are all its calls (for a
+    loop body, its steps: those of untimed calls estimated)."""
     out = copy.copy(fp)
     out.calls = fp.calls + fp.unsampled_calls
     out.unsampled_calls = 0
@@ -93,23 +102,56 @@ def vm_estimate(fp: FunctionProfile) -> Estimate:
     return total_estimate(n, n + fp.unsampled_calls, total, sq)
 
 
+def loop_estimate(parent: FunctionProfile, body: FunctionProfile) -> Estimate:
+    """The time of all the steps of loop body ``body`` over all of ``parent``'s calls: the
+    sampling unit is the parent's call (its ``body.sampled_vm_ns_sq`` sums the squared step
+    time of each timed call); the parent's first call is left out as in vm_estimate."""
+    n, total, sq = parent.calls, float(body.vm_ns), body.sampled_vm_ns_sq
+    if parent.first_calls == 1 and 0 < parent.first_calls < parent.calls:
+        n, total, sq = n - 1, total - body.first_vm_ns, sq - float(body.first_vm_ns) ** 2
+    return total_estimate(n, n + parent.unsampled_calls, total, sq)
+
+
+def _spread(est: Estimate, unit: str) -> str:
+    if est.half_width is None:
+        return f"(too few timed {unit} for an interval)"
+    return f"+/- {100 * est.half_width / est.ns if est.ns else 0.0:.1f}% (95%)"
+
+
+def _loop_lines(parent: FunctionProfile, fp: FunctionProfile) -> list[str]:
+    """The loop bodies of ``fp``'s nodes (nested ones too), against the sampled
+    function ``parent`` whose calls are the sampling unit."""
+    lines = []
+    for node in fp.nodes:
+        body = node.inner
+        if body is None:
+            continue
+        est = loop_estimate(parent, body)
+        first = body.first_calls if 0 < parent.first_calls < parent.calls else 0
+        timed = body.calls - first
+        lines.append(
+            f"  Sampled {body.name}: the steps of the timed calls ({timed} of about "
+            f"{timed + body.unsampled_calls}); scaled estimate "
+            f"{est.ns / 1e9:.3e}s {_spread(est, 'calls')}"
+        )
+        lines += _loop_lines(parent, body)
+    return lines
+
+
 def sampling_lines(fps: Sequence[FunctionProfile]) -> list[str]:
     """One line per sampled function of ``fps`` (as recorded): how many calls were timed
-    and the estimated VM time over all calls with its 95% interval."""
+    and the estimated VM time over all calls with its 95% interval; then one per loop
+    body of its nodes, the estimated time of all its steps."""
     lines = []
     for fp in fps:
         if factor(fp) == 1.0:
             continue
         est = vm_estimate(fp)
-        spread = (
-            "(too few timed calls for an interval)"
-            if est.half_width is None
-            else f"+/- {100 * est.half_width / est.ns if est.ns else 0.0:.1f}% (95%)"
-        )
         timed = fp.calls - (fp.first_calls if 0 < fp.first_calls < fp.calls else 0)
         lines.append(
             f"  Sampled {fp.name}: 1 call in {fp.sample_every} timed ({timed} of "
             f"{timed + fp.unsampled_calls}); scaled estimates, Function.fn.__call__ "
-            f"{est.ns / 1e9:.3e}s {spread}"
+            f"{est.ns / 1e9:.3e}s {_spread(est, 'calls')}"
         )
+        lines += _loop_lines(fp, fp)
     return lines
