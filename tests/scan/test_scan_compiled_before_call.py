@@ -18,7 +18,8 @@ def makers(monkeypatch) -> list[str]:
     built: list[str] = []
     original = maker_mod.FunctionMaker.__init__
 
-    def counting(self, inputs, outputs, plan, options=maker_mod.CompileOptions()):
+    def counting(self, inputs, outputs, plan, options=None):
+        options = options or maker_mod.CompileOptions()
         built.append(str(options.name))
         original(self, inputs, outputs, plan, options)
 

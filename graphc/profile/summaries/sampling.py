@@ -2,9 +2,10 @@
 
 The timed calls stand for all calls: each node's time and calls are scaled by the ratio
 of all calls to timed ones, the nodes of a loop body (a scan's step function, whose steps
-are timed only in the timed calls) by their function's ratio. The uncertainty of a node's estimated total is that of a
-mean from a simple random sample of its calls (standard deviation from its recent
-per-call samples, with the finite-population correction), as a normal interval.
+are timed only in the timed calls) by their function's ratio. The uncertainty of a node's
+estimated total is that of a mean from a simple random sample of its calls (standard
+deviation from its recent per-call samples, with the finite-population correction), as a
+normal interval.
 """
 
 from __future__ import annotations
