@@ -329,8 +329,8 @@ class FunctionProfiler:
         rec = self.record
         st = parts.vm.stats()
         update_from_vm_stats(rec, st)
-        if self.trace_capacity and "trace" in st:
-            events = self._trace_kept + [[int(v) for v in row] for row in st["trace"]]
+        if self.trace_capacity and ("trace" in st or self._trace_kept):
+            events = self._trace_kept + [[int(v) for v in row] for row in st.get("trace", ())]
             dropped = self._trace_dropped + int(st.get("trace_dropped", 0))
             rec.trace = model.TraceRecord(
                 pid=os.getpid(),
