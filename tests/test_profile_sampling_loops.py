@@ -5,6 +5,7 @@ the enclosing function's calls, with an interval whose unit is that function's c
 from __future__ import annotations
 
 import copy
+import gc
 import io
 
 import numpy as np
@@ -147,3 +148,20 @@ def test_a_trace_keeps_the_timed_calls_of_a_sampled_function():
     body = _body(fp)
     assert body.trace is not None and len(body.trace.events) == 4 * 7 * len(body.nodes)
     assert (fp.calls, fp.unsampled_calls, body.calls) == (4, 6, 28)
+
+
+def test_a_freed_loop_function_keeps_its_steps_and_lets_its_vms_go():
+    stats = ProfileStats(atexit_print=False)
+    f = _loop(stats)
+    for _ in range(3):
+        f(np.ones((7, 3)), np.zeros(3))
+    (profiler,) = stats._live
+    (child,) = profiler.children
+    del f
+    gc.collect()
+    assert profiler.parts is None and child.parts is None  # the VMs are no longer held
+    stats.refresh()
+    (fp,) = stats.functions
+    body = _body(fp)
+    assert (fp.calls, body.calls) == (3, 21)
+    assert all(n.calls == 21 for n in body.nodes) and body.vm_ns > 0
