@@ -1,6 +1,6 @@
-"""Differentiation: ``grad``, ``Lop``, ``Rop``, ``jacobian``, ``hessian``
-(``graphc/reverse_mode.py``) and ``verify_grad`` (``graphc/testing.py``), under the names
-Theano users import them by."""
+"""Differentiation: ``grad``, ``Lop``, ``Rop`` (``graphc/reverse_mode.py``), ``jacobian``,
+``hessian`` (``graphc/jacobian.py``) and ``verify_grad`` (``graphc/testing.py``), under the
+names Theano users import them by."""
 
 from graphc.grad_ops import (
     GradClip,
@@ -10,6 +10,7 @@ from graphc.grad_ops import (
     grad_not_implemented,
     grad_undefined,
 )
+from graphc.jacobian import hessian, jacobian
 from graphc.reverse_mode import (
     DisconnectedInputError,
     Lop,
@@ -17,8 +18,6 @@ from graphc.reverse_mode import (
     Rop,
     constant,
     grad,
-    hessian,
-    jacobian,
     zeros_like,
 )
 from graphc.testing import GradientError, verify_grad

@@ -448,8 +448,8 @@ def test_copy_gives_an_independent_function():
     np.testing.assert_array_equal(g(a), f(a))
     g(a)
     g(a)
-    f.profile.functions[0].refresh()
-    g.profile.functions[0].refresh()
+    f.profile.refresh()
+    g.profile.refresh()
     assert {n.calls for n in f.profile.functions[0].nodes} == {1}
     assert {n.calls for n in g.profile.functions[0].nodes} == {3}
 

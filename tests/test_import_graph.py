@@ -1,8 +1,10 @@
 """The module import graph is one-way: no cycles, counting imports inside functions.
 
 The graph is read from the source with ``ast`` (every ``import graphc...`` anywhere in a
-module, including inside functions and ``if TYPE_CHECKING`` blocks), so a cycle hidden
-by a deferred import still fails here.
+module, including inside functions and ``if TYPE_CHECKING`` blocks, and every module named
+by a string to ``importlib.import_module`` or ``__import__``), so a cycle hidden by a
+deferred import still fails here. The root package's lazy table (``graphc/__init__.py``:
+``name -> ("graphc.module", attr)``) counts as the root importing those modules.
 """
 
 from __future__ import annotations
@@ -61,6 +63,34 @@ def _imported(node: ast.AST, package: str, modules: dict[str, Path]) -> set[str]
     return found
 
 
+def _imported_by_name(node: ast.AST, modules: dict[str, Path]) -> set[str]:
+    """The graphc module a call ``importlib.import_module("graphc...")`` or
+    ``__import__("graphc...")`` loads by a string literal."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return set()
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    arg = node.args[0]
+    if called not in ("import_module", "__import__") or not isinstance(arg, ast.Constant):
+        return set()
+    if not isinstance(arg.value, str) or not arg.value.startswith("graphc"):
+        return set()
+    target = _resolve(arg.value, modules)
+    return {target} if target else set()
+
+
+def _lazy_table(tree: ast.AST, modules: dict[str, Path]) -> set[str]:
+    """The modules of the root package's lazy table: ``("graphc.x", attr)`` tuples."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                if first.value.startswith("graphc.") and first.value in modules:
+                    found.add(first.value)
+    return found
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the graphc modules it imports anywhere in its source."""
     modules = module_names()
@@ -68,8 +98,11 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            edges |= _imported(node, package, modules)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            edges |= _imported(node, package, modules) | _imported_by_name(node, modules)
+        if name == "graphc":
+            edges |= _lazy_table(tree, modules)
         edges.discard(name)
         graph[name] = edges
     return graph
@@ -131,6 +164,21 @@ def test_the_scan_sees_imports_inside_functions():
     deferred = ast.parse("def f():\n    from graphc.x import y\n    import graphc\n")
     found = set().union(*(_imported(n, "graphc.x", modules) for n in ast.walk(deferred)))
     assert found == {"graphc.x.y", "graphc"}
+    by_name = ast.parse(
+        "import importlib\n"
+        "def f():\n"
+        "    importlib.import_module('graphc.x.y.z')\n"
+        "    __import__('graphc.x')\n"
+        "    importlib.import_module(name)\n"
+    )
+    found = set().union(*(_imported_by_name(n, modules) for n in ast.walk(by_name)))
+    assert found == {"graphc.x.y", "graphc.x"}
+    table = ast.parse("def __getattr__(n):\n    lazy = {'y': ('graphc.x.y', None)}\n")
+    assert _lazy_table(table, modules) == {"graphc.x.y"}
+
+
+def test_the_root_package_lazy_table_is_read():
+    assert {"graphc.scan_module", "graphc.gradient", "graphc.profile"} <= import_graph()["graphc"]
 
 
 def test_no_import_cycle():

@@ -7,14 +7,15 @@ from profile_factory import four_node_function
 from graphc.profile import FunctionProfile, ProfileStats, print_at_exit
 
 
-def _broken() -> ProfileStats:
-    f = FunctionProfile("broken")
-
-    def refresh():
+class _Gone:
+    def pull(self) -> None:
         raise RuntimeError("vm is gone")
 
-    f.refresh = refresh
-    return ProfileStats([f])
+
+def _broken() -> ProfileStats:
+    stats = ProfileStats([])
+    stats.add_live(FunctionProfile("broken"), _Gone())
+    return stats
 
 
 def test_continues_past_failing_profile_and_sums_the_rest(tmp_path):

@@ -52,12 +52,10 @@ def test_round_trip_is_equal(tmp_path):
     assert isinstance(back.functions[0].nodes[0].flops_per_call, float)
 
 
-def test_document_header_and_no_refresh():
+def test_document_header():
     f = four_node_function()
-    f.refresh = lambda: None
     doc = json.loads(ProfileStats([f]).to_json())
     assert doc["schema_version"] == 1
-    assert "refresh" not in doc["functions"][0]
     assert doc["functions"][0]["nodes"][0]["ns_total"] == 3_000_000
 
 

@@ -35,8 +35,8 @@ def _growth(profile=True, limit=4150.0):
 
 
 def _loop_node(f) -> pm.NodeRecord:
+    f.profile.refresh()
     fp = f.profile.functions[0]
-    fp.refresh()
     (node,) = [n for n in fp.nodes if n.inner is not None]
     return node
 
@@ -96,7 +96,7 @@ def test_loop_bookkeeping_is_not_the_profilers_own_cost():
         plain(1.0)
         whole.append(time.perf_counter_ns() - t0)
         fp(1.0)
-        rec.refresh()
+        fp.profile.refresh()
         (node,) = [n for n in rec.nodes if n.inner is not None]
         now = node.ns_total - node.inner.vm_ns
         if before is not None:
@@ -161,8 +161,6 @@ def test_added_profiles_and_benchmark_keep_every_step():
 
 def _copy(stats) -> ProfileStats:
     """A detached copy of ``stats`` (through its JSON, as a saved profile is read back)."""
-    for fp in stats.functions:
-        fp.refresh()
     return ProfileStats.from_json(stats.to_json())
 
 

@@ -46,8 +46,8 @@ def test_current_peak_counts_the_memory_plans_buffers():
     with graphc.config.change_flags(profile_memory=True):
         f = graphc.function([x], [s, x * s], mode=mode, profile=True)
     traced = _traced_peak(f, np.ones(N))
+    f.profile.refresh()
     fp = f.profile.functions[0]
-    fp.refresh()
     assert fp.memory_plan is not None and fp.memory_plan.bytes == 2 * 8 * N
     printed = _printed_after(f, "Max peak memory with current setting (")
     assert printed == fp.measured_peak_bytes  # the VM counts the same arrays
@@ -72,7 +72,7 @@ def test_without_inplace_what_if_matches_a_twin_compiled_that_way():
     _traced_peak(f, xv)
     traced = _traced_peak(twin, xv)
     for g in (f, twin):
-        g.profile.functions[0].refresh()
+        g.profile.refresh()
     kinds = [k for n in f.profile.functions[0].nodes for k in n.output_kinds]
     assert kinds.count("i") >= 3  # the what-if has in-place outputs to count
     what_if = _printed_after(f, "Max peak memory with current setting and graphc flag")

@@ -86,20 +86,27 @@ def test_optimizer_profiles_add():
     )
 
 
-def test_refresh_pulls_counters_before_summary_and_json():
+class _Live:
+    def __init__(self, f):
+        self.f, self.pulled = f, []
+
+    def pull(self) -> None:
+        self.pulled.append(1)
+        self.f.calls = 99
+
+
+def test_live_sources_are_pulled_before_summary_and_json():
     f = four_node_function()
-    pulled = []
-
-    def refresh():
-        pulled.append(1)
-        f.calls = 99
-
-    f.refresh = refresh
-    stats = ProfileStats([f])
+    source = _Live(f)
+    stats = ProfileStats([])
+    stats.add_live(f, source)
+    pulled = source.pulled
     out = io.StringIO()
     stats.summary(file=out)
     assert "Time in 99 calls to Function.__call__" in out.getvalue()
     assert '"calls": 99' in stats.to_json()
     assert len(pulled) == 2
-    merged = stats + ProfileStats()
-    assert merged.functions[0].refresh is None
+    merged = stats + ProfileStats()  # plain data: a copy, with no live source
+    assert len(pulled) == 3 and merged.functions[0] is not f and not merged._live
+    f.calls = 5
+    assert merged.functions[0].calls == 99

@@ -27,8 +27,8 @@ def test_gflops_of_a_node_whose_shapes_change_come_from_the_same_calls():
     rows = [400, 20, 150]
     for k in range(40):
         f(rng.normal(size=(rows[k % 3], 120)), wv)
+    f.profile.refresh()
     fp = f.profile.functions[0]
-    fp.refresh()
     (node,) = fp.nodes
     sampled = [1, 3, 7, 15, 31]  # calls 2, 4, 8, 16, 32 counted from 1
     flops = sum(2 * rows[k % 3] * 120 * 90 for k in sampled)

@@ -7,7 +7,6 @@ import copy
 
 import numpy as np
 import pytest
-from html_report_cases import nested_scan
 
 import graphc
 import graphc.tensor as T
@@ -118,13 +117,3 @@ def test_a_sample_rate_below_one_is_refused():
     with graphc.config.change_flags(profile_sample=0):
         with pytest.raises(ValueError, match="profile_sample must be >= 1"):
             graphc.function([x], x * 2, profile=ProfileStats(atexit_print=False))
-
-
-def test_sampling_refuses_what_it_cannot_scale():
-    with graphc.config.change_flags(profile_sample=3):
-        with pytest.raises(NotImplementedError, match="loop nodes"):
-            nested_scan(ProfileStats(atexit_print=False))
-        x = T.dvector("x")
-        with graphc.config.change_flags(profile_trace=True):
-            with pytest.raises(NotImplementedError, match="profile_trace"):
-                graphc.function([x], x * 2, profile=ProfileStats(atexit_print=False))

@@ -67,8 +67,7 @@ def test_model_peak_matches_vm_peak(kind):
     for _ in range(3):
         vm([x, x])
     fp = _profile(program)
-    fp.refresh = lambda: update_from_vm_stats(fp, vm.stats())
-    fp.refresh()
+    update_from_vm_stats(fp, vm.stats())
     assert [n.calls for n in fp.nodes] == [3, 3, 3]
     assert fp.nodes[2].out_bytes_max == [8]
     # add.0 and mul.0 (8000B each) are alive together at node 1; then mul.0 + the 8B sum

@@ -61,11 +61,20 @@ def test_shapes_become_value_infos():
     assert value_info(("<i8", (), ())).shape == ()
 
 
-def test_refresh_hook_feeds_the_summary():
+class _Source:
+    def __init__(self, fp):
+        self.fp = fp
+
+    def pull(self) -> None:
+        update_from_vm_stats(self.fp, _snapshot(4))
+
+
+def test_a_live_source_feeds_the_summary():
     fp = _fp()
-    fp.refresh = lambda: update_from_vm_stats(fp, _snapshot(4))
+    stats = ProfileStats([])
+    stats.add_live(fp, _Source(fp))
     out = io.StringIO()
-    ProfileStats([fp]).summary(file=out)
+    stats.summary(file=out)
     text = out.getvalue()
     assert "    float64 (1000,) (1000,) -> (1000,)" in text  # one short line per node
     assert "    Peak measured by the VM (outputs included): 8KB (8008B)" in text

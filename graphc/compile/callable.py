@@ -95,16 +95,14 @@ class Function:
         # Calls without updates take no lock until two threads meet (see _queue_calls).
         self._call_lock = threading.RLock() if self.update_targets else None
         self._queue_lock = threading.Lock()
-        self._profiler = None  # counts the calls when profiled
-        if maker.plan.profile:  # else skip importing it
+        self._profiler: FunctionProfiler | None = None  # counts the calls when profiled
+        if maker.plan.profile:  # the one place that decides (a loop body: its loop's clock)
             t_setup = time.perf_counter_ns()  # the import is the profiler's setup too
             from graphc.compile.profiling import start_profile
 
-            started = start_profile(self, maker.plan, t_setup)
-            if started is not None:
-                self.profile, self._profiler = started
-                # profiled calls run one at a time, so each call's times are its own
-                self._call_lock = self._call_lock or threading.RLock()
+            self.profile, self._profiler = start_profile(self, maker.plan, t_setup)
+            # profiled calls run one at a time, so each call's times are its own
+            self._call_lock = self._call_lock or threading.RLock()
 
     def _default_value(self, k: int, inp: In):
         """``In(value=...)`` converted once to the input's type (None: no default)."""
@@ -182,7 +180,7 @@ class Function:
         (it is not part of the call's time)."""
         t0 = time.perf_counter_ns()
         lock.acquire()
-        if self._profiler is not None and self.profile is not None:
+        if self._profiler is not None:
             self._profiler.on_wait(time.perf_counter_ns() - t0)
 
     def _call_when_free(self, args: Any, kwargs: Any):
@@ -206,9 +204,8 @@ class Function:
 
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
-        # (a loop's step function has a profiler but no profile: the loop times its steps)
-        prof = self._profiler
-        if self.profile is not None and prof is not None:
+        prof = self._profiler  # (a loop's step function has none: its loop times the steps)
+        if prof is not None:
             if prof.sample_every == 1:
                 return self._profiled_call(prof, args, kwargs)
             prof.countdown -= 1  # profile_sample: time every N-th call, only count others

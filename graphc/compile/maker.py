@@ -23,7 +23,7 @@ from graphc.graph.flat import collect_vars, flatten, replace_refs, unflatten
 from graphc.import_clock import import_clock
 
 if TYPE_CHECKING:
-    from graphc.linker.base import Linked
+    from graphc.linker.base import CompiledStep, Linked
     from graphc.vm import VM
 
 
@@ -123,26 +123,12 @@ class FunctionMaker:
                 # warning that says why
                 from graphc.linker.clinker import link_cpy
 
-                linked = link_cpy(self.fgraph, self.fgraph.outputs, self.compile_inner)
+                linked = link_cpy(self.fgraph, self.fgraph.outputs, StepCompiler(self))
             else:
-                linked = link_py(self.fgraph, self.fgraph.outputs, self.compile_inner)
+                linked = link_py(self.fgraph, self.fgraph.outputs, StepCompiler(self))
         self.phases["python_imports"] = self.phases.get("python_imports", 0) + imports.ns
         self.phases["linker"] = time.perf_counter_ns() - t0 - imports.ns
         return linked
-
-    def compile_inner(self, inputs: list, outputs: list, mode: Any = None) -> Function:
-        """An inner graph (a scan's step) compiled with ``mode`` (a Mode or its name), by
-        default this function's optimizer and linker; its profile, if any, is collected by
-        the enclosing function's."""
-        t0 = time.perf_counter_ns()
-        plan = self.plan if mode is None else resolve(mode)
-        options = CompileOptions(name=f"{self.name or 'function'}/inner", profile=False,
-                                 on_unused_input="ignore")  # fmt: skip
-        fn = FunctionMaker(inputs, outputs, plan.without_profile(), options).create()
-        self.phases["loop_compile"] = (
-            self.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
-        )
-        return fn
 
     def make_vm(self, linked: Linked) -> VM:
         """The VM running ``linked``: the mode's own, or ``graphc.vm.make_vm``'s."""
@@ -199,6 +185,36 @@ class FunctionMaker:
         entries, refs = flatten(collect_vars(self.original))
         flat_original = replace_refs(self.original, lambda v: refs[v])
         return (rebuild_function, (entries, flat_original, self.mode, trust_input, profiled))
+
+
+class StepCompiler:
+    """The linker's InnerCompiler for one link of ``maker``'s function: a loop's step graph
+    compiled with ``mode`` (a Mode or its name), by default the enclosing optimizer and
+    linker; when the enclosing function is profiled, the step gets its profiler here, as a
+    loop body (its parent's profiler adopts it when the enclosing Function is built)."""
+
+    def __init__(self, maker: FunctionMaker):
+        self.maker = maker
+
+    def compile_step(self, inputs: list, outputs: list, mode: Any) -> CompiledStep:
+        from graphc.linker.base import CompiledStep
+
+        maker = self.maker
+        t0 = time.perf_counter_ns()
+        profiled = maker.plan.profile or maker.plan.profile_steps
+        plan = maker.plan if mode is None else resolve(mode)
+        options = CompileOptions(name=f"{maker.name or 'function'}/inner", profile=False,
+                                 on_unused_input="ignore")  # fmt: skip
+        fn = FunctionMaker(inputs, outputs, plan.as_loop_body(profiled), options).create()
+        clock = None
+        if profiled:
+            from graphc.compile.profiling import loop_body_profiler
+
+            clock = loop_body_profiler(fn)
+        maker.phases["loop_compile"] = (
+            maker.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
+        )
+        return CompiledStep(fn, clock)
 
 
 def replace_refs_back(flat, built):

@@ -191,21 +191,23 @@ class CompilePlan:
     profile_target: ProfileStats | None  # where to (None: a new ProfileStats)
     print_at_exit: bool  # profiled because of a flag or mode: printed at exit
     mode_stats: ProfileStats | None = None  # a ProfileMode's, which always profiles
+    profile_steps: bool = False  # a profiled function's loop body: its loops are profiled
 
     def with_profile(self, profile: object) -> CompilePlan:
         """This plan with the ``profile`` argument (None, bool, ProfileStats) resolved
         again (``Function.copy``)."""
         return replace(self, **_profile_fields(self.mode, self.mode_stats, profile))
 
-    def without_profile(self) -> CompilePlan:
-        """This plan for an inner graph (a scan's step): never profiled on its own, its
-        steps are timed by the enclosing function's profile."""
+    def as_loop_body(self, profiled: bool) -> CompilePlan:
+        """This plan for an inner graph (a scan's step): never profiled on its own (the
+        enclosing function's profile times its steps); ``profiled``: the enclosing function
+        is, so the step's own loops get profilers too (``profile_steps``)."""
         mode = self.mode
         if self.mode_stats is not None or mode.profile:
             mode = Mode(mode.linker, mode.optimizer, mode.included, mode.excluded,
                         mode.required, vm=mode.vm)  # fmt: skip
         return replace(self, mode=mode, mode_stats=None, profile=False, profile_target=None,
-                       print_at_exit=False)  # fmt: skip
+                       print_at_exit=False, profile_steps=profiled)  # fmt: skip
 
 
 def _split(flag: str) -> tuple[str, ...]:

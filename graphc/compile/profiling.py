@@ -3,14 +3,13 @@ pull the VM's counters into them when a summary is asked for."""
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -34,12 +33,30 @@ if TYPE_CHECKING:
 _register_at_exit = REGISTRY.register_at_exit
 
 
-class CompiledParts(Protocol):
-    """What the profiler reads of a compiled function: a Function, or the parts of one
-    kept to pull its final counters after it is freed."""
+@dataclass(frozen=True)
+class CompiledParts:
+    """What a profiler reads of its compiled function, handed to it at construction (the
+    profiler never holds the Function: it pulls from these until the function is freed)."""
+
+    vm: Any  # the Cython or the reference VM (make_vm's result)
+    linked: Linked
+    n_in: int
+    shared: Sequence[SharedVariable]
+    compile_start_ns: int  # the maker's t_start, on the trace's clock
+
+    @classmethod
+    def of(cls, fn: ProfiledFunction) -> CompiledParts:
+        return cls(fn.vm, fn.linked, fn.n_in, fn.shared, fn.maker.t_start)
+
+
+class ProfiledFunction(Protocol):
+    """A compiled function being profiled (``graphc.compile.callable.Function``)."""
 
     @property
-    def vm(self) -> Any: ...  # the Cython or the reference VM (make_vm's result)
+    def name(self) -> str | None: ...
+
+    @property
+    def vm(self) -> Any: ...
 
     @property
     def maker(self) -> Any: ...  # the FunctionMaker (compile phases, mode, graph)
@@ -54,48 +71,24 @@ class CompiledParts(Protocol):
     def shared(self) -> Sequence[SharedVariable]: ...
 
 
-class ProfiledFunction(CompiledParts, Protocol):
-    """A compiled function being profiled (``graphc.compile.callable.Function``)."""
-
-    @property
-    def name(self) -> str | None: ...
-
-
-@runtime_checkable
-class LoopRunner(Protocol):
-    """A loop node's thunk (scan's): it runs the compiled step ``inner_function`` and
-    reports each step's time to ``on_step``."""
-
-    inner_function: Any  # the step's Function
-    on_step: Callable[[int], None] | None
-
-
-@dataclass(frozen=True)
-class _FinalParts:
-    """The parts of a freed function its final counters are pulled from."""
-
-    vm: Any
-    maker: Any
-    linked: Linked
-    n_in: int
-    shared: Sequence[SharedVariable]
-
-
 class FunctionProfiler:
-    """Owns one FunctionProfile and fills it from the function's VM on demand; the
-    function reports each call through :meth:`on_call`."""
+    """Owns one FunctionProfile and fills it from its function's VM on demand (``pull``);
+    the function reports each call through :meth:`on_call`, a loop node each step of a
+    loop body (``nested``) through :meth:`on_step`. ``children``: the profilers of the
+    loop bodies of the function's nodes, created with them."""
 
     def __init__(
         self,
-        fn: ProfiledFunction,
+        parts: CompiledParts,
         record: FunctionProfile,
         memory: bool,
         trace_capacity: int,
         nested: bool = False,
+        children: Sequence[FunctionProfiler] = (),
     ):
-        self.fn_ref = weakref.ref(fn)
+        self.parts: CompiledParts | None = parts  # None once the function is freed
         self.nested = nested  # a loop body: its first call is the outer function's
-        self.children: list[FunctionProfiler] = []  # the loop bodies of fn's nodes
+        self.children = list(children)
         self.record = record
         self.ignore_first = config.profiling__ignore_first_call
         self.calls = 0
@@ -113,12 +106,17 @@ class FunctionProfiler:
         self.sample_every = 1 if nested else int(config.profile_sample)
         self.countdown = 1  # calls until the next timed one (the first call is timed)
         self.samples = 0  # calls timed under sampling
-        self.vm_sq = 0.0  # sum of the timed calls' squared VM times
+        self.vm_sq = 0.0  # sum of the timed calls' squared VM times (a loop body: per call)
+        self.timing = True  # whether this call's steps are timed (StepClock)
+        self._mark = (0, 0)  # a loop body's (steps, ns) at the end of the last timed call
         self.waited_calls = 0  # calls that waited for another thread's call to finish
         self.wait_ns = 0
-        self.final: tuple[int, int, int] | None = None  # totals() when fn was freed
-        record.refresh = self.refresh
-        fn.vm.set_profiling(timing=True, memory=memory, shapes=True, trace_capacity=trace_capacity)
+        #: a loop body: its parent's ``sample_every`` and untimed over timed calls
+        self.parent_sampling = (1, 0.0)
+        self._trace_kept: list[list[int]] = []  # events saved while sampling paused the VM
+        self._trace_dropped = 0
+        parts.vm.set_profiling(timing=True, memory=memory, shapes=True,
+                               trace_capacity=trace_capacity)  # fmt: skip
 
     def on_call(self, call_ns: int, vm_ns: int) -> None:
         """Count one call, one that raised too (or leave out the first: ``skip_call``).
@@ -133,15 +131,26 @@ class FunctionProfiler:
             self._event(n, call_ns, vm_ns)
         if self.sample_every > 1:
             self.vm_sq += float(vm_ns) * vm_ns
+            for child in self.children:
+                child.end_timed_call()
             self._vm_profiling(False)
 
     def begin_sample(self) -> None:
         """With ``profile_sample=N``: the call about to run is timed (the function counts
         ``countdown`` down every call and times the call that reaches 0, so every N-th
-        call, the first included); the VM records it."""
+        call, the first included); the VM, and the loop bodies' VMs, record it."""
         self.countdown = self.sample_every
         self.samples += 1
         self._vm_profiling(True)
+
+    def end_timed_call(self) -> None:
+        """A loop body, after a timed call of its parent: add the square of the time its
+        steps took in that call (the sampling unit is the parent's call)."""
+        steps, _, ns = self.totals()
+        self.vm_sq += float(ns - self._mark[1]) ** 2
+        self._mark = (steps, ns)
+        for child in self.children:
+            child.end_timed_call()
 
     @property
     def unsampled(self) -> int:
@@ -151,10 +160,24 @@ class FunctionProfiler:
         return (self.samples - 1) * (self.sample_every - 1) + self.sample_every - self.countdown
 
     def _vm_profiling(self, on: bool) -> None:
-        fn = self.fn_ref()
-        if fn is not None:
-            fn.vm.set_profiling(timing=on, memory=self.memory and on,
-                                shapes=self.shapes_on and on, trace_capacity=0)  # fmt: skip
+        """Record the next call (``on``) or leave it untimed, loop bodies included: an
+        untimed call reads no clock, not even per step."""
+        parts = self.parts
+        if parts is not None:
+            cap = self.trace_capacity
+            if cap and not on:
+                self._keep_trace(parts.vm.stats())
+            parts.vm.set_profiling(timing=on, memory=self.memory and on,
+                                   shapes=self.shapes_on and on,
+                                   trace_capacity=cap if on else 0)  # fmt: skip
+        self.timing = on
+        for child in self.children:
+            child._vm_profiling(on)
+
+    def _keep_trace(self, st: dict) -> None:
+        """Save the VM's trace events before sampling pauses it (which clears them)."""
+        self._trace_kept += [[int(v) for v in row] for row in st.get("trace", ())]
+        self._trace_dropped += int(st.get("trace_dropped", 0))
 
     def _event(self, n: int, call_ns: int, vm_ns: int) -> None:
         """The rare part of on_call: ``n`` calls made, this one included."""
@@ -191,11 +214,12 @@ class FunctionProfiler:
         self.call_ns += ns
         self.vm_ns += ns
 
-    def totals(self, vm: Any) -> tuple[int, int, int]:
+    def totals(self) -> tuple[int, int, int]:
         """``(calls, call_ns, vm_ns)``: the calls reported here plus, for a loop body,
         the steps its VM timed itself (``vm.step_counts()``, when it has one)."""
         calls, call_ns, vm_ns = self.calls, self.call_ns, self.vm_ns
-        counts = getattr(vm, "step_counts", None) if self.nested else None
+        parts = self.parts
+        counts = getattr(parts.vm, "step_counts", None) if self.nested and parts else None
         if counts is not None:
             steps, ns = counts()
             calls, call_ns, vm_ns = calls + steps, call_ns + ns, vm_ns + ns
@@ -204,13 +228,13 @@ class FunctionProfiler:
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
-        self.final = None
         self._next_event = 1
         self.first = None
         self.ignore_first = False
-        fn = self.fn_ref()
-        if fn is not None:
-            fn.vm.reset_stats()
+        self.vm_sq, self._mark = 0.0, (0, 0)
+        self._trace_kept, self._trace_dropped = [], 0
+        if self.parts is not None:
+            self.parts.vm.reset_stats()
         for child in self.children:
             child.reset()
 
@@ -218,20 +242,18 @@ class FunctionProfiler:
         """Leave the first call out (``profiling__ignore_first_call``)."""
         self.ignore_first = False
         self.n_seen += 1
-        fn = self.fn_ref()
-        if fn is not None:
-            fn.vm.reset_stats()
+        if self.parts is not None:
+            self.parts.vm.reset_stats()
         for child in self.children:
             child.reset()
 
     def note_first_call(self, call_ns: int, vm_ns: int) -> None:
         """Keep the first call's times apart: summaries leave them out by default."""
-        fn = self.fn_ref()
-        if fn is not None:
-            st = fn.vm.stats()
+        if self.parts is not None:
+            st = self.parts.vm.stats()
             n_calls = 1
             if self.nested:
-                n_calls, call_ns, vm_ns = self.totals(fn.vm)
+                n_calls, call_ns, vm_ns = self.totals()
             self.first = (call_ns, vm_ns, [int(v) for v in st["ns_total"]],
                           [int(v) for v in st["calls"]], n_calls,
                           st.get("shape_ns"))  # fmt: skip
@@ -252,68 +274,83 @@ class FunctionProfiler:
     def sample_shapes(self, want: bool) -> None:
         """Record run-time shapes on calls 1, 2, 4, 8, ... only: a shape change is still
         seen, but steady-state calls pay nothing for it (it costs ~4 us per node)."""
-        fn = self.fn_ref()
-        if fn is not None:
+        if self.parts is not None:
             self.shapes_on = want
-            fn.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
-                                trace_capacity=self.trace_capacity)  # fmt: skip
+            self.parts.vm.set_profiling(timing=True, memory=self.memory, shapes=want,
+                                        trace_capacity=self.trace_capacity)  # fmt: skip
         for child in self.children:  # a loop body samples the steps of the same calls
             child.sample_shapes(want)
 
-    def keep_final_counters(self, fn: ProfiledFunction) -> None:
-        """Pull the counters one last time when ``fn`` is garbage collected (e.g. a function
-        compiled inside a script's ``main`` and printed or saved at exit)."""
-        parts = _FinalParts(fn.vm, fn.maker, fn.linked, fn.n_in, fn.shared)
-        weakref.finalize(fn, self._pull, parts)
+    def held_and_peak(self) -> tuple[int, int]:
+        """What the VM holds between calls, and its highest call peak (with memory on)."""
+        if self.parts is None:
+            return 0, 0
+        vm = self.parts.vm
+        held = int(vm.held_bytes())
+        return held, (int(vm.stats().get("peak_bytes", 0)) if self.memory else 0)
 
-    def refresh(self) -> None:
+    def close(self) -> None:
+        """The function is being freed: pull its counters one last time and let its VM go
+        (e.g. a function compiled inside a script's ``main``, printed or saved at exit)."""
+        if self.parts is not None:
+            self.pull()
+            for child in self.children:
+                child.close()
+            self.parts = None
+
+    def pull(self) -> None:
+        """Bring the record up to date: this function's counters and its loop bodies'."""
+        every, share = self.parent_sampling if self.nested else (self.sample_every, 0.0)
+        if every > 1 and not self.nested:
+            share = self.unsampled / self.calls if self.calls else 0.0
         for child in self.children:
-            child.refresh()
-        fn = self.fn_ref()
-        if fn is not None:
-            self._pull(fn)
-        else:
-            rec = self.record
-            totals = self.final or (self.calls, self.call_ns, self.vm_ns)
-            rec.calls, rec.call_ns, rec.vm_ns = totals
-            rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
-            rec.sampled_vm_ns_sq = self.vm_sq
-            self._store_first()
-
-    def _pull(self, fn: CompiledParts) -> None:
+            child.parent_sampling = (every, share)
+            child.pull()
+        if self.parts is None:  # freed: the record holds its last counters
+            return
         rec = self.record
-        self.final = self.totals(fn.vm)
-        rec.calls, rec.call_ns, rec.vm_ns = self.final
-        rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
+        self._pull_vm(self.parts)
+        rec.calls, rec.call_ns, rec.vm_ns = self.totals()
         rec.sampled_vm_ns_sq = self.vm_sq
-        st = fn.vm.stats()
-        update_from_vm_stats(rec, st)
+        if self.nested:  # a loop body: its steps are timed in its parent's timed calls
+            rec.sample_every = every
+            rec.unsampled_calls = round(rec.calls * share)
+        else:
+            rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
         self._store_first()
-        if self.trace_capacity and "trace" in st:
+
+    def _pull_vm(self, parts: CompiledParts) -> None:
+        rec = self.record
+        st = parts.vm.stats()
+        update_from_vm_stats(rec, st)
+        if self.trace_capacity and ("trace" in st or self._trace_kept):
+            events = self._trace_kept + [[int(v) for v in row] for row in st.get("trace", ())]
+            dropped = self._trace_dropped + int(st.get("trace_dropped", 0))
             rec.trace = model.TraceRecord(
                 pid=os.getpid(),
                 capacity=self.trace_capacity,
-                dropped=int(st.get("trace_dropped", 0)),
-                events=[[int(v) for v in row] for row in st["trace"]],
-                compile_start_ns=fn.maker.t_start,
+                dropped=dropped + max(len(events) - self.trace_capacity, 0),
+                events=events[: self.trace_capacity],
+                compile_start_ns=parts.compile_start_ns,
             )
         first_times = self.first[5] if self.first is not None else None
+        linked = parts.linked
         for i, sigs in enumerate(st["shapes"]):
             if sigs:
                 ins, outs = sigs[-1]
-                rec.nodes[i].flops_per_call = _flops(fn.linked.schedule[i], ins, outs)
+                rec.nodes[i].flops_per_call = _flops(linked.schedule[i], ins, outs)
                 if "shape_ns" in st:
                     first = first_times[i] if first_times else []
                     rec.nodes[i].sampled_flops, rec.nodes[i].sampled_ns = _sampled_rate(
-                        fn.linked.schedule[i], sigs, st["shape_ns"][i], first
+                        linked.schedule[i], sigs, st["shape_ns"][i], first
                     )
-                ws = _workspace(fn.linked.schedule[i], ins, outs, fn.linked.impls[i].is_c)
+                ws = _workspace(linked.schedule[i], ins, outs, linked.impls[i].is_c)
                 rec.nodes[i].workspace_bytes = max(rec.nodes[i].workspace_bytes, ws)
-        inputs = fn.linked.program.inputs
+        inputs = linked.program.inputs
         for srec in rec.inputs:
             k = inputs.index(srec.slot) if srec.slot in inputs else None
-            if k is not None and k >= fn.n_in:
-                val = fn.shared[k - fn.n_in]._value
+            if k is not None and k >= parts.n_in:
+                val = parts.shared[k - parts.n_in]._value
                 srec.nbytes, srec.shape = int(val.nbytes), tuple(val.shape)
 
 
@@ -488,30 +525,25 @@ def _const_name(linked, slot) -> str:
 
 
 def start_profile(
-    fn: ProfiledFunction, plan: CompilePlan, t_setup: int | None = None
-) -> tuple[ProfileStats, FunctionProfiler] | None:
-    """When ``plan`` profiles ``fn`` (argument, config flag or mode): the ProfileStats
-    it reports to and the profiler counting its calls, which ``fn`` keeps; ``fn`` is also
-    registered for memory queries and its final counters are pulled when it is freed.
+    fn: ProfiledFunction, plan: CompilePlan, t_setup: int
+) -> tuple[ProfileStats, FunctionProfiler]:
+    """The ProfileStats ``fn`` reports to (``plan.profile_target``, else a new one) and the
+    profiler counting its calls, which ``fn`` keeps; the profilers of its loop bodies
+    (created with their step functions, ``linked.impls[i].step.clock``) become its
+    children. The stats hold the profiler as a live source; when ``fn`` is freed the
+    profiler pulls its counters one last time and lets the VM go.
 
     The compile time recorded runs to the end of this setup, which is its own phase (from
-    ``t_setup``, ``perf_counter_ns()`` before importing this module, by default now)."""
-    if t_setup is None:
-        t_setup = time.perf_counter_ns()
-    if not plan.profile:
-        return None
+    ``t_setup``, ``perf_counter_ns()`` before importing this module)."""
     stats = plan.profile_target or ProfileStats()
     record = build_record(fn)
     trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
-    profiler = FunctionProfiler(fn, record, bool(config.profile_memory), trace_capacity)
-    _profile_loop_bodies(fn, record, profiler)
-    if profiler.sample_every > 1 and (profiler.children or trace_capacity):
-        what = "loop nodes (scan)" if profiler.children else "profile_trace"
-        raise NotImplementedError(f"profile_sample > 1 with {what}: time every call instead")
-    stats.functions.append(record)
-    REGISTRY.track(fn, functools.partial(_held_and_peak, profiler=profiler))
-    # the profile is the user's data: it keeps the final counters when fn is freed
-    profiler.keep_final_counters(fn)
+    children = _adopt_loop_bodies(fn, record)
+    profiler = FunctionProfiler(CompiledParts.of(fn), record, bool(config.profile_memory),
+                                trace_capacity, children=children)  # fmt: skip
+    stats.add_live(record, profiler)
+    REGISTRY.track(fn, lambda _fn: profiler.held_and_peak())
+    weakref.finalize(fn, profiler.close)
     if plan.print_at_exit and stats.atexit_print:
         _register_at_exit(stats)
     end = time.perf_counter_ns()
@@ -522,29 +554,26 @@ def start_profile(
     return stats, profiler
 
 
-def _profile_loop_bodies(
-    fn: ProfiledFunction, record: FunctionProfile, profiler: FunctionProfiler
-) -> None:
-    """Profile the step function of each loop node (scan) of ``fn`` as that node's child:
-    the node's thunk reports each step's VM time to the child's profiler."""
+def loop_body_profiler(fn: ProfiledFunction) -> FunctionProfiler:
+    """The profiler of a loop's step function ``fn``, created with it: the loop node's
+    thunk reports the steps to it, and the enclosing function's profiler adopts it."""
+    record = build_record(fn)
+    trace_capacity = config.profiling__trace_capacity if config.profile_trace else 0
+    children = _adopt_loop_bodies(fn, record)
+    profiler = FunctionProfiler(CompiledParts.of(fn), record, bool(config.profile_memory),
+                                trace_capacity, nested=True, children=children)  # fmt: skip
+    weakref.finalize(fn, profiler.close)
+    return profiler
+
+
+def _adopt_loop_bodies(fn: ProfiledFunction, record: FunctionProfile) -> list[FunctionProfiler]:
+    """The profilers of the loop bodies of ``fn``'s nodes, their records set as the
+    nodes' children (``NodeRecord.inner``)."""
+    children = []
     for i, impl in enumerate(fn.linked.impls):
-        runner = impl.perform
-        if not isinstance(runner, LoopRunner):
-            continue
-        inner = runner.inner_function
-        child = build_record(inner)
-        child.name = f"{fn.linked.schedule[i].op} step (node {i} of {record.name})"
-        sub = FunctionProfiler(inner, child, profiler.memory, profiler.trace_capacity, nested=True)
-        inner._profiler = sub
-        runner.on_step = sub.on_step
-        record.nodes[i].inner = child
-        profiler.children.append(sub)
-        sub.keep_final_counters(inner)
-        _profile_loop_bodies(inner, child, sub)
-
-
-def _held_and_peak(fn: ProfiledFunction, profiler: FunctionProfiler) -> tuple[int, int]:
-    """What ``fn``'s VM holds between calls, and its highest call peak (with memory on)."""
-    held = int(fn.vm.held_bytes())
-    peak = int(fn.vm.stats().get("peak_bytes", 0)) if profiler.memory else 0
-    return held, peak
+        clock = impl.step.clock if impl.step is not None else None
+        if isinstance(clock, FunctionProfiler):
+            clock.record.name = f"{fn.linked.schedule[i].op} step (node {i} of {record.name})"
+            record.nodes[i].inner = clock.record
+            children.append(clock)
+    return children

@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from graphc.graph.basic import Apply, Constant, Variable
 from graphc.graph.fg import FunctionGraph
@@ -28,6 +28,7 @@ class NodeImpl:
     c_thunk: Any = None
     c_params: Any = None
     lazy: Callable | None = None
+    step: CompiledStep | None = None  # the step function of a node running a graph (scan)
 
     @property
     def is_c(self) -> bool:
@@ -49,20 +50,52 @@ class Linked:
     c_module: Any = None  # that module once imported (it owns the C thunks)
 
 
-InnerCompiler = Callable[[list[Variable], list[Variable], Any], Any]  # inputs, outputs, mode
+class StepClock(Protocol):
+    """What a loop node's thunk reports its steps to (the step function's profiler)."""
+
+    @property
+    def timing(self) -> bool: ...  # whether this call's steps are timed (sampling)
+
+    def on_step(self, ns: int) -> None: ...  # one step's time, from a driver that timed it
 
 
-def py_impl(node: Apply, compile_inner: InnerCompiler | None = None) -> NodeImpl:
-    """Run ``node`` through its Op's Python ``perform`` (or lazy protocol).
+@dataclass(frozen=True)
+class CompiledStep:
+    """A loop's step graph compiled before the enclosing function's first call: the
+    callable ``function`` (its ``vm`` runs the steps) and the profiler timing its steps
+    (None when the enclosing function is not profiled)."""
 
-    An Op that runs a graph of its own (scan) has ``make_perform(node, compile_inner)``:
-    ``compile_inner(inputs, outputs)`` compiles that graph the way the enclosing function is
-    compiled, once, at link time.
-    """
+    function: Any
+    clock: StepClock | None = None
+
+
+class InnerCompiler(Protocol):
+    """Compiles the graph an Op runs per call (a scan's step) the way the enclosing
+    function is compiled (``compile/maker.py`` ``StepCompiler`` is the compile layer's)."""
+
+    def compile_step(
+        self, inputs: list[Variable], outputs: list[Variable], mode: Any
+    ) -> CompiledStep: ...
+
+
+@runtime_checkable
+class GraphRunningOp(Protocol):
+    """An Op that runs a graph of its own (scan): the linker compiles that graph
+    (``inner_step()``: its inputs, outputs and compile mode, None for the enclosing
+    function's) and builds the node's thunk from the result (``make_perform``)."""
+
+    def inner_step(self) -> tuple[list[Variable], list[Variable], Any]: ...
+
+    def make_perform(self, node: Apply, step: CompiledStep) -> Callable: ...
+
+
+def py_impl(node: Apply, compiler: InnerCompiler | None = None) -> NodeImpl:
+    """Run ``node`` through its Op's Python ``perform`` (or lazy protocol); the graph of an
+    Op running one is compiled by ``compiler`` now, at link time, before any call."""
     op = node.op
-    make_perform = getattr(op, "make_perform", None)
-    if make_perform is not None and compile_inner is not None:
-        return NodeImpl(perform=make_perform(node, compile_inner))
+    if compiler is not None and isinstance(op, GraphRunningOp):
+        step = compiler.compile_step(*op.inner_step())
+        return NodeImpl(perform=op.make_perform(node, step), step=step)
     if op.lazy:
         return NodeImpl(lazy=functools.partial(op.lazy_perform, node))
     return NodeImpl(perform=functools.partial(op.perform, node))
@@ -132,7 +165,7 @@ def link(
 def link_py(
     fgraph: FunctionGraph,
     outputs: Sequence[Variable],
-    compile_inner: InnerCompiler | None = None,
+    compiler: InnerCompiler | None = None,
 ) -> Linked:
     """The "py" linker: every node runs its Op's numpy ``perform``."""
-    return link(fgraph, outputs, lambda order: [py_impl(n, compile_inner) for n in order], "py")
+    return link(fgraph, outputs, lambda order: [py_impl(n, compiler) for n in order], "py")

@@ -316,8 +316,8 @@ class _CModuleBuild:
     the schedule, and keeps what the Linked result reports (phase times, a note, the
     source and the module)."""
 
-    def __init__(self, compile_inner: InnerCompiler | None = None) -> None:
-        self.compile_inner = compile_inner
+    def __init__(self, compiler: InnerCompiler | None = None) -> None:
+        self.compiler = compiler
         self.phases = {"codegen": 0, "compile": 0, "import": 0}  # ns
         self.note: str | None = None
         self.source: str | None = None
@@ -328,7 +328,7 @@ class _CModuleBuild:
         ok, why = _probe()
         codes: list[CThunkCode | None] = [c_code_for(n) if ok else None for n in order]
         c_nodes = [k for k, c in enumerate(codes) if c is not None]
-        impls = [py_impl(n, self.compile_inner) for n in order]
+        impls = [py_impl(n, self.compiler) for n in order]
         self.phases["codegen"] = _phase_clock() - t0
         if not ok:
             self._python_only(why)
@@ -376,10 +376,10 @@ class _CModuleBuild:
 def link_cpy(
     fgraph: FunctionGraph,
     outputs: Sequence[Variable],
-    compile_inner: InnerCompiler | None = None,
+    compiler: InnerCompiler | None = None,
 ) -> Linked:
     """The "c|py" linker: C thunks where the registry has code, ``perform`` elsewhere."""
-    build = _CModuleBuild(compile_inner)
+    build = _CModuleBuild(compiler)
     linked = link(fgraph, outputs, build, "c|py")
     linked.phases.update({k: int(v) for k, v in build.phases.items()})
     if build.note is not None:

@@ -58,7 +58,7 @@ def benchmark(
         for _ in range(n):
             f(*args)
         done += n
-        profiler.refresh()
+        profiler.pull()
         chunks += merge_all([[record]])
     profiler.reset()
     merged = merge_all([[c] for c in chunks])

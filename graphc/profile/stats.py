@@ -6,12 +6,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
+from graphc.profile.data.model import FunctionProfile
 from graphc.profile.data.options import SummaryOptions
 from graphc.profile.data.profiles import ProfileData
 from graphc.profile.render.base import as_text
 from graphc.profile.render.formats import RENDERERS, export
+
+
+class LiveSource(Protocol):
+    """The profiler of a live function: it brings its record up to date on ``pull``."""
+
+    def pull(self) -> None: ...
 
 
 class ProfileStats(ProfileData):
@@ -30,6 +37,7 @@ class ProfileStats(ProfileData):
         gpu_checks: bool = True,
         **kwargs: Any,
     ) -> None:
+        self._live: list[LiveSource] = []
         if isinstance(atexit_print, bool):
             super().__init__(atexit_print, flag_time_thunks=flag_time_thunks,
                              gpu_checks=gpu_checks, **kwargs)  # fmt: skip
@@ -37,6 +45,24 @@ class ProfileStats(ProfileData):
         # graphc's (functions, name): the profiles given positionally
         name = kwargs.pop("name", flag_time_thunks)
         super().__init__(atexit_print, name, gpu_checks=gpu_checks, **kwargs)
+
+    def add_live(self, record: FunctionProfile, source: LiveSource) -> None:
+        """Hold ``record``, which ``source`` (its function's profiler) fills on ``pull``."""
+        self.functions.append(record)
+        self._live.append(source)
+
+    def refresh(self) -> None:
+        """Pull the latest counters of the live functions into their records (also done by
+        every printing and export)."""
+        for source in self._live:
+            source.pull()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as its data: the live sources stay in this process."""
+        self.refresh()
+        state = dict(self.__dict__)
+        state["_live"] = []
+        return state
 
     def summary(
         self,

@@ -9,11 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import graphc.tensor as T
 from graphc.flags import config
 from graphc.graph.basic import Constant, Variable, clone_replace, graph_inputs, io_toposort
 from graphc.scan_module.op import Scan, ScanInfo, ScanInner
+from graphc.tensor.basic import shape_padleft as t_shape_padleft
+from graphc.tensor.math import cast as t_cast
+from graphc.tensor.math import maximum as t_maximum
+from graphc.tensor.math import minimum as t_minimum
+from graphc.tensor.shape import shape as t_shape
 from graphc.tensor.type import TensorType
+from graphc.tensor.variable import as_tensor_variable as t_as_tensor_variable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,7 +34,7 @@ class until:  # noqa: N801 - Theano's name
     which ``condition`` is true."""
 
     def __init__(self, condition):
-        self.condition = T.as_tensor_variable(condition)
+        self.condition = t_as_tensor_variable(condition)
         if self.condition.ndim != 0:
             raise TypeError(f"until: the condition must be a scalar, got {self.condition.type}")
 
@@ -78,7 +83,7 @@ def _as_seq(s, k: int) -> _Seq:
         x, taps = s["input"], s.get("taps", [0])
     else:
         x, taps = s, [0]
-    x = T.as_tensor_variable(x)
+    x = t_as_tensor_variable(x)
     if x.ndim == 0:
         raise TypeError(f"scan: sequence {k} ({x}) is a scalar; sequences are iterated over "
                         "their first dimension")  # fmt: skip
@@ -109,7 +114,7 @@ def _as_out(o, k: int) -> _Out:
     if any(t >= 0 for t in taps):
         raise ValueError(f"scan: outputs_info {k} has taps {taps}; an output can only "
                          "read its past values (negative taps)")  # fmt: skip
-    return _Out(T.as_tensor_variable(init), taps)
+    return _Out(t_as_tensor_variable(init), taps)
 
 
 def _parse_return(ret, n_outputs_info: int | None) -> tuple[list, list, Any]:
@@ -146,7 +151,7 @@ def _parse_return(ret, n_outputs_info: int | None) -> tuple[list, list, Any]:
         outputs = []
     else:
         outputs = rest
-    return [T.as_tensor_variable(o) for o in outputs], updates, cond
+    return [t_as_tensor_variable(o) for o in outputs], updates, cond
 
 
 def scan(
@@ -212,7 +217,7 @@ def build_scan(
     for k in last_only:
         assert outs_info is not None and outs_info[k].initial is not None
         outs_info[k].last_only = True
-    explicit_nonseqs = [T.as_tensor_variable(v) if not isinstance(v, Variable) else v
+    explicit_nonseqs = [t_as_tensor_variable(v) if not isinstance(v, Variable) else v
                         for v in as_list(non_sequences)]  # fmt: skip
     n_steps, go_backwards = _direction(n_steps, go_backwards)
     if go_backwards:
@@ -236,7 +241,7 @@ def build_scan(
         _check_state(k, new, taps[0], name)
     # shared variables updated inside the loop become states kept last only
     shared_states = [
-        (s, _placeholder(s.type, f"{s.name or 'shared'}[t-1]"), T.as_tensor_variable(e))
+        (s, _placeholder(s.type, f"{s.name or 'shared'}[t-1]"), t_as_tensor_variable(e))
         for s, e in _with_default_updates(updates, outputs + [u for _, u in updates], cond)
     ]  # fmt: skip
     inner_outs = new_states + [e for _, _, e in shared_states] + nits
@@ -257,7 +262,7 @@ def build_scan(
     )
     inner_inputs = args + [ph for _, ph, _ in shared_states] + nonseq_inner
     op = Scan(info, ScanInner(inner_inputs, inner_outs))
-    shared_inits = [T.shape_padleft(s) for s, _, _ in shared_states]
+    shared_inits = [t_shape_padleft(s) for s, _, _ in shared_states]
     node_outs = op(n_steps_var, *seq_outer, *state_inits, *shared_inits, *nonseq_outer)
     node_outs = node_outs if isinstance(node_outs, list) else [node_outs]
     results = _user_outputs(outs_info, node_outs, len(state_outs), len(shared_states), name)
@@ -296,7 +301,7 @@ def _state_taps(state_outs: list[_Out]) -> tuple[list, list[list]]:
                 "have one more dimension than the output (one row per tap)"
             )
         row_t = init.type if sit_sot else _row_type(init.type)
-        inits.append(T.shape_padleft(init) if sit_sot else init[: -min(o.taps)])
+        inits.append(t_shape_padleft(init) if sit_sot else init[: -min(o.taps)])
         taps.append([
             _test_row(_placeholder(row_t, f"{init.name or f'out{k}'}[t{t:+d}]"), init,
                       None if sit_sot else t - min(o.taps))
@@ -383,7 +388,7 @@ def _direction(n_steps: Any, go_backwards: bool) -> tuple[Any, bool]:
     """A constant negative ``n_steps`` runs ``-n_steps`` steps the other way (as Theano)."""
     if n_steps is None:
         return None, go_backwards
-    n = T.as_tensor_variable(n_steps)
+    n = t_as_tensor_variable(n_steps)
     if isinstance(n, Constant) and n.data.ndim == 0 and int(n.data) < 0:
         return -int(n.data), not go_backwards
     return n_steps, go_backwards
@@ -392,21 +397,21 @@ def _direction(n_steps: Any, go_backwards: bool) -> tuple[Any, bool]:
 def _steps(seqs: list[_Seq], n_steps, name: str | None) -> Any:
     """The number of steps: ``n_steps`` if given, else the shortest sequence (after taps)."""
     if n_steps is not None:
-        n = T.as_tensor_variable(n_steps)
+        n = t_as_tensor_variable(n_steps)
         if n.ndim != 0 or n.dtype[:3] not in ("int", "uin"):
             raise TypeError(f"scan: n_steps must be an integer scalar, got {n_steps!r}")
-        return T.cast(n, "int64")
+        return t_cast(n, "int64")
     if not seqs:
         raise ValueError(f"scan{f' {name}' if name else ''}: no sequences, so n_steps must be "
                          "given")  # fmt: skip
     spans = [max(s.taps) - min(s.taps) for s in seqs]
-    lengths = [T.shape(s.outer)[0] - span if span else T.shape(s.outer)[0]
+    lengths = [t_shape(s.outer)[0] - span if span else t_shape(s.outer)[0]
                for s, span in zip(seqs, spans)]  # fmt: skip
     n = lengths[0]
     for m in lengths[1:]:
-        n = T.minimum(n, m)
-    n = T.cast(n, "int64")
-    return T.maximum(n, 0) if any(spans) else n
+        n = t_minimum(n, m)
+    n = t_cast(n, "int64")
+    return t_maximum(n, 0) if any(spans) else n
 
 
 def _check_state(k: int, new: Any, tap: Any, name: str | None) -> None:

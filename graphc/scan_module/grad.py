@@ -13,11 +13,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import graphc.tensor as T
-from graphc.gradient import grad
 from graphc.graph.basic import Variable, clone_replace
+from graphc.reverse_mode import grad
 from graphc.scan_module.build import build_scan
-from graphc.scan_module.op import GRADIENT_RULE, Scan
+from graphc.scan_module.op import Scan
+from graphc.tensor.basic import concatenate as t_concatenate
+from graphc.tensor.basic import shape_padleft as t_shape_padleft
+from graphc.tensor.basic import stack as t_stack
+from graphc.tensor.basic import zeros_like as t_zeros_like
+from graphc.tensor.elemwise import GRAD_RULES
+from graphc.tensor.math import le as t_le
+from graphc.tensor.math import minimum as t_minimum
+from graphc.tensor.math import switch as t_switch
+from graphc.tensor.shape import shape as t_shape
+from graphc.tensor.subtensor import set_subtensor as t_set_subtensor
 
 __all__ = ["scan_grad"]
 
@@ -35,7 +44,7 @@ def _placeholder_like(v: Variable) -> Variable:
 
 
 def _zeros_for(g, like: Variable):
-    return g if g is not None else T.zeros_like(like)
+    return g if g is not None else t_zeros_like(like)
 
 
 def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
@@ -46,7 +55,7 @@ def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     backward = _Backward(op, inputs, outs, output_grads)
     n_back = backward.n_steps
     if info.truncate_gradient >= 0:
-        n_back = T.minimum(n_back, info.truncate_gradient)
+        n_back = t_minimum(n_back, info.truncate_gradient)
     _, _, back = build_scan(
         backward.step,
         sequences=backward.sequences(),
@@ -69,7 +78,7 @@ class _Backward:
         info = self.info = op.info
         self.n_steps, self.seqs, self.inits, self.nonseqs = op.outer_split(inputs)
         if info.as_while:  # the steps the loop ran: its outputs' rows tell
-            self.n_steps = T.shape(outs[0])[0] - (info.lags[0] if info.n_states else 0)
+            self.n_steps = t_shape(outs[0])[0] - (info.lags[0] if info.n_states else 0)
         self.in_seqs, in_taps, self.in_nonseqs = op.inner_split()
         self.flat_taps = [v for taps in in_taps for v in taps]
         ns = info.n_states
@@ -78,8 +87,8 @@ class _Backward:
         self.g_bufs = [_zeros_for(output_grads[k], outs[k]) for k in range(ns)]
         self.g_nits = [_zeros_for(g, o) for g, o in zip(output_grads[ns:], outs[ns:])]
         self.float_nonseqs = [k for k, v in enumerate(self.nonseqs) if _is_float(v)]
-        self.windows = [T.zeros_like(x[:lag]) for x, lag in zip(self.inits, info.lags)]
-        self.accums = [T.zeros_like(self.nonseqs[k]) for k in self.float_nonseqs]
+        self.windows = [t_zeros_like(x[:lag]) for x, lag in zip(self.inits, info.lags)]
+        self.accums = [t_zeros_like(self.nonseqs[k]) for k in self.float_nonseqs]
 
     def _last_n(self, x, start: int = 0):
         return x[start : start + self.n_steps][::-1]
@@ -105,7 +114,7 @@ class _Backward:
         nonseqs = list(args[p:])
         grads, g_nonseqs = self._vjp(xs, taps, gs, gys, ws, nonseqs)
         new_acc = [a + g for a, g in zip(acc, g_nonseqs)]
-        g_xs = [grads[x] if x in grads else T.zeros_like(x) for x in xs]
+        g_xs = [grads[x] if x in grads else t_zeros_like(x) for x in xs]
         return self._new_windows(taps, ws, grads) + new_acc + g_xs
 
     def _vjp(self, xs, taps, gs, gys, ws, nonseqs) -> tuple[dict, list]:
@@ -128,7 +137,7 @@ class _Backward:
         rows = [v for v in xs + taps if _is_float(v)]
         wrt = rows + [leaves[k] for k in self.float_nonseqs]
         if not (known and wrt):
-            found = [T.zeros_like(v) for v in rows + [nonseqs[k] for k in self.float_nonseqs]]
+            found = [t_zeros_like(v) for v in rows + [nonseqs[k] for k in self.float_nonseqs]]
         else:
             found = grad(None, wrt, known_grads=known, disconnected_inputs="ignore")
             found = clone_replace(found, dict(zip(leaves, nonseqs)))
@@ -139,17 +148,17 @@ class _Backward:
         info = self.info
         out, pos = [], 0
         for k, (tk, lag) in enumerate(zip(info.state_taps, info.lags)):
-            row_zero = T.zeros_like(ws[k][0])
+            row_zero = t_zeros_like(ws[k][0])
             sent = [row_zero] * lag
             for t, v in zip(tk, taps[pos : pos + len(tk)]):
                 if v in grads:
                     sent[-t - 1] = sent[-t - 1] + grads[v]
             pos += len(tk)
             if lag == 1:
-                out.append(T.shape_padleft(sent[0]))
+                out.append(t_shape_padleft(sent[0]))
             else:
-                shifted = T.concatenate([ws[k][1:], T.shape_padleft(row_zero)], axis=0)
-                out.append(shifted + T.stack(sent))
+                shifted = t_concatenate([ws[k][1:], t_shape_padleft(row_zero)], axis=0)
+                out.append(shifted + t_stack(sent))
         return out
 
     def gradients(self, back: list, n_back, n_inputs: int) -> list:
@@ -164,17 +173,17 @@ class _Backward:
                 continue
             g = g_rev[::-1]
             if truncated:
-                g = T.concatenate([T.zeros_like(s[: n_steps - n_back]), g], axis=0)
-            result[1 + k] = T.concatenate([g, T.zeros_like(s[n_steps:])], axis=0)
+                g = t_concatenate([t_zeros_like(s[: n_steps - n_back]), g], axis=0)
+            result[1 + k] = t_concatenate([g, t_zeros_like(s[n_steps:])], axis=0)
         # initial states: the last window (reversed into row order) plus the direct gradient
         for k, (x, lag) in enumerate(zip(self.inits, info.lags)):
             if not _is_float(x):
                 continue
             window = back[k][0][::-1]
             if truncated:
-                window = T.switch(T.le(n_steps, info.truncate_gradient), window, 0 * window)
+                window = t_switch(t_le(n_steps, info.truncate_gradient), window, 0 * window)
             g = window + self.g_bufs[k][:lag]
-            result[1 + info.n_seqs + k] = T.concatenate([g, T.zeros_like(x[lag:])], axis=0)
+            result[1 + info.n_seqs + k] = t_concatenate([g, t_zeros_like(x[lag:])], axis=0)
         base = 1 + info.n_seqs + ns
         for j, k in enumerate(self.float_nonseqs):
             result[base + k] = back[ns + j][0]
@@ -195,8 +204,8 @@ def _grad_with_every_state_stored(op: Scan, inputs: list, outs: list, output_gra
         g = output_grads[k]
         if info.state_last[k] and g is not None:
             lag = info.lags[k]
-            grads[k] = T.set_subtensor(T.zeros_like(full_outs[k])[-lag:], g)
+            grads[k] = t_set_subtensor(t_zeros_like(full_outs[k])[-lag:], g)
     return scan_grad(full, inputs, full_outs, grads)
 
 
-GRADIENT_RULE["scan"] = scan_grad
+GRAD_RULES.add(Scan, scan_grad)

@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 
 from graphc.compile.function import function
-from graphc.graph.basic import Apply, Op, Variable, io_toposort
+from graphc.graph.basic import Apply, Op, Variable, evaluate, io_toposort
+from graphc.linker.base import CompiledStep, StepClock
+from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.shape import Shape_i, shape
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
@@ -120,11 +122,6 @@ def _constant_key(v: Variable) -> Any:
     return (str(arr.dtype), arr.shape, arr.tobytes())
 
 
-#: The gradient of a Scan, filled in by ``graphc.scan_module.grad`` (built from ``scan``
-#: itself, which sits above this module).
-GRADIENT_RULE: dict[str, Callable[..., list]] = {}
-
-
 class Scan(Op):
     """A loop over a step graph (see the module docstring for the input layout)."""
 
@@ -217,15 +214,19 @@ class Scan(Op):
         return out
 
     def L_op(self, inputs: list[Variable], outputs: list[Variable], output_grads: list[Variable]):  # noqa: N802 - Theano's name
-        """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers."""
-        return GRADIENT_RULE["scan"](self, inputs, outputs, output_grads)
+        """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers in
+        the gradient rule table (it builds a Scan with ``scan``, above this module)."""
+        return GRAD_RULES[self](self, inputs, outputs, output_grads)
 
     # ------------------------------------------------------------------ running
-    def make_perform(self, node: Apply, compile_inner: Callable) -> Callable:
-        """The thunk: the step graph compiled once, with scan's ``mode`` if it had one, else
-        with the enclosing function's."""
-        fn = compile_inner(self.inner.inputs, self.inner.outputs, self.info.mode)
-        return _Runner(self, fn)
+    def inner_step(self) -> tuple[list, list, Any]:
+        """The step graph and its compile mode (None: the enclosing function's), which the
+        linker compiles before the enclosing function's first call."""
+        return self.inner.inputs, self.inner.outputs, self.info.mode
+
+    def make_perform(self, node: Apply, step: CompiledStep) -> Callable:
+        """The thunk running the compiled step ``step`` (reporting to its clock, if any)."""
+        return _Runner(self, step.function, step.clock)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         if self._fallback is None:  # outside a compiled function (e.g. ``Variable.eval``)
@@ -280,15 +281,14 @@ def _step_inputs(readers: list, n: int):
 class _Runner:
     """Runs the loop: one VM call per step, outputs written into preallocated buffers."""
 
-    def __init__(self, op: Scan, fn: Any):
+    def __init__(self, op: Scan, fn: Any, clock: StepClock | None = None):
         self.op = op
-        self.inner_function = fn  # the compiled step, profiled as this node's child
+        self.inner_function = fn  # the compiled step
         self.vm = fn.vm
-        #: set by the profiler: called with each step's VM time in ns
-        self.on_step: Callable[[int], None] | None = None
+        #: the step's profiler: each timed call's steps go to its ``on_step``
+        self.clock = clock
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
-        self._shape_fn: Any = None  # the stacked outputs' shapes, for a loop of no step
         self._twin: Any = None  # the VM of that loop's trial step (see _trial_vm)
 
     def __call__(self, inputs: list, output_storage: list) -> None:
@@ -320,8 +320,10 @@ class _Runner:
         ns, n_nit = info.n_states, info.n_nit
         driver = self.python_steps if run_steps is None or not self.compiled_loop else run_steps
         keep_last = list(info.state_last)
+        clock = self.clock  # an untimed call (profile_sample) reads no clock per step
+        on_step = clock.on_step if clock is not None and clock.timing else None
         done, nits = driver(self.vm, n, readers, list(nonseqs), states, list(lags), keep_last,
-                            n_nit, info.as_while, name, self.on_step)  # fmt: skip
+                            n_nit, info.as_while, name, on_step)  # fmt: skip
         for k, buf in enumerate(states):
             if info.as_while and not info.state_last[k]:
                 buf = buf[: lags[k] + done]
@@ -421,11 +423,9 @@ class _Runner:
                 return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
             except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
                 pass
-            try:
-                if self._shape_fn is None:
-                    self._shape_fn = function(self.op.inner.inputs, [shape(o) for o in outs],
-                                              on_unused_input="ignore")  # fmt: skip
-                shapes = self._shape_fn(*args)
+            try:  # by the reference evaluator: nothing is compiled during a call
+                inner = self.op.inner
+                shapes = evaluate([shape(o) for o in outs], dict(zip(inner.inputs, args)))
                 return [tuple(int(d) for d in sh) for sh in shapes]
             except Exception:  # noqa: BLE001 - nor is shape inference on dummy values
                 types: list[Any] = [o.type for o in outs]

@@ -248,7 +248,7 @@ def test_loop_rows_add_up_to_the_loop_node():
     rng = np.random.default_rng(1)
     for _ in range(3):
         f(rng.normal(size=(10, 30)), rng.normal(size=(30, 30)), rng.normal(size=30))
-    f.profile.functions[0].refresh()
+    f.profile.refresh()
     (lp,) = loop_summaries(f.profile.functions)
     total = sum(r.exclusive_ns for r in lp.rows)
     assert total == pytest.approx(lp.ns / lp.calls, rel=0.02)

@@ -353,17 +353,29 @@ def test_gradients_match_the_python_loop_and_finite_differences(how):
         np.testing.assert_allclose(got[k + 1], want, rtol=1e-5, atol=1e-7)
 
 
+class _Clock:
+    """A step clock (``linker.base.StepClock``) collecting the step times it is given."""
+
+    def __init__(self, timing: bool = True):
+        self.timing = timing
+        self.times: list[int] = []
+
+    def on_step(self, ns: int) -> None:
+        self.times.append(ns)
+
+
 def test_every_step_is_timed_once_for_the_profiler():
-    """The Python loop reports each step to ``on_step``; the compiled loop driving a CVM
-    lets the VM count and time its steps in C (``step_counts``) and makes no Python call."""
+    """The Python loop reports each step to its clock's ``on_step``; the compiled loop
+    driving a CVM lets the VM count and time its steps in C (``step_counts``) and makes no
+    Python call; a clock that is not timing this call gets no step and no clock is read."""
     x, h0 = T.matrix("x"), T.vector("h0")
     hs, _ = graphc.scan(lambda r, h: h + r, sequences=x, outputs_info=h0)
     f = graphc.function([x, h0], hs)
     (runner,) = runners(f)
     runner.vm.set_profiling(timing=True)
     for compiled in (True, False):
-        times: list[int] = []
-        runner.on_step = times.append
+        runner.clock = clock = _Clock()
+        times = clock.times
         runner.compiled_loop = compiled
         runner.vm.reset_stats()
         t0 = time.perf_counter_ns()
@@ -376,3 +388,7 @@ def test_every_step_is_timed_once_for_the_profiler():
         else:
             assert steps == 11 and times == []
             assert 0 < ns <= wall  # inside the stopwatch around the whole call
+    runner.clock = paused = _Clock(timing=False)
+    runner.compiled_loop = False
+    f(np.ones((11, 2)), np.zeros(2))
+    assert paused.times == []

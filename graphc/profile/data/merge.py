@@ -16,13 +16,8 @@ def signature(fp: pm.FunctionProfile) -> Signature:
 
 
 def snapshot(fp: pm.FunctionProfile) -> pm.FunctionProfile:
-    """A deep copy detached from its owner (no ``refresh``)."""
-    refresh, fp.refresh = fp.refresh, None
-    try:
-        out = copy.deepcopy(fp)
-    finally:
-        fp.refresh = refresh
-    return out
+    """A deep copy (later counts of the live function do not change it)."""
+    return copy.deepcopy(fp)
 
 
 def _min_nonzero_calls(a: pm.NodeRecord, b: pm.NodeRecord) -> int:

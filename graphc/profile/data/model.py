@@ -6,7 +6,6 @@ ints and floats. Times are integer nanoseconds, sizes are bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphc.profile.data.memplan import MemoryPlanRecord
@@ -153,11 +152,8 @@ class MachineLimits:
 
 @dataclass
 class FunctionProfile:
-    """Everything recorded for one compiled function.
-
-    ``refresh``, when set by the function that owns this profile, pulls the latest counters
-    from the VM into this object; ProfileStats calls it before summarising or saving.
-    """
+    """Everything recorded for one compiled function (plain data: the profiler of a live
+    function fills it when the ProfileStats holding both is printed or saved)."""
 
     name: str
     calls: int = 0
@@ -194,9 +190,10 @@ class FunctionProfile:
     #: counts those, ``unsampled_calls`` the others (summaries scale the times up).
     sample_every: int = 1
     unsampled_calls: int = 0
-    sampled_vm_ns_sq: float = 0.0  # sum of the timed calls' squared vm_ns (their spread)
+    #: sum of the timed calls' squared vm_ns (their spread); for a loop body (``inner``),
+    #: of the squared time of its steps per timed call of the enclosing function
+    sampled_vm_ns_sq: float = 0.0
     planned_slots: list[int] = field(default_factory=list)  # slots stored in those buffers
-    refresh: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def thunk_ns(self) -> int:
         """Time spent inside the nodes."""

@@ -60,10 +60,8 @@ class ProfileData:
             setattr(self, key, value)
 
     def refresh(self) -> None:
-        """Pull the latest counters from the functions that own live profiles."""
-        for f in self.functions:
-            if f.refresh is not None:
-                f.refresh()
+        """Bring the profiles up to date: plain data has nothing to pull (a ProfileStats
+        pulls the profilers of its live functions here)."""
 
     def __add__(self: _P, other: object) -> _P:
         if not isinstance(other, ProfileData):

@@ -13,17 +13,12 @@ from graphc.profile.data import model
 from graphc.profile.data.model import FunctionProfile
 
 SCHEMA_VERSION = 1
-_SKIP = {"refresh"}
 
 
 def to_plain(obj: Any) -> Any:
-    """Dataclasses to dicts, tuples to lists; the ``refresh`` hook is dropped."""
+    """Dataclasses to dicts, tuples to lists."""
     if dataclasses.is_dataclass(obj):
-        return {
-            f.name: to_plain(getattr(obj, f.name))
-            for f in dataclasses.fields(obj)
-            if f.name not in _SKIP
-        }
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, list | tuple):
         return [to_plain(x) for x in obj]
     return obj
@@ -53,7 +48,7 @@ def from_plain(tp: Any, data: Any) -> Any:
         kwargs = {
             f.name: from_plain(hints[f.name], data[f.name])
             for f in dataclasses.fields(tp)
-            if f.name not in _SKIP and f.name in data
+            if f.name in data
         }
         return tp(**kwargs)
     if tp is float and isinstance(data, int):

@@ -1,8 +1,7 @@
 """Copying a VM stats snapshot (the plain dict of ``vm.stats()``) into a FunctionProfile.
 
-The VM's counters are cumulative, so the node counters are replaced, not added. A function
-can use this as its profile's ``refresh``:
-``fp.refresh = lambda: update_from_vm_stats(fp, vm.stats())``.
+The VM's counters are cumulative, so the node counters are replaced, not added: a
+profiler calls ``update_from_vm_stats(fp, vm.stats())`` whenever it pulls.
 """
 
 from __future__ import annotations

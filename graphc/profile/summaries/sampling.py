@@ -1,9 +1,11 @@
 """Estimates from a sampled profile (``profile_sample=N``: every N-th call timed).
 
 The timed calls stand for all calls: each node's time and calls are scaled by the ratio
-of all calls to timed ones. The uncertainty of a node's estimated total is that of a
-mean from a simple random sample of its calls (standard deviation from its recent
-per-call samples, with the finite-population correction), as a normal interval.
+of all calls to timed ones, the nodes of a loop body (a scan's step function, whose steps
+are timed only in the timed calls) by their function's ratio. The uncertainty of a node's
+estimated total is that of a mean from a simple random sample of its calls (standard
+deviation from its recent per-call samples, with the finite-population correction), as a
+normal interval.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def _scaled_node(node: NodeRecord, k: float, first: bool) -> NodeRecord:
     out.calls = n0 + round((node.calls - n0) * k)
     out.ns_total = ns0 + round((node.ns_total - ns0) * k)
     out.n_below_resolution = round(node.n_below_resolution * k)
+    if node.inner is not None:
+        out.inner = _scaled_by(node.inner, k)
     return out
 
 
@@ -48,6 +52,13 @@ def scaled(fp: FunctionProfile) -> FunctionProfile:
         return fp
     n0 = _first(fp)
     k = (fp.calls - n0 + fp.unsampled_calls) / (fp.calls - n0)
+    return _scaled_by(fp, k, n0)
+
+
+def _scaled_by(fp: FunctionProfile, k: float, n0: int = 0) -> FunctionProfile:
+    """``fp`` scaled by ``k`` but for its ``n0`` first calls, which stand for themselves;
+    its ``calls + unsampled_calls`` are all its calls (for a loop body, its steps: those
+    of untimed calls estimated, every timed step scaled alike)."""
     out = copy.copy(fp)
     out.calls = fp.calls + fp.unsampled_calls
     out.unsampled_calls = 0
@@ -104,23 +115,56 @@ def vm_estimate(fp: FunctionProfile) -> Estimate:
     return total_estimate(n, n + fp.unsampled_calls, total, sq)
 
 
+def loop_estimate(parent: FunctionProfile, body: FunctionProfile) -> Estimate:
+    """The time of all the steps of loop body ``body`` over all of ``parent``'s calls: the
+    sampling unit is the parent's call (its ``body.sampled_vm_ns_sq`` sums the squared step
+    time of each timed call); the parent's first call is left out as in vm_estimate."""
+    n, total, sq = parent.calls, float(body.vm_ns), body.sampled_vm_ns_sq
+    if parent.first_calls == 1 and 0 < parent.first_calls < parent.calls:
+        n, total, sq = n - 1, total - body.first_vm_ns, sq - float(body.first_vm_ns) ** 2
+    return total_estimate(n, n + parent.unsampled_calls, total, sq)
+
+
+def _spread(est: Estimate, unit: str) -> str:
+    if est.half_width is None:
+        return f"(too few timed {unit} for an interval)"
+    return f"+/- {100 * est.half_width / est.ns if est.ns else 0.0:.1f}% (95%)"
+
+
+def _loop_lines(parent: FunctionProfile, fp: FunctionProfile) -> list[str]:
+    """The loop bodies of ``fp``'s nodes (nested ones too), against the sampled
+    function ``parent`` whose calls are the sampling unit."""
+    lines = []
+    for node in fp.nodes:
+        body = node.inner
+        if body is None:
+            continue
+        est = loop_estimate(parent, body)
+        first = body.first_calls if 0 < parent.first_calls < parent.calls else 0
+        timed = body.calls - first
+        lines.append(
+            f"  Sampled {body.name}: the steps of the timed calls ({timed} of about "
+            f"{timed + body.unsampled_calls}); scaled estimate "
+            f"{est.ns / 1e9:.3e}s {_spread(est, 'calls')}"
+        )
+        lines += _loop_lines(parent, body)
+    return lines
+
+
 def sampling_lines(fps: Sequence[FunctionProfile]) -> list[str]:
     """One line per sampled function of ``fps`` (as recorded): how many calls were timed
-    and the estimated VM time over all calls with its 95% interval."""
+    and the estimated VM time over all calls with its 95% interval; then one per loop
+    body of its nodes, the estimated time of all its steps."""
     lines = []
     for fp in fps:
         if factor(fp) == 1.0:
             continue
         est = vm_estimate(fp)
-        spread = (
-            "(too few timed calls for an interval)"
-            if est.half_width is None
-            else f"+/- {100 * est.half_width / est.ns if est.ns else 0.0:.1f}% (95%)"
-        )
         timed = fp.calls - (fp.first_calls if 0 < fp.first_calls < fp.calls else 0)
         lines.append(
             f"  Sampled {fp.name}: 1 call in {fp.sample_every} timed ({timed} of "
             f"{timed + fp.unsampled_calls}); scaled estimates, Function.fn.__call__ "
-            f"{est.ns / 1e9:.3e}s {spread}"
+            f"{est.ns / 1e9:.3e}s {_spread(est, 'calls')}"
         )
+        lines += _loop_lines(fp, fp)
     return lines
