@@ -39,8 +39,8 @@ def _scaled_node(node: NodeRecord, k: float, first: bool) -> NodeRecord:
     out.calls = n0 + round((node.calls - n0) * k)
     out.ns_total = ns0 + round((node.ns_total - ns0) * k)
     out.n_below_resolution = round(node.n_below_resolution * k)
-    if node.inner is not None:
-        out.inner = _scaled_by(node.inner, k)
+    if node.inner is not None:  # a loop body: its timed steps stand for all its steps
+        out.inner = _scaled_by(node.inner, factor(node.inner))
     return out
 
 
