@@ -77,6 +77,40 @@ def run_probe(cmd: list[str], env: dict[str, str], cwd: Path, example: str, epoc
     return parse(record, "Starting training" if script == "mnist.py" else "Training")
 
 
+THEANO_BLAS = """
+import ctypes, re, numpy, theano
+flags = theano.config.blas.ldflags
+lib = ctypes.CDLL(re.search(r"-L(\\S+)", flags).group(1) + "/libopenblas.so")
+lib.openblas_get_config.restype = ctypes.c_char_p
+print(f"Theano {theano.__version__} (numpy {numpy.__version__}): C code links {flags!r}: "
+      f"{lib.openblas_get_config().decode()}, {lib.openblas_get_num_threads()} threads")
+"""
+GRAPHC_BLAS = """
+import graphc, numpy, threadpoolctl
+pools = [f"{i['internal_api']} {i['version']} {i['architecture']}, {i['num_threads']} threads"
+         for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+print(f"graphc (numpy {numpy.__version__}): blas_library={graphc.config.blas_library}: "
+      f"{'; '.join(pools)} (blas_threads={graphc.config.blas_threads})")
+"""
+
+
+def openblas_core() -> str | None:
+    """The OpenBLAS kernel family graphc's numpy picked on this CPU (threadpoolctl)."""
+    import numpy  # noqa: F401  (loads its OpenBLAS)
+    import threadpoolctl
+
+    for pool in threadpoolctl.threadpool_info():
+        if pool["internal_api"] == "openblas":
+            return pool.get("architecture")
+    return None
+
+
+def blas_line(python: str, code: str, env: dict[str, str]) -> str:
+    """Which BLAS a library's process calls and with how many threads."""
+    r = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True)
+    return r.stdout.strip() or f"(unknown: {r.stderr.strip().splitlines()[-1:]})"
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--theano-python", required=True, help="python of the Theano 0.8.2 venv")
@@ -103,10 +137,15 @@ def main(argv: list[str]) -> int:
         "Theano 0.8.2": ([a.theano_python], {"THEANORC": a.theanorc}),
         "graphc": ([sys.executable, "-m", "graphc.theano"], {"GRAPHC_FLAGS": f"floatX={a.floatX}"}),
     }
-    print(f"floatX={a.floatX}, {a.epochs} epochs, seed 1234, synthetic MNIST (4000 train)")
+    # OpenBLAS 0.3.18 does not know every CPU it runs on (it falls back to its generic
+    # Prescott kernels on this machine's); both run the kernels graphc's newer one picked
+    core = os.environ.get("OPENBLAS_CORETYPE") or openblas_core()
+    print(f"floatX={a.floatX}, {a.epochs} epochs, seed 1234, synthetic MNIST (4000 train), "
+          f"OPENBLAS_CORETYPE={core}")  # fmt: skip
     print(f"{'example':<12}{'threads':>8}{'library':>14}{'1st-epoch loss':>18}"
           f"{'max |d| batch':>15}{'s/epoch':>9}")  # fmt: skip
     worst = 0.0
+    blas: dict[tuple[str, str], str] = {}
     for example in a.examples.split(","):
         for threads in a.threads.split(","):
             runs: dict[str, Run] = {}
@@ -115,9 +154,14 @@ def main(argv: list[str]) -> int:
                 env.pop("OPENBLAS_NUM_THREADS", None)
                 env.update(extra)
                 env["THEANO_FLAGS"] = f"floatX={a.floatX}"
+                if core:
+                    env["OPENBLAS_CORETYPE"] = core
                 if threads != "default":
                     env["OPENBLAS_NUM_THREADS"] = threads
                 runs[library] = run_probe(cmd, env, a.work, example, a.epochs)
+                if example == a.examples.split(",")[0]:
+                    code = THEANO_BLAS if library.startswith("Theano") else GRAPHC_BLAS
+                    blas[threads, library] = blas_line(cmd[0], code, env)
             ref, ours = runs["Theano 0.8.2"], runs["graphc"]
             n = min(len(ref.first_losses), len(ours.first_losses))
             batch = max(abs(x - y) for x, y in zip(ref.first_losses[:n], ours.first_losses[:n]))
@@ -129,6 +173,8 @@ def main(argv: list[str]) -> int:
                       f"{run.per_epoch:9.3f}")  # fmt: skip
             print(f"{'':<12}{'':>8}{'difference':>14}{diff:18.2e}")
             sys.stdout.flush()
+    for (threads, _), line in blas.items():
+        print(f"OPENBLAS_NUM_THREADS={threads}: {line}")
     ok = worst <= a.tolerance
     print(f"largest first-epoch loss difference {worst:.2e} ({'ok' if ok else 'FAILED'}: "
           f"tolerance {a.tolerance:g})")  # fmt: skip

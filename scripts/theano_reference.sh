@@ -19,6 +19,7 @@ if [ ! -x "$VENV/bin/python" ] || [ ! -f "$VENV/theanorc" ]; then
     SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     cp scripts/theano_reference/sitecustomize.py "$SITE/"
     mkdir -p "$VENV/blas"
+    ln -sf "$SITE"/scipy.libs/* "$VENV/blas/"  # with its libgfortran, found beside it
     ln -sf "$(ls "$SITE"/scipy.libs/libopenblas*.so)" "$VENV/blas/libopenblas.so"
     cat >"$VENV/theanorc" <<RC
 [global]
