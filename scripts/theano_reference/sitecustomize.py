@@ -17,3 +17,10 @@ if not hasattr(inspect, "getargspec"):
 
     inspect.ArgSpec = collections.namedtuple("ArgSpec", "args varargs keywords defaults")
     inspect.getargspec = _getargspec
+
+# Theano 0.8.2's scan loop in C is Cython output of its time, which includes
+# "longintrepr.h" (moved in 3.11) and so fails to compile: make its import fail as when no
+# compiler is there, so scan runs its Python loop (the inner function is still C).
+import sys  # noqa: E402
+
+sys.modules.setdefault("theano.scan_module.scan_perform_ext", None)
