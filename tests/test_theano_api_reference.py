@@ -39,7 +39,10 @@ KNOWN_GAPS = {
     ("theano", "FunctionMaker"): 2,  # graphc's compile plan, not Theano's internals
     ("theano", "clone"): 2,  # strict, share_inputs, copy_inputs
     ("theano", "function"): 5,  # no_default_updates, accept_inplace before name
+    ("theano.tensor", "AdvancedIncSubtensor"): 0,  # graphc's takes the index pattern first
+    ("theano.tensor", "AdvancedSubtensor1"): 0,  # sparse_grad
     ("theano.tensor", "Elemwise"): 2,  # name, nfunc_spec, openmp
+    ("theano.tensor", "IncSubtensor"): 3,  # destroyhandler_tolerate_aliased
     ("theano.tensor", "Reshape"): 1,  # name
     ("theano.tensor", "TensorType"): 2,  # name third
     ("theano.tensor", "bincount"): 3,  # assert_nonneg

@@ -34,22 +34,19 @@ MISSING: dict[str, dict[str, str]] = {
     ),
     "theano.gradient": _names(
         calls="""
-        ConsiderConstant DisconnectedGrad DisconnectedType ViewOp ZeroGrad
-        consider_constant consider_constant_ disconnected_grad disconnected_grad_
-        disconnected_type format_as get_debug_values null_type numeric_grad subgraph_grad
-        zero_grad zero_grad_""",
+        ConsiderConstant DisconnectedGrad DisconnectedType ZeroGrad consider_constant
+        consider_constant_ disconnected_grad disconnected_grad_ disconnected_type format_as
+        get_debug_values null_type numeric_grad subgraph_grad zero_grad zero_grad_""",
         values="""
         gof grad_time tensor theano""",
     ),
     "theano.tensor": _names(
         calls="""
-        AdvancedIncSubtensor AdvancedIncSubtensor1 AdvancedIndexingError AdvancedSubtensor
-        AdvancedSubtensor1 AllocEmpty AsTensorError Choose Constant Default Diag Diagonal
-        DiffOp DisconnectedType EmptyConstantError Flatten Generic IncSubtensor LoadFromDisk
-        MPIRecv MPIRecvWait MPISend MPISendWait MakeSlice MaxAndArgmax Mean MethodNotDefined
-        NoneTypeT Nonzero NumpyAutocaster PermuteRowElements ScalarFromTensor ShapeError
-        SliceConstant SliceType Split Subtensor SubtensorPrinter Sum Tensor
-        TensorConstantSignature TensorFromScalar Tile Tri Type Variable
+        AdvancedIndexingError AllocEmpty AsTensorError Choose Default Diag Diagonal DiffOp
+        DisconnectedType EmptyConstantError Flatten Generic LoadFromDisk MPIRecv MPIRecvWait
+        MPISend MPISendWait MakeSlice MaxAndArgmax Mean NoneTypeT Nonzero NumpyAutocaster
+        PermuteRowElements ScalarFromTensor ShapeError SliceConstant SliceType Split
+        SubtensorPrinter Sum Tensor TensorConstantSignature TensorFromScalar Tile Tri
         adv_index_broadcastable_pattern advanced_inc_subtensor advanced_inc_subtensor1
         advanced_set_subtensor advanced_set_subtensor1 advanced_subtensor advanced_subtensor1
         angle as_index_variable as_int_none_variable autocast_float autocast_float_as
@@ -57,16 +54,16 @@ MISSING: dict[str, dict[str, str]] = {
         chi2sf choose cmatrix complex complex_from_polar conj consider_constant
         constant_or_value constructor crow cscalar ctensor3 ctensor4 cvector default div_proxy
         erfc erfcinv erfcx erfinv extract_constant fill_diagonal_offset gamma gammaln
-        get_canonical_form_slice get_idx_list grad_not_implemented grad_undefined hashtype imag
-        irecv iround is_flat isend j0 j1 key_to_cmp load makeKeepDims make_constant make_slice
-        min_informative_str mod_check mpi_send_wait_cmp mpi_send_wait_key mpi_tag_cmp
-        mpi_tag_key none_type_t numeric_grad numpy_scalar permute_row_elements pprint psi real
-        recv register_transfer round_half_away_from_zero round_half_to_even scalar_from_tensor
-        send setdefault slicetype tensor_copy tensor_from_scalar transfer
-        values_eq_approx_always_true zcol zmatrix zrow zscalar ztensor3 ztensor4 zvector""",
+        get_canonical_form_slice get_idx_list hashtype imag irecv iround is_flat isend j0 j1
+        key_to_cmp load makeKeepDims make_constant make_slice min_informative_str mod_check
+        mpi_send_wait_cmp mpi_send_wait_key mpi_tag_cmp mpi_tag_key none_type_t numeric_grad
+        numpy_scalar permute_row_elements psi real recv register_transfer
+        round_half_away_from_zero round_half_to_even scalar_from_tensor send setdefault
+        slicetype tensor_copy tensor_from_scalar transfer values_eq_approx_always_true zcol
+        zmatrix zrow zscalar ztensor3 ztensor4 zvector""",
         values="""
         NoneConst all_dtypes blas_c blas_headers blas_scipy compile complex_dtypes
-        complex_matrix_types complex_scalar_types complex_types complex_vector_types config
+        complex_matrix_types complex_scalar_types complex_types complex_vector_types
         constant_cache continuous_dtypes discrete_dtypes elemwise_cgen float16_atol
         float16_rtol float32_atol float32_rtol float64_atol float64_rtol float_dtypes
         float_matrix_types float_scalar_types float_types float_vector_types

@@ -20,6 +20,20 @@ def theano_order(*names: str) -> dict[str, str]:
 
 
 TENSOR_ORDER = theano_order("constant", "flatten", "grad", "mean", "prod", "sum", "verify_grad")
+SUBTENSOR_OPS = (
+    "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "AdvancedSubtensor", "AdvancedSubtensor1",
+    "IncSubtensor", "Subtensor",
+)  # fmt: skip
+TENSOR_EXTRA = {
+    **{name: f"graphc.tensor.subtensor:{name}" for name in SUBTENSOR_OPS},
+    **{name: f"{GRAPH}:{name}" for name in ("Constant", "Type", "Variable")},
+    "MethodNotDefined": "graphc.graph.utils:MethodNotDefined",
+    "config": "graphc:config",
+    "grad_not_implemented": "graphc.grad_ops:grad_not_implemented",
+    "grad_undefined": "graphc.grad_ops:grad_undefined",
+    "pprint": "graphc.printing:pprint",
+    **TENSOR_ORDER,
+}
 
 MODULES: dict[str, str | Shim] = {
     "theano": Shim(
@@ -77,7 +91,7 @@ MODULES: dict[str, str | Shim] = {
         ("graphc.tensor",),
         extra={
             "TensorSharedVariable": "graphc.compile.sharedvalue:SharedVariable",
-            **TENSOR_ORDER,
+            **TENSOR_EXTRA,
         },
         preload=(
             "theano.tensor.basic",
@@ -89,10 +103,14 @@ MODULES: dict[str, str | Shim] = {
             "theano.tensor.nlinalg",
         ),
     ),
-    "theano.tensor.basic": Shim(("graphc.tensor",), extra=TENSOR_ORDER),
+    "theano.tensor.basic": Shim(("graphc.tensor",), extra=TENSOR_EXTRA),
     "theano.gradient": Shim(
         ("graphc.gradient",),
-        extra={"Variable": f"{GRAPH}:Variable", **theano_order("grad", "verify_grad")},
+        extra={
+            "Variable": f"{GRAPH}:Variable",
+            "ViewOp": "graphc.compile.ops:ViewOp",
+            **theano_order("grad", "verify_grad"),
+        },
     ),
     "theano.tensor.var": "graphc.tensor.variable",
     "theano.tensor.sharedvar": Shim(
