@@ -67,13 +67,14 @@ class SharedVariable(_TensorOps, Variable):
 def shared(
     value: Any,
     name: str | None = None,
-    borrow: bool = False,
     strict: bool = False,
     allow_downcast: bool | None = None,
+    borrow: bool = False,
     shape: Sequence[int | None] | None = None,
     broadcastable=None,
 ) -> SharedVariable:
-    """A shared variable holding ``value`` (copied unless ``borrow``).
+    """A shared variable holding ``value`` (copied unless ``borrow``); Theano's parameter
+    order (``strict`` third).
 
     The static shape is unknown on every axis unless ``shape`` or ``broadcastable`` says
     otherwise, so later values may change size (as in Theano).

@@ -41,6 +41,11 @@ from graphc.tensor.theano_fns import *  # noqa: E402,F403
 
 __all__ += theano_fns.__all__
 
+from graphc.tensor import split_grid  # noqa: E402
+from graphc.tensor.split_grid import *  # noqa: E402,F403
+
+__all__ += split_grid.__all__
+
 
 def __getattr__(name: str):
     """Theano's ``T.grad`` / ``T.Rop`` / ``T.Lop`` / ``T.jacobian`` / ``T.hessian``, resolved on

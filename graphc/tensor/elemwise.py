@@ -30,7 +30,16 @@ class DimShuffle(Op):
     __props__ = ("input_ndim", "new_order")
     view_map = {0: [0]}
 
-    def __init__(self, input_ndim: int, new_order: Sequence[int | str]):
+    def __init__(
+        self,
+        input_ndim: int | Sequence[bool],
+        new_order: Sequence[int | str],
+        inplace: bool = False,
+    ):
+        """``input_ndim`` may be Theano's ``input_broadcastable`` (one flag per axis);
+        ``inplace`` is accepted for Theano's signature: the output is always a view."""
+        if not isinstance(input_ndim, int | np.integer):
+            input_ndim = len(input_ndim)
         self.input_ndim = int(input_ndim)
         order = tuple("x" if o == "x" else int(o) for o in new_order)
         kept = [o for o in order if o != "x"]

@@ -345,9 +345,10 @@ def smallest(*args: TensorLike):
     return functools.reduce(minimum, [as_tensor_variable(a) for a in args])
 
 
-def max_and_argmax(a: TensorLike, axis: int | Sequence[int] | None = None):
-    """``(max(a, axis), argmax(a, axis))``."""
-    return tmax(a, axis=axis), targmax(a, axis=axis)
+def max_and_argmax(a: TensorLike, axis: int | Sequence[int] | None = None, keepdims: bool = False):
+    """``(max(a, axis), argmax(a, axis))``, each with the reduced axes kept as size 1 when
+    ``keepdims``."""
+    return tmax(a, axis=axis, keepdims=keepdims), targmax(a, axis=axis, keepdims=keepdims)
 
 
 def ptp(a: TensorLike, axis: int | Sequence[int] | None = None):

@@ -53,7 +53,9 @@ class ShimModule(ModuleType):
         sub = self.__dict__["_submodule"](f"{self.__name__}.{name}", explicit=False)
         if sub is not None:
             return sub
-        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        from graphc.compat.theano.missing import missing
+
+        return missing(self.__name__, name)  # a Theano name graphc lacks, or AttributeError
 
     def __dir__(self) -> list[str]:
         shim = self.__dict__["_shim"]

@@ -11,6 +11,29 @@ from __future__ import annotations
 from graphc.compat.theano.shim import Shim
 
 GRAPH = "graphc.graph.basic"
+SIG = "graphc.compat.theano.signatures"
+
+
+def theano_order(*names: str) -> dict[str, str]:
+    """Serve ``names`` from ``signatures`` (Theano's parameter order)."""
+    return {name: f"{SIG}:{name}" for name in names}
+
+
+TENSOR_ORDER = theano_order("constant", "flatten", "grad", "mean", "prod", "sum", "verify_grad")
+SUBTENSOR_OPS = (
+    "AdvancedIncSubtensor", "AdvancedIncSubtensor1", "AdvancedSubtensor", "AdvancedSubtensor1",
+    "IncSubtensor", "Subtensor",
+)  # fmt: skip
+TENSOR_EXTRA = {
+    **{name: f"graphc.tensor.subtensor:{name}" for name in SUBTENSOR_OPS},
+    **{name: f"{GRAPH}:{name}" for name in ("Constant", "Type", "Variable")},
+    "MethodNotDefined": "graphc.graph.utils:MethodNotDefined",
+    "config": "graphc:config",
+    "grad_not_implemented": "graphc.grad_ops:grad_not_implemented",
+    "grad_undefined": "graphc.grad_ops:grad_undefined",
+    "pprint": "graphc.printing:pprint",
+    **TENSOR_ORDER,
+}
 
 MODULES: dict[str, str | Shim] = {
     "theano": Shim(
@@ -26,6 +49,9 @@ MODULES: dict[str, str | Shim] = {
             "FunctionMaker": "graphc.compile:FunctionMaker",
             "OrderedUpdates": "collections:OrderedDict",
             "clone": f"{GRAPH}:clone_replace",
+            "get_scalar_constant_value": "graphc.tensor:get_scalar_constant_value",
+            "pprint": "graphc.printing:pprint",
+            **theano_order("In", "ProfileMode", "grad"),
         },
         preload=(
             "theano.gof",
@@ -63,7 +89,10 @@ MODULES: dict[str, str | Shim] = {
     ),
     "theano.tensor": Shim(
         ("graphc.tensor",),
-        extra={"TensorSharedVariable": "graphc.compile.sharedvalue:SharedVariable"},
+        extra={
+            "TensorSharedVariable": "graphc.compile.sharedvalue:SharedVariable",
+            **TENSOR_EXTRA,
+        },
         preload=(
             "theano.tensor.basic",
             "theano.tensor.nnet",
@@ -74,7 +103,15 @@ MODULES: dict[str, str | Shim] = {
             "theano.tensor.nlinalg",
         ),
     ),
-    "theano.tensor.basic": Shim(("graphc.tensor",)),
+    "theano.tensor.basic": Shim(("graphc.tensor",), extra=TENSOR_EXTRA),
+    "theano.gradient": Shim(
+        ("graphc.gradient",),
+        extra={
+            "Variable": f"{GRAPH}:Variable",
+            "ViewOp": "graphc.compile.ops:ViewOp",
+            **theano_order("grad", "verify_grad"),
+        },
+    ),
     "theano.tensor.var": "graphc.tensor.variable",
     "theano.tensor.sharedvar": Shim(
         ("graphc.compile.sharedvalue",),
