@@ -144,17 +144,24 @@ class FunctionProfiler:
         self.n_seen = n = self.n_seen + 1
         if n >= self._next_event:
             self._event(n, call_ns, vm_ns)
-        if self.sample_every > 1:
-            self.vm_sq += float(vm_ns) * vm_ns
-            self._vm_profiling(False)
+
+    def on_sampled_call(self, call_ns: int, vm_ns: int) -> None:
+        """``on_call`` for a timed call under ``profile_sample``: its VM time's square
+        feeds the estimates' intervals."""
+        self.on_call(call_ns, vm_ns)
+        self.vm_sq += float(vm_ns) * vm_ns
 
     def begin_sample(self) -> None:
         """With ``profile_sample=N``: the call about to run is timed (the function counts
         ``countdown`` down every call and times the call that reaches 0, so every N-th
-        call, the first included); the VM records it."""
+        call, the first included); the VM records it until :meth:`end_sample`."""
         self.countdown = self.sample_every
         self.samples += 1
         self._vm_profiling(True)
+
+    def end_sample(self) -> None:
+        """The timed call is over (returned or raised): the VM stops recording."""
+        self._vm_profiling(False)
 
     @property
     def unsampled(self) -> int:
