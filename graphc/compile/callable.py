@@ -327,7 +327,6 @@ class Function:
         return f"<graphc.Function {self.name}>"
 
 
-
 class _TimedFunction(Function):
     """A profiled Function timing every call: the calls run one at a time under the call
     lock, made with the profiler (no lock-free path, no sampling check), so a call costs
