@@ -372,12 +372,13 @@ class _SampledFunction(Function):
 
     def __call__(self, *args: Any, **kwargs: Any):
         prof = self._profiler
-        # the load, the decrement and the store run with no check of the eval loop's
-        # switch requests between them: under the GIL no thread's decrement is lost
+        # from the load to the store the eval loop checks no switch request: under the GIL
+        # no thread's decrement is lost, and one call alone takes each timed turn
         n = prof.countdown - 1
-        prof.countdown = n
         if n <= 0:
+            prof.countdown = prof.sample_every
             return self._sample(args, kwargs)
+        prof.countdown = n
         # Function.__call__'s body, repeated here to save a call layer per call
         lock = self._call_lock
         if lock is None:

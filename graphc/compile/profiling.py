@@ -154,8 +154,8 @@ class FunctionProfiler:
     def begin_sample(self) -> None:
         """With ``profile_sample=N``: the call about to run is timed (the function counts
         ``countdown`` down every call and times the call that reaches 0, so every N-th
-        call, the first included); the VM records it until :meth:`end_sample`."""
-        self.countdown = self.sample_every
+        call, the first included, setting it back to N); the VM records it until
+        :meth:`end_sample`."""
         self.samples += 1
         self._vm_profiling(True)
 
