@@ -101,8 +101,10 @@ class Function:
             from graphc.compile.profiling import start_profile
 
             self.profile, self._profiler = start_profile(self, maker.plan, t_setup)
-            # profiled calls run one at a time, so each call's times are its own
-            self._call_lock = self._call_lock or threading.RLock()
+            self.__class__ = _call_path(self._profiler.sample_every)
+            if self._profiler.sample_every == 1:
+                # profiled calls run one at a time, so each call's times are its own
+                self._call_lock = self._call_lock or threading.RLock()
 
     def _default_value(self, k: int, inp: In):
         """``In(value=...)`` converted once to the input's type (None: no default)."""
@@ -204,14 +206,6 @@ class Function:
 
     def _call(self, args: Any, kwargs: Any):
         """One call: arguments checked, the VM run, outputs returned, updates written."""
-        prof = self._profiler  # (a loop's step function has none: its loop times the steps)
-        if prof is not None:
-            if prof.sample_every == 1:
-                return self._profiled_call(prof, args, kwargs)
-            prof.countdown -= 1  # profile_sample: time every N-th call, only count others
-            if prof.countdown <= 0:
-                prof.begin_sample()
-                return self._profiled_call(prof, args, kwargs)
         values = self._prepare(args, kwargs)
         try:
             outs = self.vm(values)
@@ -242,26 +236,6 @@ class Function:
         for k in self._mutable:
             values[k] = _own_buffer(values, k)
         return values
-
-    def _profiled_call(self, prof: FunctionProfiler, args: Any, kwargs: Any):
-        pc = time.perf_counter_ns
-        t0 = pc()
-        values = self._prepare(args, kwargs)
-        t1 = pc()
-        try:
-            outs = self.vm(values)
-        except FunctionBusy:
-            raise
-        except Exception as e:
-            # a call that raises still counts: its nodes that ran were timed, so the
-            # call's time must be in the totals too (thunks <= VM <= call always holds)
-            t2 = pc()
-            prof.on_call(t2 - t0, t2 - t1)
-            raise self._node_error(e, values) from e
-        t2 = pc()
-        result = outs[0] if self._single else self._finish(outs)
-        prof.on_call(pc() - t0, t2 - t1)
-        return result
 
     def _recycle_replaced(self, old_values, new_values) -> None:
         """Give the VM the shared values just replaced: the next call writes the updates
@@ -350,6 +324,124 @@ class Function:
     def __repr__(self) -> str:
         return f"<graphc.Function {self.name}>"
 
+
+class _TimedFunction(Function):
+    """A profiled Function timing every call: the calls run one at a time under the call
+    lock, made with the profiler (no lock-free path, no sampling check), so a call costs
+    an unprofiled one plus the lock, four clock reads and ``on_call``."""
+
+    _call_lock: threading.RLock
+    _profiler: FunctionProfiler
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        lock = self._call_lock
+        if not lock.acquire(False):
+            self._wait_turn(lock)
+        try:
+            t0 = _clock()
+            values = self._prepare(args, kwargs)
+            t1 = _clock()
+            try:
+                outs = self.vm(values)
+            except FunctionBusy:  # the VM run from outside this Function: not a call
+                raise
+            except Exception as e:
+                # a call that raises still counts: its nodes that ran were timed, so the
+                # call's time must be in the totals too (thunks <= VM <= call always holds)
+                t2 = _clock()
+                self._profiler.on_call(t2 - t0, t2 - t1)
+                raise self._node_error(e, values) from e
+            t2 = _clock()
+            result = outs[0] if self._single else self._finish(outs)
+            self._profiler.on_call(_clock() - t0, t2 - t1)
+            return result
+        finally:
+            lock.release()
+
+
+class _SampledFunction(Function):
+    """A profiled Function with ``profile_sample=N``: every N-th call is timed (the first
+    included); the others are unprofiled calls plus one decrement and compare.
+
+    The untimed calls take the unprofiled path, lock-free until two threads meet; a
+    timed call takes the call lock when it exists (threads met), else none."""
+
+    _profiler: FunctionProfiler
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        prof = self._profiler
+        # from the load to the store the eval loop checks no switch request: under the GIL
+        # no thread's decrement is lost, and one call alone takes each timed turn
+        n = prof.countdown - 1
+        if n <= 0:
+            prof.countdown = prof.sample_every
+            return self._sample(args, kwargs)
+        prof.countdown = n
+        # Function.__call__'s body, repeated here to save a call layer per call
+        lock = self._call_lock
+        if lock is None:
+            try:
+                return self._call(args, kwargs)
+            except FunctionBusy:
+                lock = self._queue_calls()
+        if not lock.acquire(False):
+            self._wait_turn(lock)
+        try:
+            return self._call_when_free(args, kwargs)
+        finally:
+            lock.release()
+
+    def _sample(self, args: Any, kwargs: Any):
+        """The timed call: the VM records it, the profiler counts it."""
+        prof = self._profiler
+        prof.begin_sample()
+        try:
+            lock = self._call_lock
+            if lock is None:
+                try:
+                    return self._timed_call(args, kwargs)
+                except FunctionBusy:  # another thread's call runs: queue behind it
+                    lock = self._queue_calls()
+            if not lock.acquire(False):
+                self._wait_turn(lock)
+            try:
+                pause = 2e-5
+                while True:  # as _call_when_free: a call from before the lock existed
+                    try:
+                        return self._timed_call(args, kwargs)
+                    except FunctionBusy:
+                        time.sleep(pause)
+                        pause = min(2 * pause, 1e-3)
+            finally:
+                lock.release()
+        finally:
+            prof.end_sample()
+
+    def _timed_call(self, args: Any, kwargs: Any):
+        t0 = _clock()
+        values = self._prepare(args, kwargs)
+        t1 = _clock()
+        try:
+            outs = self.vm(values)
+        except FunctionBusy:
+            raise
+        except Exception as e:
+            t2 = _clock()
+            self._profiler.on_sampled_call(t2 - t0, t2 - t1)
+            raise self._node_error(e, values) from e
+        t2 = _clock()
+        result = outs[0] if self._single else self._finish(outs)
+        self._profiler.on_sampled_call(_clock() - t0, t2 - t1)
+        return result
+
+
+def _call_path(sample_every: int) -> type[Function]:
+    """The class of a profiled Function: its ``__call__`` is the profiled call path,
+    chosen once here instead of checked on every call."""
+    return _TimedFunction if sample_every == 1 else _SampledFunction
+
+
+_clock = time.perf_counter_ns
 
 _MISSING = object()
 _ndarray = np.ndarray

@@ -129,19 +129,26 @@ class FunctionProfiler:
         self.n_seen = n = self.n_seen + 1
         if n >= self._next_event:
             self._event(n, call_ns, vm_ns)
-        if self.sample_every > 1:
-            self.vm_sq += float(vm_ns) * vm_ns
-            for child in self.children:
-                child.end_timed_call()
-            self._vm_profiling(False)
+
+    def on_sampled_call(self, call_ns: int, vm_ns: int) -> None:
+        """``on_call`` for a timed call under ``profile_sample``: its VM time's square
+        feeds the estimates' intervals, and each loop body's steps' time theirs."""
+        self.on_call(call_ns, vm_ns)
+        self.vm_sq += float(vm_ns) * vm_ns
+        for child in self.children:
+            child.end_timed_call()
 
     def begin_sample(self) -> None:
         """With ``profile_sample=N``: the call about to run is timed (the function counts
         ``countdown`` down every call and times the call that reaches 0, so every N-th
-        call, the first included); the VM, and the loop bodies' VMs, record it."""
-        self.countdown = self.sample_every
+        call, the first included, setting it back to N); the VM, and the loop bodies'
+        VMs, record it until :meth:`end_sample`."""
         self.samples += 1
         self._vm_profiling(True)
+
+    def end_sample(self) -> None:
+        """The timed call is over (returned or raised): the VMs stop recording."""
+        self._vm_profiling(False)
 
     def end_timed_call(self) -> None:
         """A loop body, after a timed call of its parent: add the square of the time its

@@ -419,11 +419,14 @@ cdef class CVM:
     # -- profiling ------------------------------------------------------------------
 
     def set_profiling(self, timing=False, memory=False, shapes=False, trace_capacity=0):
-        """Choose what is recorded; resets the trace buffer when its capacity changes."""
+        """Choose what is recorded; resets the trace buffer when its capacity changes.
+
+        While another thread's call runs the VM, only the trace buffer cannot change: the
+        running call keeps the loop it chose, so at most its own records are partial."""
         cap = int(trace_capacity)
         if cap < 0:
             raise ValueError("trace_capacity must be >= 0")
-        if self._running:
+        if self._running and cap != self._trace_cap:
             raise RuntimeError(_REENTERED)
         self._timing = bool(timing)
         self._memory = bool(memory)
@@ -922,8 +925,10 @@ cdef class CVM:
         cdef bint timing = self._timing or self._trace_cap > 0
         cdef bint memory = self._memory, shapes = self._shapes
         cdef int64_t t0 = 0, t1 = 0
-        self._live = self._plan_bytes() if memory else 0
-        memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
+        self._live = 0
+        if memory:  # (only the memory records read the per-slot bytes)
+            self._live = self._plan_bytes()
+            memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
         if self._timing and not shapes and not self._trace_cap:
             return self._run_stamped(memory)
         if timing:
