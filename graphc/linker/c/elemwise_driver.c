@@ -145,9 +145,11 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
    from measurements, so that splitting never costs more than the serial loop: the second
    core may be busy with another process (a split then waits for it) or idle. Runs of at
    least GC_PAR_MIN elements are timed per element; the first runs once serially, the
-   second split, then each uses the faster way so far, except every GC_PAR_PROBE-th, which
-   tries the other way so that a change of load is noticed. Per-element times are smoothed
-   (exponential average, weight 1/4). */
+   second split, then each uses the faster way so far, except every 4th of the first 64 and
+   every GC_PAR_PROBE-th after, which tries the other way so that a change of load is
+   noticed. A way's cost follows its fastest recent run: a faster run replaces it, a slower
+   one raises it by a tenth of the difference (runs preempted by other processes count
+   little). */
 #ifdef _OPENMP
 #ifndef GC_PAR_PROBE
 #define GC_PAR_PROBE 16
@@ -181,12 +183,12 @@ static int gc_par_choose(void) {
     if (gc_par_cost[0] == 0.0) return 0; /* measure each way once first */
     if (gc_par_cost[1] == 0.0) return 1;
     int best = gc_par_cost[1] < gc_par_cost[0];
-    return (c % GC_PAR_PROBE == 0) ? !best : best;
+    return (c % (c < 64 ? 4 : GC_PAR_PROBE) == 0) ? !best : best;
 }
 
 static void gc_par_record(int split, double ns, npy_intp n) {
     double per = ns / (double)n, *c = &gc_par_cost[split];
-    *c = *c == 0.0 ? per : 0.75 * *c + 0.25 * per;
+    *c = (*c == 0.0 || per < *c) ? per : 0.9 * *c + 0.1 * per;
 }
 #endif
 
