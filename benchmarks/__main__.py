@@ -24,6 +24,7 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
+from benchmarks.bench_openmp import bandwidth_gbs, bytes_moved
 from benchmarks.common import (
     NumpyMlpStep,
     interleaved_samples,
@@ -40,6 +41,10 @@ class Result:
     times: dict[str, float] = field(default_factory=dict)  # candidate -> median seconds
     spread: dict[str, float] = field(default_factory=dict)  # candidate -> IQR / median
     note: str = ""
+    #: candidate -> share of the limit that binds the workload (roofline): bytes moved per
+    #: second over the calibrated memory bandwidth for element-wise loops
+    roofline: dict[str, float] = field(default_factory=dict)
+    bound: str = ""  # which limit: "bandwidth" (or "" when none applies)
 
 
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
@@ -185,9 +190,18 @@ def fused(peers, quick) -> list[Result]:
                 ja, jb, jc = (jax.numpy.asarray(v) for v in (xv, yv, zv))
                 cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
             med, spr = interleaved(cands, 5 if quick else 11, 3)
-            out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr))
+            out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr,
+                              **_bandwidth_share(med, bytes_moved(n, dtype))))  # fmt: skip
     out.append(_multi_consumer(peers, quick))
     return out
+
+
+def _bandwidth_share(med: dict[str, float], nbytes: int) -> dict:
+    """Result fields: each candidate's bytes moved per second over the bandwidth."""
+    bw = bandwidth_gbs()
+    if not bw:
+        return {}
+    return {"roofline": {k: nbytes / t / 1e9 / bw for k, t in med.items()}, "bound": "bandwidth"}
 
 
 def _multi_consumer(peers, quick) -> Result:
@@ -223,7 +237,8 @@ def _multi_consumer(peers, quick) -> Result:
         pf = pytensor.function(*graph(pytensor, pt))
         cands["pytensor"] = lambda: pf(xv, yv)
     med, spr = interleaved(cands, 5 if quick else 11, 3)
-    return Result("t=exp(x); [t*2, t.sum(), tanh(t)+y], 1e6 float64", "ms", med, spr)
+    return Result("t=exp(x); [t*2, t.sum(), tanh(t)+y], 1e6 float64", "ms", med, spr,
+                  **_bandwidth_share(med, bytes_moved(10**6, "float64")))  # fmt: skip
 
 
 def _logreg_graph(lib, tensor, sigmoid, n_features, mode, rng, profile=None):
@@ -752,6 +767,26 @@ def loops(peers, quick) -> list[Result]:
     ]
 
 
+def openmp(peers, quick) -> list[Result]:
+    """Serial against OpenMP element-wise loops, idle and with a spinning process on the
+    second core; the share of the memory bandwidth each reaches (idle)."""
+    from benchmarks.bench_openmp import run
+
+    out = []
+    for dtype in ("float64", "float32"):
+        res = run(10**6, 7 if quick else 15, dtype)
+        for label, r in res["exprs"].items():
+            for load in ("idle", "busy"):
+                times = {k: m for k, (m, _) in r[load].items()}
+                sp = {k: s for k, (_, s) in r[load].items()}
+                note = f"openmp speed-up {times['serial'] / times['openmp']:.2f}x"
+                what = "idle" if load == "idle" else "second core busy (spinning process)"
+                share = {"roofline": r["bw_share"], "bound": "bandwidth"} if load == "idle" else {}
+                out.append(Result(f"openmp {label}, 1e6 {dtype}, {what}", "ms", times, sp, note,
+                                  **share))  # fmt: skip
+    return out
+
+
 WORKLOADS = {
     "call": call_overhead,
     "chain": chain,
@@ -765,6 +800,7 @@ WORKLOADS = {
     "conv": conv,
     "conv_ops": conv_ops,
     "scan": loops,
+    "openmp": openmp,
 }
 
 _SCALE = {"us": 1e6, "ms": 1e3, "ns": 1e9, "s": 1.0, "MB": 1e-6}
@@ -779,6 +815,13 @@ def render(results: list[Result]) -> str:
             + (f", IQR {r.spread[k] * 100:.0f}%)" if k in r.spread else ")")
             for k, v in r.times.items()
         )
+        if r.roofline:
+            cells += (
+                "; share of the "
+                + r.bound
+                + ": "
+                + ", ".join(f"{k} {v:.0%}" for k, v in r.roofline.items())
+            )
         lines.append(f"- {r.workload}: {cells}" + (f" [{r.note}]" if r.note else ""))
     return "\n".join(lines)
 

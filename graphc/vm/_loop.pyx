@@ -121,13 +121,21 @@ cdef inline bint _same_shape(cnp.ndarray v, cnp.ndarray buf) noexcept:
     return True
 
 
+cdef inline bint _same_dtype(cnp.ndarray a, cnp.ndarray b) noexcept:
+    """One descriptor (the common case, no call) or equivalent ones."""
+    cdef PyObject *da = <PyObject *>cnp.PyArray_DESCR(a)
+    cdef PyObject *db = <PyObject *>cnp.PyArray_DESCR(b)
+    return da == db or cnp.PyArray_EquivTypes(<cnp.dtype>da, <cnp.dtype>db)
+
+
 cdef int _store(cnp.ndarray buf, Py_ssize_t i, cnp.ndarray v) except -1:
     """``buf[i] = v`` (same shape, checked by the caller)."""
     cdef Py_ssize_t nbytes
-    if (cnp.PyArray_ISCARRAY_RO(v) and cnp.PyArray_ISCARRAY(buf)
-            and cnp.PyArray_EquivTypes(<cnp.dtype><PyObject *>cnp.PyArray_DESCR(v),
-                                       <cnp.dtype><PyObject *>cnp.PyArray_DESCR(buf))):
-        nbytes = cnp.PyArray_NBYTES(v)
+    cdef int d
+    if cnp.PyArray_ISCARRAY_RO(v) and cnp.PyArray_ISCARRAY(buf) and _same_dtype(v, buf):
+        nbytes = cnp.PyArray_ITEMSIZE(v)
+        for d in range(cnp.PyArray_NDIM(v)):
+            nbytes *= cnp.PyArray_DIMS(v)[d]
         memmove(<char *>cnp.PyArray_DATA(buf) + i * cnp.PyArray_STRIDES(buf)[0],
                 cnp.PyArray_DATA(v), nbytes)
         return 0

@@ -24,6 +24,17 @@
     int es[3];
     int rc = -1;
     for (int k = 0; k < 2; k++) tmp[k] = own[k] = NULL;
+    PyArrayObject *const *fin = (PyArrayObject *const *)inputs;
+    int flat = gc_flat_inputs(fin, 2, 2);
+    if (flat) {
+        data[0] = PyArray_BYTES(fin[0]); es[0] = 4;
+        data[1] = PyArray_BYTES(fin[1]); es[1] = 4;
+        { PyArrayObject *a = gc_prepare_output(o0, 2, PyArray_DIMS(fin[0]), NPY_FLOAT32);
+          if (a == NULL) FAIL; data[2] = PyArray_BYTES(a); }
+        es[2] = 4;
+        gc_ew_flat(3, PyArray_SIZE(fin[0]), data, es, gc_ew_35b6e65233bf_c);
+        return 0;
+    }
     if (!(own[0] = in[0] = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name))) goto done;
     if (!(own[1] = in[1] = gc_input(inputs[1], 1, 2, NPY_FLOAT32, name))) goto done;
     if (gc_broadcast(in, 2, 2, shape, name) < 0) goto done;
@@ -57,6 +68,17 @@ done:
     int es[3];
     int rc = -1;
     for (int k = 0; k < 2; k++) tmp[k] = own[k] = NULL;
+    PyArrayObject *const *fin = (PyArrayObject *const *)inputs;
+    int flat = gc_flat_inputs(fin, 2, 1);
+    if (flat) {
+        data[0] = PyArray_BYTES(fin[0]); es[0] = 8;
+        data[1] = PyArray_BYTES(fin[1]); es[1] = 8;
+        { PyArrayObject *a = gc_prepare_output(o0, 1, PyArray_DIMS(fin[0]), NPY_BOOL);
+          if (a == NULL) FAIL; data[2] = PyArray_BYTES(a); }
+        es[2] = 1;
+        gc_ew_flat(3, PyArray_SIZE(fin[0]), data, es, gc_ew_058905ad5e2f_c);
+        return 0;
+    }
     if (!(own[0] = in[0] = gc_input(inputs[0], 0, 1, NPY_INT64, name))) goto done;
     if (!(own[1] = in[1] = gc_input(inputs[1], 1, 1, NPY_UINT64, name))) goto done;
     if (gc_broadcast(in, 2, 1, shape, name) < 0) goto done;

@@ -141,6 +141,104 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
     }
 }
 
+/* OpenMP: whether a long run is split across the threads is decided per compiled module
+   from measurements, so that splitting never costs more than the serial loop: the second
+   core may be busy with another process (a split then waits for it) or idle. Runs of at
+   least GC_PAR_MIN elements are timed per element; the first runs once serially, the
+   second split, then each uses the faster way so far, except every 4th of the first 64 and
+   every GC_PAR_PROBE-th after, which tries the other way so that a change of load is
+   noticed. A way's cost follows its fastest recent run: a faster run replaces it, a slower
+   one raises it by a tenth of the difference (runs preempted by other processes count
+   little). */
+#ifdef _OPENMP
+#ifndef GC_PAR_PROBE
+#define GC_PAR_PROBE 16
+#endif
+#include <time.h>
+static double gc_par_cost[2] = {0.0, 0.0}; /* ns per element: [0] serial, [1] split */
+static long gc_par_calls = 0;
+
+static double gc_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static void gc_par_split(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        npy_intp lo = (n * t / nt) & ~(npy_intp)63, hi = (n * (t + 1) / nt) & ~(npy_intp)63;
+        if (t == nt - 1) hi = n;
+        char *qt[GC_MAXOP];
+        for (int op = 0; op < nop; op++) qt[op] = data[op] + lo * es[op];
+        if (hi > lo) fc(hi - lo, qt);
+    }
+}
+
+/* Which way the next long run goes: 1 split, 0 serial. */
+static int gc_par_choose(void) {
+    long c = gc_par_calls++;
+    if (omp_get_max_threads() < 2) return 0;
+    if (gc_par_cost[0] == 0.0) return 0; /* measure each way once first */
+    if (gc_par_cost[1] == 0.0) return 1;
+    int best = gc_par_cost[1] < gc_par_cost[0];
+    return (c % (c < 64 ? 4 : GC_PAR_PROBE) == 0) ? !best : best;
+}
+
+static void gc_par_record(int split, double ns, npy_intp n) {
+    double per = ns / (double)n, *c = &gc_par_cost[split];
+    *c = (*c == 0.0 || per < *c) ? per : 0.9 * *c + 0.1 * per;
+}
+#endif
+
+/* One contiguous run of ``n`` elements over ``nop`` operands; with OpenMP a long one may
+   be split across threads (see above). Returns 1 when done here, 0 when the caller runs
+   it serially. */
+static int gc_ew_par(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
+#ifdef _OPENMP
+    if (n < GC_PAR_MIN) return 0;
+    int split = gc_par_choose();
+    double t0 = gc_now_ns();
+    if (split) gc_par_split(nop, n, data, es, fc);
+    else fc(n, data);
+    gc_par_record(split, gc_now_ns() - t0, n);
+    return 1;
+#else
+    (void)nop; (void)n; (void)data; (void)es; (void)fc;
+    return 0;
+#endif
+}
+
+/* The fast path of a thunk whose inputs all have one shape, C-contiguous and aligned: one
+   contiguous run (no broadcasting, dimension merging or strides), the same kernel and
+   elements as gc_ew_loop. */
+static void gc_ew_flat(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
+    if (n > 0 && !gc_ew_par(nop, n, data, es, fc)) fc(n, data);
+}
+
+/* Whether inputs ``in[0..nin)`` (ndarrays of one dtype family, checked by the caller) are
+   native-order, aligned, C-contiguous and of one shape: the fast path's condition. */
+static int gc_flat_inputs(PyArrayObject *const *in, int nin, int nd) {
+    for (int k = 0; k < nin; k++) {
+        PyArrayObject *a = in[k];
+        if (!PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)
+            || !PyArray_ISNOTSWAPPED(a) || PyArray_NDIM(a) != nd)
+            return 0;
+        if (k > 0)
+            for (int d = 0; d < nd; d++)
+                if (PyArray_DIM(a, d) != PyArray_DIM(in[0], d)) return 0;
+    }
+    return 1;
+}
+
+/* C-contiguous ``a`` and ``b`` share bytes (and are not the same array data). */
+static int gc_flat_overlap(PyArrayObject *a, PyArrayObject *b) {
+    char *al = PyArray_BYTES(a), *bl = PyArray_BYTES(b);
+    if (al == bl) return 0;
+    return al < bl + PyArray_NBYTES(b) && bl < al + PyArray_NBYTES(a);
+}
+
 /* Run an element loop over ``nop`` operands (inputs first) of broadcast shape ``shape``;
    ``st[op * nd + d]`` are byte strides (0 where broadcast). */
 static void gc_ew_loop(int nop, int nin, int nd, const npy_intp *shape, char **data,
@@ -181,21 +279,8 @@ static void gc_ew_loop(int nop, int nin, int nd, const npy_intp *shape, char **d
         contig = 0;
     }
     if (nbc > GC_MAXBC) contig = 0;
-#ifdef _OPENMP
-    /* one long contiguous run: split it across threads (config.openmp) */
-    if (m == 1 && contig && nbc == 0 && n >= GC_PAR_MIN) {
-#pragma omp parallel
-        {
-            int t = omp_get_thread_num(), nt = omp_get_num_threads();
-            npy_intp lo = (n * t / nt) & ~(npy_intp)63, hi = (n * (t + 1) / nt) & ~(npy_intp)63;
-            if (t == nt - 1) hi = n;
-            char *qt[GC_MAXOP];
-            for (int op = 0; op < nop; op++) qt[op] = data[op] + lo * es[op];
-            if (hi > lo) fc(hi - lo, qt);
-        }
-        return;
-    }
-#endif
+    /* one long contiguous run: maybe split across threads (config.openmp) */
+    if (m == 1 && contig && nbc == 0 && gc_ew_par(nop, n, data, es, fc)) return;
     npy_uint64 bufmem[GC_MAXBC][GC_BLK];
     for (int op = 0; op < nop; op++) ptr[op] = data[op];
     for (int d = 0; d < m; d++) idx[d] = 0;
