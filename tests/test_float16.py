@@ -4,6 +4,7 @@ node through its numpy ``perform``."""
 
 from __future__ import annotations
 
+import io
 import itertools
 
 import hypothesis.extra.numpy as hnp
@@ -17,7 +18,10 @@ import graphc.tensor as T
 from graphc.linker import c_available
 from graphc.linker.c.registry import has_float16
 from graphc.scalar import basic as ps
+from graphc.tensor.conv import conv2d
 from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.nnet import softmax
+from graphc.tensor.signal.pool import pool_2d
 from graphc.tensor.type import TensorType
 
 PY = graphc.Mode(linker="py")
@@ -138,17 +142,28 @@ def test_float16_sums_accumulate_in_float32_and_return_float16():
     assert m.dtype == np.float16 and m == 2  # the count 70000 does not fit float16
 
 
+_MATRICES = hnp.arrays(
+    "float16",
+    hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
+    elements=st.floats(-2, 2, width=16),
+)
+
+
 @pytest.mark.parametrize("linker", LINKERS)
 def test_float16_reductions_match_numpy(linker):
     @HSET
-    @given(a=hnp.arrays("float16", hnp.array_shapes(min_dims=2, max_dims=2, max_side=6),
-                        elements=st.floats(-2, 2, width=16)), axis=st.sampled_from([0, 1, None]))  # fmt: skip
+    @given(a=_MATRICES, axis=st.sampled_from([0, 1, None]))
     def check(a, axis):
         x = T.matrix(dtype="float16")
-        outs = [T.sum(x, axis=axis), T.max(x, axis=axis), T.prod(x, axis=axis), T.mean(x, axis=axis)]
+        outs = [
+            T.sum(x, axis=axis),
+            T.max(x, axis=axis),
+            T.prod(x, axis=axis),
+            T.mean(x, axis=axis),
+        ]
         got = graphc.function([x], outs, mode=_mode(linker))(a)
-        want = [a.astype("float32").sum(axis=axis), a.max(axis=axis),
-                a.astype("float32").prod(axis=axis), a.astype("float32").mean(axis=axis)]  # fmt: skip
+        a32 = a.astype("float32")
+        want = [a32.sum(axis=axis), a.max(axis=axis), a32.prod(axis=axis), a32.mean(axis=axis)]
         for g, w in zip(got, want):
             assert g.dtype == np.float16
             np.testing.assert_allclose(g, w.astype("float16"), rtol=RTOL16, atol=1e-3)
@@ -234,3 +249,47 @@ def test_fusion_never_puts_float16_into_a_c_composite(linker):
     hv = np.tanh(xv * np.float16(2) + np.float16(1)) * xv - np.exp(xv)
     want = hv.astype("float32") * yv + np.sqrt(np.abs(yv)) * np.float32(3)
     np.testing.assert_allclose(f(xv, yv), want, rtol=1e-5, atol=1e-5)
+
+
+def test_ops_without_float16_raise_a_type_error_naming_op_and_dtype():
+    x4 = T.tensor(dtype="float16", shape=(None,) * 4)
+    with pytest.raises(TypeError, match=r"Conv2d.*float16"):
+        conv2d(x4, x4)
+    with pytest.raises(TypeError, match=r"Pool.*average_inc_pad.*float16"):
+        pool_2d(x4, (2, 2), ignore_border=True, mode="average_inc_pad")
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_max_pool_softmax_and_their_gradients_run_in_float16(linker):
+    x4 = T.tensor(dtype="float16", shape=(None,) * 4)
+    m = T.matrix(dtype="float16")
+    p, s = pool_2d(x4, (2, 2), ignore_border=True), softmax(m)
+    outs = [p, graphc.grad(p.sum(), x4), s, graphc.grad((s * s).sum(), m)]
+    f = graphc.function([x4, m], outs, mode=_mode(linker))
+    a = np.arange(16, dtype="float16").reshape(1, 1, 4, 4)
+    b = np.array([[0.5, -1.0, 2.0]], dtype="float16")
+    got = f(a, b)
+    assert all(g.dtype == np.float16 for g in got)
+    np.testing.assert_array_equal(got[0], [[[[5, 7], [13, 15]]]])
+    want_g = np.zeros((4, 4), dtype="float16")
+    want_g[1::2, 1::2] = 1  # each window's maximum is its bottom-right element
+    np.testing.assert_array_equal(got[1][0, 0], want_g)
+    e = np.exp(b.astype("float64") - b.max())
+    np.testing.assert_allclose(got[2], e / e.sum(), rtol=RTOL16)
+
+
+def test_profiler_counts_float16_bytes_with_itemsize_2():
+    x = T.vector(dtype="float16")
+    with graphc.config.change_flags(profile_memory=True):
+        f = graphc.function([x], [T.exp(x), T.sum(x)], profile=True, mode=PY)
+    f(np.ones(1000, dtype="float16"))
+    fp = f.profile.functions[0]
+    fp.refresh()
+    by_op = {n.op_name: n for n in fp.nodes}
+    exp_node = by_op["Elemwise{exp,no_inplace}"]
+    assert exp_node.out_bytes_max == [2 * 1000]
+    assert exp_node.flops_per_call == 1000
+    assert by_op["Sum{axis=[0]}"].out_bytes_max == [2]
+    buf = io.StringIO()
+    f.profile.summary(file=buf)
+    assert "2000B" in buf.getvalue()
