@@ -115,7 +115,7 @@ class IfElse(Op):
         cond, ts = inputs[0], inputs[1 : n + 1]
         gs = []
         for g, t in zip(gouts, ts):
-            if t.dtype not in ("float32", "float64"):
+            if t.dtype not in ("float16", "float32", "float64"):
                 g = None
             gs.append(g)
         live = [k for k, g in enumerate(gs) if g is not None]

@@ -19,9 +19,10 @@ PY = graphc.Mode(linker="py", optimizer=None)
 CPY = graphc.Mode(linker="c|py", optimizer=None)
 HSET = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-# numpy's cbrt computes integers in a float as wide as needed (float16 widened to float32)
+# numpy's cbrt computes integers in a float as wide as needed (float16 widened to float32);
+# a float16 operand stays float16
 OUT_DTYPE = {
-    "float32": "float32", "float64": "float64", "bool": "float32",
+    "float16": "float16", "float32": "float32", "float64": "float64", "bool": "float32",
     "int8": "float32", "uint8": "float32", "int16": "float32", "int32": "float64",
     "int64": "float64",
 }  # fmt: skip
@@ -94,19 +95,19 @@ def test_cbrt_in_c_matches_the_numpy_loop(dtype):
 
 
 @pytest.mark.parametrize("linker", ["py", "c|py"])
-def test_float16_values_go_through_a_float32_input(linker):
-    # graphc has no float16 tensors (T.tensor(dtype="float16") raises); float16 data is
-    # widened by a float32 input, as its float16 operands are by cbrt itself
-    with pytest.raises(TypeError, match="unsupported dtype 'float16'"):
-        T.tensor(dtype="float16", shape=(None,))
+def test_float16_cbrt_runs_numpy_under_every_linker(linker):
+    # generated C has no half type: under c|py the float16 node runs its numpy perform
     if linker == "c|py" and not clinker.available():
         pytest.skip("no C compiler")
-    f = _cbrt_fn("float32", 1, graphc.Mode(linker=linker, optimizer=None))
+    f = _cbrt_fn("float16", 1, graphc.Mode(linker=linker, optimizer=None))
+    assert not any(i.is_c for i in f.linked.impls)
 
     @HSET
     @given(x=_values("float16").filter(lambda a: a.ndim == 1))
     def check(x):
-        np.testing.assert_allclose(f(x), np.cbrt(x.astype("float32")), rtol=RTOL["float32"])
+        got = f(x)
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, np.cbrt(x))
 
     check()
 

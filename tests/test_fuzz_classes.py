@@ -29,7 +29,7 @@ pytestmark = pytest.mark.fuzz
 PY = Mode(linker="py")
 CPY = Mode(linker="c|py") if c_available() else PY
 INTS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-FLOATS = ("float32", "float64")  # graphc has no float16 type; int8 -> float32 covers it
+FLOATS = ("float16", "float32", "float64")
 
 
 def _fuzz(strategy, check, n: int, seeds=()) -> None:
@@ -88,7 +88,10 @@ UNARY_FLOAT = {"exp": (T.exp, np.exp), "tanh": (T.tanh, np.tanh), "sqrt": (T.sqr
 
 DTYPE_PAIRS = st.lists(st.tuples(st.sampled_from(INTS + FLOATS), st.sampled_from(INTS + FLOATS)),
                        min_size=1, max_size=4)  # fmt: skip
-PAIR_SEEDS = ([("int64", "uint64"), ("uint64", "int8"), ("int8", "float32"), ("bool", "uint8")],)
+PAIR_SEEDS = (
+    [("int64", "uint64"), ("uint64", "int8"), ("int8", "float32"), ("bool", "uint8")],
+    [("float16", "int8"), ("int16", "float16"), ("float16", "float32"), ("uint64", "float16")],
+)
 
 
 def _grid(dtype: str, column: bool) -> np.ndarray:

@@ -51,7 +51,7 @@ def _var(value, name):
 @given(
     cond=st.sampled_from([True, False, 0, 3, 0.0, -1.5]),
     n_outs=st.integers(1, 3),
-    dtype=st.sampled_from(["float32", "float64", "int32", "bool"]),
+    dtype=st.sampled_from(["float16", "float32", "float64", "int32", "bool"]),
     shape=st.lists(st.integers(0, 3), max_size=3).map(tuple),
     seed=st.integers(0, 2**32 - 1),
 )  # fmt: skip

@@ -23,7 +23,7 @@ from graphc.tensor.subtensor import (
 from graphc.tensor.type import TensorType
 
 SETTINGS = settings(max_examples=25, deadline=None)
-DTYPES = ["float64", "float32", "int32", "int64"]
+DTYPES = ["float64", "float32", "float16", "int32", "int64"]
 
 
 def tensor_of(shape, dtype="float64", name="x", static=False):

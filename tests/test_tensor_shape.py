@@ -36,7 +36,7 @@ from graphc.tensor.basic import (
 from graphc.tensor.type import TensorType
 
 SETTINGS = settings(max_examples=25, deadline=None)
-DTYPES = ["float64", "float32", "int32", "int64", "uint8"]
+DTYPES = ["float64", "float32", "float16", "int32", "int64", "uint8"]
 
 
 def var_for(value, name="x", static=False):

@@ -234,3 +234,14 @@ def test_star_import_leaves_out_helpers(theano):
     ns: dict = {}
     exec("from theano.tensor import *", ns)
     assert not {"np", "sys", "annotations", "TYPE_CHECKING"} & set(ns)
+
+
+def test_theanos_float16_spellings_make_float16_tensors(theano):
+    import theano.tensor as T
+
+    v = T.TensorType("float16", (False,))("v")
+    m = T.tensor(dtype="float16", shape=(None, None))
+    assert v.type == GT.TensorType("float16", (None,)) and m.dtype == "float16"
+    f = theano.function([v], T.sum(v * v))
+    out = f(np.array([1.5, 2.0], dtype="float16"))
+    assert out.dtype == np.float16 and out == np.float16(6.25)

@@ -2,8 +2,9 @@
 
 Each scalar Op is a class declared here with its facts as class attributes: its numpy
 implementation (``impl``, applied to whole arrays), its output dtype (numpy 2 promotion
-rules, float16 widened to float32), its C (``libm`` or ``c_code``), its gradient
-(``gradient``, ``grad_rule``) and what it does as a reduction (``reducer``...);
+rules; float16 only from a float16 operand, else widened to float32), its C (``libm`` or
+``c_code``; none for float16), its gradient (``gradient``, ``grad_rule``) and what it does
+as a reduction (``reducer``...);
 ``Composite`` composes scalar Ops into one. The C rules of the built-in families, which the
 C linker composes into loops, are the table ``code_for_op`` in ``graphc/scalar/c_code.py``.
 """
@@ -21,9 +22,9 @@ from graphc.graph.basic import Apply, Constant, Op, Type, Variable, io_toposort
 
 DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64",
+    "float16", "float32", "float64",
 )  # fmt: skip
-FLOAT_DTYPES = ("float32", "float64")
+FLOAT_DTYPES = ("float16", "float32", "float64")
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 DISCRETE_DTYPES = ("bool", *INT_DTYPES)
 
@@ -33,10 +34,17 @@ C_TYPES = {
     "uint32": "npy_uint32", "uint64": "npy_uint64", "float32": "npy_float32",
     "float64": "npy_float64",
 }  # fmt: skip
+# float16 has no C type: generated C never sees it (see ``has_ctype``); such nodes run
+# their numpy ``perform`` under the "c|py" linker.
 
 
 def ctype(dtype: str) -> str:
     return C_TYPES[dtype]
+
+
+def has_ctype(dtype: object) -> bool:
+    """Whether generated C can hold a value of ``dtype`` (every dtype but float16)."""
+    return dtype in C_TYPES
 
 
 @functools.lru_cache(maxsize=4096)
@@ -45,8 +53,10 @@ def upcast(*dtypes: str) -> str:
     return str(np.result_type(*[np.dtype(d) for d in dtypes]))
 
 
-def _widen(dt: np.dtype) -> str:
-    return "float32" if dt == np.float16 else str(dt)
+def _widen(dt: np.dtype, in_dtypes: tuple[str, ...]) -> str:
+    """numpy's float16 result of integer operands (exp of int8) becomes float32, as in
+    Theano; a float16 operand keeps float16."""
+    return "float32" if dt == np.float16 and "float16" not in in_dtypes else str(dt)
 
 
 class ScalarType(Type):
@@ -145,7 +155,7 @@ class ScalarOp(Op):
         """One C expression of an output element from the operand expressions ``names``,
         or None (no C for these dtypes): by default the ``libm`` function for float
         outputs. graphc/scalar/c_code.py's table, when it has a rule for the class, wins."""
-        if self.libm is None or out_dtype not in FLOAT_DTYPES:
+        if self.libm is None or out_dtype not in FLOAT_DTYPES or not has_ctype(out_dtype):
             return None
         ct = ctype(out_dtype)
         fn = self.libm + "f" if out_dtype == "float32" else self.libm
@@ -184,7 +194,7 @@ def _ufunc_dtype(ufunc: Callable | None, in_dtypes: tuple[str, ...]) -> str:
     with np.errstate(all="ignore"):
         args = [np.ones((), dtype=d) for d in in_dtypes]
         out = ufunc(*args)
-    return _widen(np.asarray(out).dtype)
+    return _widen(np.asarray(out).dtype, in_dtypes)
 
 
 def _float_out(*in_dtypes: str) -> str:

@@ -24,7 +24,15 @@ from graphc.flags import config
 from graphc.graph.basic import Constant, Variable
 from graphc.graph.rules import RuleTable
 from graphc.scalar import basic as ps
-from graphc.scalar.basic import FLOAT_DTYPES, INT_DTYPES, Composite, ScalarOp, ctype, upcast
+from graphc.scalar.basic import (
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    Composite,
+    ScalarOp,
+    ctype,
+    has_ctype,
+    upcast,
+)
 
 CExprRule = Callable[[Sequence[str], Sequence[str], str], str | None]
 
@@ -385,7 +393,10 @@ def register_c_expr(*op_classes: type[ScalarOp]) -> Callable[[CExprRule], CExprR
 def c_expr(
     op: ScalarOp, names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str
 ) -> str | None:
-    """The C expression for one output element of ``op``, or None if it has none."""
+    """The C expression for one output element of ``op``, or None if it has none (no C
+    for it, or a dtype C cannot hold: float16)."""
+    if not all(has_ctype(d) for d in (*in_dtypes, out_dtype)):
+        return None
     if isinstance(op, Composite):
         if op.nout != 1:
             return None
@@ -399,7 +410,10 @@ def c_expr(
 
 def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], list[str]] | None:
     """C statements declaring one temporary per inner node, and the output expressions;
-    None if any inner Op lacks C code."""
+    None if any inner Op lacks C code or any value is float16."""
+    values = [*op.inputs, *(o for n in op.nodes for o in (*n.inputs, *n.outputs))]
+    if not all(has_ctype(v.type.dtype) for v in values):
+        return None
     expr: dict[Variable, str] = dict(zip(op.inputs, names))
     lines: list[str] = []
     for k, node in enumerate(op.nodes):

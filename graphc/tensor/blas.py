@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Apply, Op, Variable
+from graphc.scalar.basic import FLOAT_DTYPES
 from graphc.tensor.basic import _i64, reshape, shape_tuple
 from graphc.tensor.elemwise import DimShuffle, broadcast_static_shapes
 from graphc.tensor.math import cast, maximum, mul
@@ -30,7 +31,7 @@ __all__ = [
     "outer", "tensordot",
 ]  # fmt: skip
 
-_FLOATS = ("float32", "float64")
+_FLOATS = FLOAT_DTYPES
 
 
 # ------------------------------------------------------------------ BLAS helpers

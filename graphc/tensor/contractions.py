@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Apply, Op
+from graphc.scalar.basic import FLOAT_DTYPES
 from graphc.tensor.blas import dot, tensordot
 from graphc.tensor.math import cast
 from graphc.tensor.type import TensorType
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BatchedDot", "batched_dot", "dot", "tensordot"]  # dot and tensordot re-exported
 
-_FLOATS = ("float32", "float64")
+_FLOATS = FLOAT_DTYPES
 
 
 class BatchedDot(Op):

@@ -46,7 +46,7 @@ def _flat_or(x: TensorLike, axis: int | Sequence[int] | None):
 
 
 def _float(x) -> bool:
-    return x.dtype in ("float32", "float64")
+    return x.dtype in ("float16", "float32", "float64")
 
 
 # ------------------------------------------------------------------ sort / argsort

@@ -138,7 +138,8 @@ class CAReduce(Op):
     Sums and products have Theano's dtype rules: ``dtype`` is the output dtype (default:
     the input's, with booleans and integers narrower than 64 bits widened to int64 /
     uint64) and ``acc_dtype`` the accumulator's (default: at least int64 / uint64 for
-    integers and float64 for floats, so float32 sums accumulate in float64). What a scalar
+    integers, float32 for float16 and float64 for float32: a float16 sum returns float16 as
+    numpy's, accumulated in float32). What a scalar
     Op does as a reduction is a fact of its class (``ScalarOp.reducer``, ``reduce_name``,
     ``reduce_accumulates``, ``reduce_dtype``, ``identity``)."""
 
@@ -146,7 +147,7 @@ class CAReduce(Op):
 
     _acc_default = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
                     "uint8": "uint64", "uint16": "uint64", "uint32": "uint64",
-                    "float32": "float64"}  # fmt: skip
+                    "float16": "float32", "float32": "float64"}  # fmt: skip
 
     def __init__(
         self,
@@ -483,6 +484,9 @@ def mean(
         return s / cast(_count(x, axes), n_dt)
     out_dt = x.dtype if x.dtype in ps.FLOAT_DTYPES else "float64"
     out_dt = out_dt if dtype is None else str(np.dtype(dtype))
+    if out_dt == "float16":  # as numpy: sum and divide in float32 (a count may pass 65504)
+        s = sum(x, axis=axes, keepdims=keepdims, dtype="float32")
+        return cast(s / cast(_count(x, axes), "float32"), out_dt)
     if acc_dtype is None and x.dtype not in ps.FLOAT_DTYPES:
         acc_dtype = "float64"  # as numpy's mean: an int64 sum can wrap
     s = sum(x, axis=axes, keepdims=keepdims, dtype=out_dt, acc_dtype=acc_dtype)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphc.graph.basic import Apply, Constant, Op, Variable
-from graphc.scalar.basic import Second
+from graphc.scalar.basic import FLOAT_DTYPES, Second
 from graphc.tensor import math as tm
 from graphc.tensor.basic import arange
 from graphc.tensor.elemwise import DimShuffle, Elemwise
@@ -28,7 +28,7 @@ __all__ = [
     "softmax", "softplus",
 ]  # fmt: skip
 
-_FLOATS = ("float32", "float64")
+_FLOATS = FLOAT_DTYPES
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 

@@ -131,7 +131,7 @@ def _careduce(node: Apply, eval_points: list[Variable | None]):
     (x,) = node.inputs
     (z,) = node.outputs
     sop = op.scalar_op
-    if v is None or z.dtype not in ("float32", "float64"):
+    if v is None or z.dtype not in ps.FLOAT_DTYPES:
         return [None]
     if isinstance(sop, ps.Add):
         return linear_in(0)(node, eval_points)

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 def _constant(value, dtype: DTypeLike | None = None) -> TensorConstant:
     """A TensorConstant that keeps the value's ndim (a 0-d value stays 0-d)."""
     arr = np.array(value, dtype=dtype)
-    if arr.dtype == np.float16:
-        arr = arr.astype("float32")
     arr.setflags(write=False)
     shape = tuple(1 if s == 1 else None for s in arr.shape)
     return TensorConstant(TensorType(str(arr.dtype), shape), arr)

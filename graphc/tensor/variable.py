@@ -403,8 +403,6 @@ def constant(
     arr = np.asarray(x, dtype=dtype)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"cannot make a tensor constant from {type(x).__name__} {x!r:.50}")
-    if arr.dtype == np.float16:
-        arr = arr.astype("float32")
     arr = np.array(arr, order="C", copy=True)  # ascontiguousarray would make 0-d into 1-d
     arr.setflags(write=False)
     shape = tuple(1 if s == 1 else None for s in arr.shape)

@@ -78,6 +78,15 @@ def register_c(*op_classes: type) -> Callable[[CGenerator], CGenerator]:
 
 
 def c_code_for(node: Apply) -> CThunkCode | None:
-    """The C for ``node``, or None when it must run in Python."""
+    """The C for ``node``, or None when it must run in Python: no generator, the generator
+    declines, or the node reads or writes float16 (generated C has no half type, so such
+    a node always runs its numpy ``perform``)."""
+    if has_float16(node):
+        return None
     gen = generator_for(node.op)
     return None if gen is None else gen(node)
+
+
+def has_float16(node: Apply) -> bool:
+    """Whether an input or output of ``node`` is a float16 tensor or scalar."""
+    return any(getattr(v.type, "dtype", None) == "float16" for v in (*node.inputs, *node.outputs))

@@ -167,7 +167,9 @@ class Pool(_PoolOp):
     def make_node(self, x: Variable) -> Apply:
         x = self._check(x)
         if self.mode != "max" and x.dtype not in ("float32", "float64"):
-            raise TypeError(f"{self}: {self.mode} pooling needs a float input, got {x.type}")
+            raise TypeError(
+                f"{self}: {self.mode} pooling needs a float32 or float64 input, got {x.type}"
+            )
         return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + (None, None))()])
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]):
