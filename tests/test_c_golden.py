@@ -26,7 +26,7 @@ import graphc.tensor as T
 from graphc.linker import c_available
 from graphc.linker.blas_lib import blas_library
 from graphc.linker.c import gen_blas
-from graphc.linker.c.registry import c_code_for
+from graphc.linker.c.generators import c_code_for
 from graphc.scalar import basic as ps
 from graphc.tensor import blas, nnet
 from graphc.tensor.elemwise import Elemwise

@@ -1,6 +1,6 @@
 """The "c|py" linker: one C module per function, Python ``perform`` for the other nodes.
 
-For each node of the schedule the registry (:func:`graphc.linker.c.registry.c_code_for`)
+For each node of the schedule the registry (:func:`graphc.linker.c.generators.c_code_for`)
 says whether it has C. All C nodes of a function go into ONE translation unit (identical
 thunks and support code are emitted once), compiled through the compile cache; its module
 exposes ``thunks()``, a tuple of ``"graphc.thunk"`` capsules. Without a compiler every node
@@ -27,7 +27,8 @@ from graphc.import_clock import imports_ns
 from graphc.linker.base import InnerCompiler, Linked, NodeImpl, link, py_impl
 from graphc.linker.blas_threads import coordinate
 from graphc.linker.c.common import c_string
-from graphc.linker.c.registry import CThunkCode, c_code_for
+from graphc.linker.c.generators import c_code_for
+from graphc.linker.c.registry import CThunkCode
 from graphc.linker.cache import CacheError, get_cache
 from graphc.linker.compiler import Compiler, CompilerUnavailable, find_compiler
 from graphc.tensor.type import TensorType

@@ -23,7 +23,6 @@ Inputs are borrowed, never NULL, and must never be written to unless the Op decl
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,44 +46,11 @@ class CThunkCode:
 CGenerator = Callable[[Apply], CThunkCode | None]
 _GENERATORS: RuleTable[CGenerator] = RuleTable("C generator")
 
-# The generator modules, one per Op family (each registers its generators here when
-# imported): the table is complete once they are loaded, which every lookup does first.
-GENERATOR_MODULES = (
-    "gen_blas", "gen_conv", "gen_dimshuffle", "gen_elemwise", "gen_mrg", "gen_nnet",
-    "gen_pool", "gen_random", "gen_reduce", "gen_shape",
-)  # fmt: skip
-_loaded = False
-
-
-def load_generators() -> None:
-    """Import every module of ``GENERATOR_MODULES`` (once)."""
-    global _loaded
-    if not _loaded:
-        for mod in GENERATOR_MODULES:
-            importlib.import_module(f"graphc.linker.c.{mod}")
-        _loaded = True
-
-
-def generator_for(op: object) -> CGenerator | None:
-    """The generator registered for ``op``'s class (or a base), or None."""
-    load_generators()
-    return _GENERATORS.get(op)
-
 
 def register_c(*op_classes: type) -> Callable[[CGenerator], CGenerator]:
     """Decorator: ``@register_c(Elemwise) def gen(node) -> CThunkCode | None``."""
 
     return _GENERATORS.register(*op_classes)
-
-
-def c_code_for(node: Apply) -> CThunkCode | None:
-    """The C for ``node``, or None when it must run in Python: no generator, the generator
-    declines, or the node reads or writes float16 (generated C has no half type, so such
-    a node always runs its numpy ``perform``)."""
-    if has_float16(node):
-        return None
-    gen = generator_for(node.op)
-    return None if gen is None else gen(node)
 
 
 def has_float16(node: Apply) -> bool:
