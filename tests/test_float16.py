@@ -283,8 +283,8 @@ def test_profiler_counts_float16_bytes_with_itemsize_2():
     with graphc.config.change_flags(profile_memory=True):
         f = graphc.function([x], [T.exp(x), T.sum(x)], profile=True, mode=PY)
     f(np.ones(1000, dtype="float16"))
+    f.profile.refresh()
     fp = f.profile.functions[0]
-    fp.refresh()
     by_op = {n.op_name: n for n in fp.nodes}
     exp_node = by_op["Elemwise{exp,no_inplace}"]
     assert exp_node.out_bytes_max == [2 * 1000]

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graphc.compile.function import function
-from graphc.graph.basic import Apply, Op, Variable, evaluate, io_toposort
+from graphc.graph.basic import Apply, Op, Variable, io_toposort
 from graphc.linker.base import CompiledStep, StepClock
 from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.shape import Shape_i, shape
@@ -290,6 +290,7 @@ class _Runner:
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
         self._twin: Any = None  # the VM of that loop's trial step (see _trial_vm)
+        self._shape_fn: Any = None  # the step's output shapes, when that trial step fails
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -423,9 +424,12 @@ class _Runner:
                 return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
             except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
                 pass
-            try:  # by the reference evaluator: nothing is compiled during a call
-                inner = self.op.inner
-                shapes = evaluate([shape(o) for o in outs], dict(zip(inner.inputs, args)))
+            try:  # the shapes as the step graph infers them, without computing the outputs
+                # (the only compile a call can make: a loop of no step whose trial step fails)
+                if self._shape_fn is None:
+                    self._shape_fn = function(self.op.inner.inputs, [shape(o) for o in outs],
+                                              on_unused_input="ignore")  # fmt: skip
+                shapes = self._shape_fn(*args)
                 return [tuple(int(d) for d in sh) for sh in shapes]
             except Exception:  # noqa: BLE001 - nor is shape inference on dummy values
                 types: list[Any] = [o.type for o in outs]
