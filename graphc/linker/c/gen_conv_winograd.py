@@ -186,4 +186,3 @@ done:
     return rc;
 }
 """
-
