@@ -87,6 +87,58 @@ static int graphc_pool_check(PyArrayObject *a, int nd, const npy_intp *dims, con
 """
 
 _TYPED = r"""
+/* Max pooling, or (kind 1) its gradient, over windows that tile the input: no padding,
+   stride = window, every window whole (the rows and columns past the last are left to the
+   caller). One pass along each row pair for 2x2 windows, the most common. */
+static void graphc_pool_tiled_REAL(int kind, const REAL *restrict x, const REAL *restrict mx,
+                                   const REAL *restrict gz, REAL *restrict o,
+                                   const graphc_pool_geom *g) {
+    const npy_intp wh = g->wh, ww = g->ww, w = g->w, ow = g->ow;
+    for (npy_intp l = 0; l < g->lead; l++)
+        for (npy_intp i = 0; i < g->oh; i++) {
+            const REAL *xr = x + (l * g->h + i * wh) * w;
+            const npy_intp q = (l * g->oh + i) * ow;
+            REAL *gr = o + (l * g->h + i * wh) * w;
+            if (kind == 0 && wh == 2 && ww == 2) {
+                for (npy_intp j = 0; j < ow; j++) {
+                    REAL acc = xr[2 * j];
+                    const REAL b = xr[2 * j + 1], c = xr[w + 2 * j], d = xr[w + 2 * j + 1];
+                    if (b > acc || b != b) acc = b;
+                    if (c > acc || c != c) acc = c;
+                    if (d > acc || d != d) acc = d;
+                    o[q + j] = acc;
+                }
+            } else if (kind == 0) {
+                for (npy_intp j = 0; j < ow; j++) {
+                    REAL acc = -(REAL)INFINITY;
+                    for (npy_intp a = 0; a < wh; a++)
+                        for (npy_intp b = 0; b < ww; b++) {
+                            const REAL v = xr[a * w + j * ww + b];
+                            if (v > acc || v != v) acc = v;
+                        }
+                    o[q + j] = acc;
+                }
+            } else if (wh == 2 && ww == 2) {
+                for (npy_intp j = 0; j < ow; j++) {
+                    const REAL m = mx[q + j], d = gz[q + j];
+                    gr[2 * j] = xr[2 * j] == m ? d : (REAL)0;
+                    gr[2 * j + 1] = xr[2 * j + 1] == m ? d : (REAL)0;
+                    gr[w + 2 * j] = xr[w + 2 * j] == m ? d : (REAL)0;
+                    gr[w + 2 * j + 1] = xr[w + 2 * j + 1] == m ? d : (REAL)0;
+                }
+            } else {
+                for (npy_intp j = 0; j < ow; j++) {
+                    const REAL m = mx[q + j], d = gz[q + j];
+                    for (npy_intp a = 0; a < wh; a++)
+                        for (npy_intp b = 0; b < ww; b++) {
+                            const npy_intp k = a * w + j * ww + b;
+                            gr[k] = xr[k] == m ? d : (REAL)0;
+                        }
+                }
+            }
+        }
+}
+
 /* kind 0: Pool(x); 1: MaxPoolGrad(x, maxout, gz); 2: AveragePoolGrad(x, gz). */
 static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, int mode,
                             int ignore_border, npy_intp wh, npy_intp ww, npy_intp sh,
@@ -116,9 +168,13 @@ static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, 
         const REAL *gz = G ? (const REAL *)PyArray_DATA(G) : NULL;
         REAL *o = (REAL *)PyArray_DATA(out);
         const npy_intp plane = g.h * g.w, oplane = g.oh * g.ow;
+        const int tiled = mode == 0 && kind != 2 && g.ph == 0 && g.pw == 0 && g.sh == g.wh &&
+                          g.sw == g.ww && g.oh * g.wh <= g.h && g.ow * g.ww <= g.w;
         Py_BEGIN_ALLOW_THREADS
-        if (kind != 0) memset(o, 0, (size_t)PyArray_NBYTES(out));
-        for (npy_intp l = 0; l < g.lead; l++) {
+        if (kind != 0 && !(tiled && g.oh * g.wh == g.h && g.ow * g.ww == g.w))
+            memset(o, 0, (size_t)PyArray_NBYTES(out));
+        if (tiled) graphc_pool_tiled_REAL(kind, x, mx, gz, o, &g);
+        for (npy_intp l = 0; l < g.lead && !tiled; l++) {
             const REAL *xl = x + l * plane;
             REAL *gl = o + l * plane;
             for (npy_intp i = 0; i < g.oh; i++)
