@@ -37,7 +37,7 @@ C_CHUNK_BYTES = 1 << 20
 # Images of at least C_BATCH_BELOW output positions go one at a time: the products then
 # read and write the images' own planes, with no copy between them and a chunk's matrix.
 C_BATCH_BELOW = 256
-# Winograd F(2x2, 3x3) (graphc/linker/c/gen_conv_winograd.py) runs 3x3 stride-1 undilated
+# Winograd F(2x2, 3x3) (graphc/linker/c/winograd.py) runs 3x3 stride-1 undilated
 # forward and input-gradient convolutions of at least WINO_MIN_CHANNELS channels on each
 # side (fewer make the 16 products too thin for the transforms to pay), in chunks of tiles
 # whose transformed inputs and products fit WINO_BYTES (in L2 beside the filters).
@@ -187,7 +187,7 @@ class _ConvOp(Op):
 
     @staticmethod
     def _wino_scratch(node: Apply, n: int, ci: int, fo: int, oh: int, ow: int) -> int:
-        """Winograd's scratch (gen_conv_winograd.py): the filters as a matrix and
+        """Winograd's scratch (winograd.py): the filters as a matrix and
         transformed, one chunk of tile rows' transformed inputs and products, two rows."""
         size = _itemsize(node)
         tw, rows = (ow + 1) // 2, n * ((oh + 1) // 2)

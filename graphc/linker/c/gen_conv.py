@@ -25,7 +25,7 @@ from graphc.linker.c.common import (
     typed_template,
 )
 from graphc.linker.c.gen_blas import HELPERS, loader
-from graphc.linker.c.gen_conv_winograd import WINOGRAD, WINOGRAD_TYPED
+from graphc.linker.c.winograd import WINOGRAD, WINOGRAD_TYPED
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor.conv import (
     C_BATCH_BELOW,
