@@ -15,8 +15,10 @@ is 500 000 scipy calls per pass for layer 2 (minutes), so PyTensor runs layer 2 
 
 ``--ops`` times the convolution and its two gradients one by one on LeNet's layers and on
 VGG-like 3x3 layers (64 to 64 channels, batch 32, 32x32 and 56x56), float32 and float64,
-beside Theano's CorrMM (PyTensor 2.8 still has it: ``pytensor.tensor.nnet``; a newer
-PyTensor is left out) and JAX, medians and IQR of interleaved runs.
+beside Theano's CorrMM (from PyTensor <= 2.8's ``pytensor.tensor.nnet``, else from Theano
+0.8.2 itself in a worker process of the venv ``scripts/theano_reference.sh`` makes,
+``$THEANO_VENV``; left out when neither is there) and JAX, medians and IQR of interleaved
+runs.
 """
 
 from __future__ import annotations
@@ -286,8 +288,8 @@ def jax_ops(x_shape, w_shape, border, dtype) -> tuple:
 
 def op_run(repeat: int, which: list[str], dtypes=("float32", "float64"), layers=None) -> dict:
     """``{"<layer>, <op>, <dtype>": {candidate: (median seconds, IQR / median)}}``: graphc,
-    ``corrmm`` (where PyTensor still has it) and ``jax``, interleaved; each candidate's
-    results are checked against graphc's first."""
+    ``corrmm`` (where PyTensor <= 2.8 or Theano 0.8.2's venv is there) and ``jax``,
+    interleaved; each candidate's results are checked against graphc's first."""
     if "jax" in which:
         import jax
 
