@@ -87,6 +87,17 @@ static int graphc_pool_check(PyArrayObject *a, int nd, const npy_intp *dims, con
 """
 
 _TYPED = r"""
+/* d where x == m, else 0, without a branch (a compare and a mask: the gradient's test of
+   every input value against its window's maximum is unpredictable). */
+static inline REAL graphc_pick_REAL(REAL x, REAL m, REAL d) {
+    UBITS bits;
+    const UBITS mask = (UBITS)0 - (UBITS)(x == m);
+    memcpy(&bits, &d, sizeof bits);
+    bits &= mask;
+    memcpy(&d, &bits, sizeof bits);
+    return d;
+}
+
 /* Max pooling, or (kind 1) its gradient, over windows that tile the input: no padding,
    stride = window, every window whole (the rows and columns past the last are left to the
    caller). One pass along each row pair for 2x2 windows, the most common. */
@@ -121,10 +132,10 @@ static void graphc_pool_tiled_REAL(int kind, const REAL *restrict x, const REAL 
             } else if (wh == 2 && ww == 2) {
                 for (npy_intp j = 0; j < ow; j++) {
                     const REAL m = mx[q + j], d = gz[q + j];
-                    gr[2 * j] = xr[2 * j] == m ? d : (REAL)0;
-                    gr[2 * j + 1] = xr[2 * j + 1] == m ? d : (REAL)0;
-                    gr[w + 2 * j] = xr[w + 2 * j] == m ? d : (REAL)0;
-                    gr[w + 2 * j + 1] = xr[w + 2 * j + 1] == m ? d : (REAL)0;
+                    gr[2 * j] = graphc_pick_REAL(xr[2 * j], m, d);
+                    gr[2 * j + 1] = graphc_pick_REAL(xr[2 * j + 1], m, d);
+                    gr[w + 2 * j] = graphc_pick_REAL(xr[w + 2 * j], m, d);
+                    gr[w + 2 * j + 1] = graphc_pick_REAL(xr[w + 2 * j + 1], m, d);
                 }
             } else {
                 for (npy_intp j = 0; j < ow; j++) {
@@ -132,7 +143,7 @@ static void graphc_pool_tiled_REAL(int kind, const REAL *restrict x, const REAL 
                     for (npy_intp a = 0; a < wh; a++)
                         for (npy_intp b = 0; b < ww; b++) {
                             const npy_intp k = a * w + j * ww + b;
-                            gr[k] = xr[k] == m ? d : (REAL)0;
+                            gr[k] = graphc_pick_REAL(xr[k], m, d);
                         }
                 }
             }
@@ -209,7 +220,7 @@ static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, 
 
 
 def _typed(dtype: str) -> str:
-    return typed_template(_TYPED, dtype)
+    return typed_template(_TYPED, dtype, UBITS="npy_uint64" if dtype == "float64" else "npy_uint32")
 
 
 _KIND: dict[type, int] = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}
