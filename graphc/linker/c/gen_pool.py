@@ -1,5 +1,8 @@
 """C for Pool, MaxPoolGrad and AveragePoolGrad: direct loops over the pooling windows.
 
+Max pooling over windows that tile the input (no padding, stride = window, the usual 2x2)
+and its gradient go row by row with no per-window clipping (``graphc_pool_tiled``).
+
 Each window is clipped as in the numpy code: to the zero-padded input for the divisor of
 ``average_inc_pad``, to the real input for everything else. float32 and float64; other
 dtypes run the Ops' Python code.
