@@ -25,8 +25,8 @@ from graphc.linker.c.common import (
     typed_template,
 )
 from graphc.linker.c.gen_blas import HELPERS, loader
-from graphc.linker.c.winograd import WINOGRAD, WINOGRAD_TYPED
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.linker.c.winograd import WINOGRAD, WINOGRAD_TYPED
 from graphc.tensor.conv import (
     C_BATCH_BELOW,
     C_CHUNK_BYTES,
