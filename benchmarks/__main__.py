@@ -745,7 +745,7 @@ def conv_ops(peers, quick) -> list[Result]:
 
     dtypes = ("float32",) if quick else ("float32", "float64")
     results = op_run(3 if quick else 5, sorted(peers), dtypes)
-    note = "corrmm: Theano's CorrMM, where PyTensor <= 2.8 is installed"
+    note = "corrmm: Theano's CorrMM (PyTensor <= 2.8, else the Theano 0.8.2 venv)"
     return [
         Result(
             label,

@@ -15,13 +15,22 @@ is 500 000 scipy calls per pass for layer 2 (minutes), so PyTensor runs layer 2 
 
 ``--ops`` times the convolution and its two gradients one by one on LeNet's layers and on
 VGG-like 3x3 layers (64 to 64 channels, batch 32, 32x32 and 56x56), float32 and float64,
-beside Theano's CorrMM (PyTensor 2.8 still has it: ``pytensor.tensor.nnet``; a newer
-PyTensor is left out) and JAX, medians and IQR of interleaved runs.
+beside Theano's CorrMM (from PyTensor <= 2.8's ``pytensor.tensor.nnet``, else from Theano
+0.8.2 itself in a worker process of the venv ``scripts/theano_reference.sh`` makes,
+``$THEANO_VENV``; left out when neither is there) and JAX, medians and IQR of interleaved
+runs.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -185,6 +194,78 @@ def corrmm_ops(x_shape, w_shape, border, dtype) -> tuple:
     return fns
 
 
+THEANO_VENV = Path(os.environ.get("THEANO_VENV", Path.home() / ".cache/graphc/theano-0.8.2"))
+
+
+class _Worker:
+    """A ``benchmarks/corrmm_worker.py`` process under the Theano 0.8.2 venv."""
+
+    live: list[subprocess.Popen] = []
+    dirs: list[Path] = []
+
+    def __init__(self, build: list):
+        python = THEANO_VENV / "bin" / "python"
+        if not (python.exists() and (THEANO_VENV / "theanorc").exists()):
+            raise ImportError(
+                f"no Theano 0.8.2 venv at {THEANO_VENV} (scripts/theano_reference.sh)"
+            )
+        self.tmp = Path(tempfile.mkdtemp(prefix="graphc-corrmm-"))
+        _Worker.dirs.append(self.tmp)
+        env = dict(os.environ, THEANORC=str(THEANO_VENV / "theanorc"))
+        # its own compile directory: the shared venv is only read
+        env["THEANO_FLAGS"] = f"base_compiledir={Path('build/theano-corrmm').resolve()}"
+        worker = Path(__file__).with_name("corrmm_worker.py")
+        self.proc = subprocess.Popen([str(python), str(worker)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, text=True)  # fmt: skip
+        _Worker.live.append(self.proc)
+        self.ask({"build": build})
+        self.sent: dict[int, tuple] = {}
+
+    def ask(self, req: dict) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        if not self.proc.stdout.readline():
+            raise RuntimeError("the CorrMM worker exited (see its stderr)")
+
+    def call(self, op: int, *args: np.ndarray):
+        """Run op on args; the result only on the first call with these args."""
+        if self.sent.get(op) != tuple(map(id, args)):
+            paths = [str(self.tmp / f"{op}-{i}.npy") for i in range(len(args))]
+            for path, a in zip(paths, args):
+                np.save(path, a)
+            self.ask({"args": [op, *paths]})
+            self.sent[op] = tuple(map(id, args))
+            out = str(self.tmp / f"{op}-out.npy")
+            self.ask({"run": op, "out": out})
+            return np.load(out)
+        self.ask({"run": op, "out": None})
+        return None
+
+
+@atexit.register
+def _stop_workers() -> None:
+    for proc in _Worker.live:
+        proc.kill()
+    for tmp in _Worker.dirs:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def corrmm_theano_ops(x_shape, w_shape, border, dtype) -> tuple:
+    """The same three with Theano 0.8.2's CorrMM, in a worker process of its venv (each
+    call's time includes a pipe round trip, tens of microseconds): ImportError without it."""
+    worker = _Worker([list(x_shape), list(w_shape), border, dtype])
+    return tuple(lambda *a, op=op: worker.call(op, *a) for op in range(3))
+
+
+def corrmm_any_ops(x_shape, w_shape, border, dtype) -> tuple:
+    """CorrMM from PyTensor <= 2.8, else from Theano 0.8.2's venv."""
+    try:
+        return corrmm_ops(x_shape, w_shape, border, dtype)
+    except ImportError:
+        return corrmm_theano_ops(x_shape, w_shape, border, dtype)
+
+
 def jax_ops(x_shape, w_shape, border, dtype) -> tuple:
     """The same three with ``lax.conv_general_dilated`` and its VJPs, jitted."""
     import jax
@@ -207,20 +288,20 @@ def jax_ops(x_shape, w_shape, border, dtype) -> tuple:
 
 def op_run(repeat: int, which: list[str], dtypes=("float32", "float64"), layers=None) -> dict:
     """``{"<layer>, <op>, <dtype>": {candidate: (median seconds, IQR / median)}}``: graphc,
-    ``corrmm`` (where PyTensor still has it) and ``jax``, interleaved; each candidate's
-    results are checked against graphc's first."""
+    ``corrmm`` (where PyTensor <= 2.8 or Theano 0.8.2's venv is there) and ``jax``,
+    interleaved; each candidate's results are checked against graphc's first."""
     if "jax" in which:
         import jax
 
         jax.config.update("jax_enable_x64", True)
-    builders = {"graphc": graphc_ops, "corrmm": corrmm_ops, "jax": jax_ops}
+    builders = {"graphc": graphc_ops, "corrmm": corrmm_any_ops, "jax": jax_ops}
     rng = np.random.default_rng(0)
     results = {}
     for dtype in dtypes:
         for label in layers or OP_LAYERS:
             x_shape, w_shape, border = OP_LAYERS[label]
             cands = {}
-            for name in ["graphc", *(["corrmm"] if "pytensor" in which else []), *which]:
+            for name in ["graphc", "corrmm", *which]:
                 if name in builders and name not in cands:
                     try:
                         cands[name] = builders[name](x_shape, w_shape, border, dtype)

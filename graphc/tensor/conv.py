@@ -37,6 +37,12 @@ C_CHUNK_BYTES = 1 << 20
 # Images of at least C_BATCH_BELOW output positions go one at a time: the products then
 # read and write the images' own planes, with no copy between them and a chunk's matrix.
 C_BATCH_BELOW = 256
+# Winograd F(2x2, 3x3) (graphc/linker/c/winograd.py) runs 3x3 stride-1 undilated
+# forward and input-gradient convolutions of at least WINO_MIN_CHANNELS channels on each
+# side (fewer make the 16 products too thin for the transforms to pay), in chunks of tiles
+# whose transformed inputs and products fit WINO_BYTES (in L2 beside the filters).
+WINO_BYTES = 1 << 20
+WINO_MIN_CHANNELS = 4
 _MODES = ("valid", "full", "half")
 
 
@@ -171,6 +177,24 @@ class _ConvOp(Op):
         cols = batch * positions
         return (taps * cols + f * cols + f * taps) * size
 
+    def _winograd(self, ci: int, fo: int, k_shape: Sequence[int], transposed: bool) -> bool:
+        """Whether the C runs this forward (or, ``transposed``, input-gradient) convolution
+        with Winograd F(2x2, 3x3) (the rule of gen_conv.c's ``graphc_conv_wino_ok``)."""
+        if tuple(k_shape) != (3, 3) or self.subsample != (1, 1) or self.filter_dilation != (1, 1):
+            return False
+        pads = _pads(self.border_mode, k_shape, self.filter_dilation)
+        return min(ci, fo) >= WINO_MIN_CHANNELS and (not transposed or max(pads) <= 2)
+
+    @staticmethod
+    def _wino_scratch(node: Apply, n: int, ci: int, fo: int, oh: int, ow: int) -> int:
+        """Winograd's scratch (winograd.py): the filters as a matrix and
+        transformed, one chunk of tile rows' transformed inputs and products, two rows."""
+        size = _itemsize(node)
+        tw, rows = (ow + 1) // 2, n * ((oh + 1) // 2)
+        chunk = min(max(WINO_BYTES // (16 * (ci + fo) * tw * size), 1), max(rows, 1)) * tw
+        values = 9 * fo * ci + 16 * fo * ci + 16 * (ci * chunk + 16 + fo * chunk + 16)
+        return (values + 8 * (2 * tw + 2)) * size
+
     def _shape_error(self, what: str, in_hw: Sequence[int], k_shape: Sequence[int]):
         return ValueError(
             f"{self}: {what}: input {tuple(in_hw)} with filters {tuple(k_shape)} gives no output "
@@ -235,6 +259,8 @@ class Conv2d(_ConvOp):
         """Bytes of scratch one call allocates besides its output (im2col columns)."""
         (_, c, _, _), (f, _, kh, kw) = input_shapes
         n, _, oh, ow = output_shapes[0]
+        if c_impl and self._winograd(c, f, (kh, kw), transposed=False):
+            return self._wino_scratch(node, n, c, f, oh, ow)
         return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl)
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
@@ -339,6 +365,9 @@ class Conv2dGradInputs(_ConvOp):
         """Bytes of scratch one call allocates besides its output: the column gradient
         (and in numpy the padded input gradient)."""
         (f, c, kh, kw), (n, _, oh, ow), _ = input_shapes
+        if c_impl and self._winograd(c, f, (kh, kw), transposed=True):
+            _, _, h, w = output_shapes[0]
+            return self._wino_scratch(node, n, f, c, h, w)
         cols = self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl)
         if c_impl:
             return cols

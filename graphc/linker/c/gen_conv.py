@@ -26,6 +26,7 @@ from graphc.linker.c.common import (
 )
 from graphc.linker.c.gen_blas import HELPERS, loader
 from graphc.linker.c.registry import CThunkCode, register_c
+from graphc.linker.c.winograd import WINOGRAD, WINOGRAD_TYPED
 from graphc.tensor.conv import (
     C_BATCH_BELOW,
     C_CHUNK_BYTES,
@@ -120,6 +121,16 @@ static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_in
     npy_intp r = CHUNK_BYTES / (one > 0 ? one : 1);
     if (r > oh) r = oh;
     return r < 1 ? 1 : r;
+}
+
+/* Whether Winograd F(2x2, 3x3) runs this convolution (kind 0) or input gradient (kind 1):
+   3x3 filters, stride 1, no dilation, enough channels, and for the gradient a padding of
+   at most 2 (the transposed convolution's padding is 2 - pad). */
+static int graphc_conv_wino_ok(const graphc_conv_geom *g, int kind) {
+    if (g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1)
+        return 0;
+    if (g->c < WINO_MIN_CHANNELS || g->f < WINO_MIN_CHANNELS) return 0;
+    return kind == 0 || (kind == 1 && g->ph <= 2 && g->pw <= 2);
 }
 
 /* Whether BLAS (graphc_bint dimensions) can take this geometry; sets ValueError if not. */
@@ -256,6 +267,23 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     out = graphc_out_array(slot, 4, dims, TYPENUM);
     if (out == NULL) goto done;
     REAL *o = (REAL *)PyArray_DATA(out);
+    if (kind != 2 && graphc_conv_wino_ok(&g, kind)) {
+        wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
+        if (wmat == NULL) goto done;
+        /* the input gradient: the output gradient correlated with the filters turned 180
+           degrees, their channel axes swapped, padded by 2 - pad */
+        const graphc_wino_geom wg = kind == 0
+            ? (graphc_wino_geom){g.n, g.c, g.h, g.w, g.f, g.oh, g.ow, g.ph, g.pw}
+            : (graphc_wino_geom){g.n, g.f, g.oh, g.ow, g.c, g.h, g.w, 2 - g.ph, 2 - g.pw};
+        const REAL *src = (const REAL *)PyArray_DATA(kind == 0 ? A : B);
+        int wrc;
+        Py_BEGIN_ALLOW_THREADS
+        wrc = kind == 0 ? graphc_wino_REAL(src, wmat, ckk, 9, 0, o, &wg)
+                        : graphc_wino_REAL(src, wmat, 9, ckk, 1, o, &wg);
+        Py_END_ALLOW_THREADS
+        if (wrc < 0) { PyErr_NoMemory(); goto done; }
+        goto stored;
+    }
     const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
     /* one image a chunk: its output rows in tiles of `rt` rows */
     const npy_intp rt = batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL));
@@ -322,11 +350,12 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (kind == 0 && (F == 0 || K == 0)) memset(o, 0, (size_t)(g.n * g.f * p) * sizeof(REAL));
         Py_END_ALLOW_THREADS
     }
+stored:
 """ + store_out_epilogue(("A", "B"), ("cols", "mid", "wmat", "gw"))
 
 
 def _typed(dtype: str) -> str:
-    return typed_template(_TYPED, dtype, GEMM=_GEMM[dtype])
+    return typed_template(WINOGRAD_TYPED + _TYPED, dtype, GEMM=_GEMM[dtype])
 
 
 def _border(border_mode: str | tuple[int, int]) -> tuple[int, int, int]:
@@ -354,7 +383,7 @@ def gen_conv(node: Apply) -> CThunkCode | None:
     )
     return CThunkCode(
         body=body,
-        support=(COMMON, loader(), HELPERS, _CHUNK, _GEOMETRY, _typed(dtype)),
+        support=(COMMON, loader(), HELPERS, _CHUNK, WINOGRAD, _GEOMETRY, _typed(dtype)),
         init=("if (graphc_blas_load() < 0) FAIL;",),
         key=(op, tuple(i.type for i in node.inputs)),
     )

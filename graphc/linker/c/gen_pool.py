@@ -1,5 +1,8 @@
 """C for Pool, MaxPoolGrad and AveragePoolGrad: direct loops over the pooling windows.
 
+Max pooling over windows that tile the input (no padding, stride = window, the usual 2x2)
+and its gradient go row by row with no per-window clipping (``graphc_pool_tiled``).
+
 Each window is clipped as in the numpy code: to the zero-padded input for the divisor of
 ``average_inc_pad``, to the real input for everything else. float32 and float64; other
 dtypes run the Ops' Python code.
@@ -87,6 +90,69 @@ static int graphc_pool_check(PyArrayObject *a, int nd, const npy_intp *dims, con
 """
 
 _TYPED = r"""
+/* d where x == m, else 0, without a branch (a compare and a mask: the gradient's test of
+   every input value against its window's maximum is unpredictable). */
+static inline REAL graphc_pick_REAL(REAL x, REAL m, REAL d) {
+    UBITS bits;
+    const UBITS mask = (UBITS)0 - (UBITS)(x == m);
+    memcpy(&bits, &d, sizeof bits);
+    bits &= mask;
+    memcpy(&d, &bits, sizeof bits);
+    return d;
+}
+
+/* Max pooling, or (kind 1) its gradient, over windows that tile the input: no padding,
+   stride = window, every window whole (the rows and columns past the last are left to the
+   caller). One pass along each row pair for 2x2 windows, the most common. */
+static void graphc_pool_tiled_REAL(int kind, const REAL *restrict x, const REAL *restrict mx,
+                                   const REAL *restrict gz, REAL *restrict o,
+                                   const graphc_pool_geom *g) {
+    const npy_intp wh = g->wh, ww = g->ww, w = g->w, ow = g->ow;
+    for (npy_intp l = 0; l < g->lead; l++)
+        for (npy_intp i = 0; i < g->oh; i++) {
+            const REAL *xr = x + (l * g->h + i * wh) * w;
+            const npy_intp q = (l * g->oh + i) * ow;
+            REAL *gr = o + (l * g->h + i * wh) * w;
+            if (kind == 0 && wh == 2 && ww == 2) {
+                for (npy_intp j = 0; j < ow; j++) {
+                    REAL acc = xr[2 * j];
+                    const REAL b = xr[2 * j + 1], c = xr[w + 2 * j], d = xr[w + 2 * j + 1];
+                    if (b > acc || b != b) acc = b;
+                    if (c > acc || c != c) acc = c;
+                    if (d > acc || d != d) acc = d;
+                    o[q + j] = acc;
+                }
+            } else if (kind == 0) {
+                for (npy_intp j = 0; j < ow; j++) {
+                    REAL acc = -(REAL)INFINITY;
+                    for (npy_intp a = 0; a < wh; a++)
+                        for (npy_intp b = 0; b < ww; b++) {
+                            const REAL v = xr[a * w + j * ww + b];
+                            if (v > acc || v != v) acc = v;
+                        }
+                    o[q + j] = acc;
+                }
+            } else if (wh == 2 && ww == 2) {
+                for (npy_intp j = 0; j < ow; j++) {
+                    const REAL m = mx[q + j], d = gz[q + j];
+                    gr[2 * j] = graphc_pick_REAL(xr[2 * j], m, d);
+                    gr[2 * j + 1] = graphc_pick_REAL(xr[2 * j + 1], m, d);
+                    gr[w + 2 * j] = graphc_pick_REAL(xr[w + 2 * j], m, d);
+                    gr[w + 2 * j + 1] = graphc_pick_REAL(xr[w + 2 * j + 1], m, d);
+                }
+            } else {
+                for (npy_intp j = 0; j < ow; j++) {
+                    const REAL m = mx[q + j], d = gz[q + j];
+                    for (npy_intp a = 0; a < wh; a++)
+                        for (npy_intp b = 0; b < ww; b++) {
+                            const npy_intp k = a * w + j * ww + b;
+                            gr[k] = graphc_pick_REAL(xr[k], m, d);
+                        }
+                }
+            }
+        }
+}
+
 /* kind 0: Pool(x); 1: MaxPoolGrad(x, maxout, gz); 2: AveragePoolGrad(x, gz). */
 static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, int mode,
                             int ignore_border, npy_intp wh, npy_intp ww, npy_intp sh,
@@ -116,9 +182,13 @@ static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, 
         const REAL *gz = G ? (const REAL *)PyArray_DATA(G) : NULL;
         REAL *o = (REAL *)PyArray_DATA(out);
         const npy_intp plane = g.h * g.w, oplane = g.oh * g.ow;
+        const int tiled = mode == 0 && kind != 2 && g.ph == 0 && g.pw == 0 && g.sh == g.wh &&
+                          g.sw == g.ww && g.oh * g.wh <= g.h && g.ow * g.ww <= g.w;
         Py_BEGIN_ALLOW_THREADS
-        if (kind != 0) memset(o, 0, (size_t)PyArray_NBYTES(out));
-        for (npy_intp l = 0; l < g.lead; l++) {
+        if (kind != 0 && !(tiled && g.oh * g.wh == g.h && g.ow * g.ww == g.w))
+            memset(o, 0, (size_t)PyArray_NBYTES(out));
+        if (tiled) graphc_pool_tiled_REAL(kind, x, mx, gz, o, &g);
+        for (npy_intp l = 0; l < g.lead && !tiled; l++) {
             const REAL *xl = x + l * plane;
             REAL *gl = o + l * plane;
             for (npy_intp i = 0; i < g.oh; i++)
@@ -153,7 +223,7 @@ static int graphc_pool_REAL(int kind, PyObject *const *inputs, PyObject **slot, 
 
 
 def _typed(dtype: str) -> str:
-    return typed_template(_TYPED, dtype)
+    return typed_template(_TYPED, dtype, UBITS="npy_uint64" if dtype == "float64" else "npy_uint32")
 
 
 _KIND: dict[type, int] = {Pool: 0, MaxPoolGrad: 1, AveragePoolGrad: 2}
