@@ -47,6 +47,22 @@ def blas_info() -> str:
     return "; ".join(found) + " (build config; threadpoolctl not installed)"
 
 
+def openblas_core() -> str | None:
+    """The OpenBLAS kernel family numpy's OpenBLAS picked on this CPU (threadpoolctl).
+
+    An older OpenBLAS (Theano 0.8.2's venv) may not know this CPU and fall back to its
+    generic kernels, several times slower: a peer run there gets ``OPENBLAS_CORETYPE`` set
+    to this, so both libraries run the same kernels."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    for pool in threadpoolctl.threadpool_info():
+        if pool["internal_api"] == "openblas":
+            return pool.get("architecture")
+    return None
+
+
 def median_interleaved(fns, repeat: int, inner: int) -> list[float]:
     """Median seconds per call of each function, runs interleaved."""
     times: list[list[float]] = [[] for _ in fns]

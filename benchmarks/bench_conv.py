@@ -40,6 +40,7 @@ from graphc.tensor.nnet import conv2d
 from graphc.tensor.signal import pool
 
 try:
+    from benchmarks.bench_blas import openblas_core
     from benchmarks.common import (
         interleaved_samples,
         median_spread,
@@ -49,6 +50,7 @@ try:
         report_peers,
     )
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
+    from bench_blas import openblas_core  # type: ignore[no-redef]
     from common import (  # type: ignore[no-redef]
         interleaved_samples,
         median_spread,
@@ -214,6 +216,11 @@ class _Worker:
         env = dict(os.environ, THEANORC=str(THEANO_VENV / "theanorc"))
         # its own compile directory: the shared venv is only read
         env["THEANO_FLAGS"] = f"base_compiledir={Path('build/theano-corrmm').resolve()}"
+        # the venv's OpenBLAS 0.3.18 runs its generic kernels on CPUs it does not know
+        # (about 4x slower here): give it the kernels numpy's OpenBLAS picked
+        core = os.environ.get("OPENBLAS_CORETYPE") or openblas_core()
+        if core:
+            env["OPENBLAS_CORETYPE"] = core
         worker = Path(__file__).with_name("corrmm_worker.py")
         self.proc = subprocess.Popen([str(python), str(worker)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True)  # fmt: skip

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.bench_blas import openblas_core  # noqa: E402  (one copy, beside blas_info)
+
 PROBE = ROOT / "scripts" / "theano_reference" / "probe.py"
 EXAMPLES = {
     "mlp": ("mnist.py", ["mlp"]),
@@ -92,17 +95,6 @@ pools = [f"{i['internal_api']} {i['version']} {i['architecture']}, {i['num_threa
 print(f"graphc (numpy {numpy.__version__}): blas_library={graphc.config.blas_library}: "
       f"{'; '.join(pools)} (blas_threads={graphc.config.blas_threads})")
 """
-
-
-def openblas_core() -> str | None:
-    """The OpenBLAS kernel family graphc's numpy picked on this CPU (threadpoolctl)."""
-    import numpy  # noqa: F401  (loads its OpenBLAS)
-    import threadpoolctl
-
-    for pool in threadpoolctl.threadpool_info():
-        if pool["internal_api"] == "openblas":
-            return pool.get("architecture")
-    return None
 
 
 def blas_line(python: str, code: str, env: dict[str, str]) -> str:
