@@ -95,6 +95,13 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("openmp_elemwise_minsize", 200_000, int, "elements before an elemwise loop is split"),
     Flag(
+        "openmp_policy",
+        "auto",
+        _choice("auto", "split", "serial"),
+        "with openmp: split a long loop when its timings say it is faster (auto), always "
+        "(split) or never (serial)",
+    ),
+    Flag(
         "c_vecmath",
         True,
         _bool,

@@ -141,22 +141,17 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
     }
 }
 
-/* OpenMP: whether a long run is split across the threads is decided per compiled module
-   from measurements, so that splitting never costs more than the serial loop: the second
-   core may be busy with another process (a split then waits for it) or idle. Runs of at
-   least GC_PAR_MIN elements are timed per element; the first runs once serially, the
-   second split, then each uses the faster way so far, except every 4th of the first 64 and
-   every GC_PAR_PROBE-th after, which tries the other way so that a change of load is
-   noticed. A way's cost follows its fastest recent run: a faster run replaces it, a slower
-   one raises it by a tenth of the difference (runs preempted by other processes count
-   little). */
+/* OpenMP: whether a long run is split across threads is decided per compiled module from
+   its own timings (the policy in elemwise_par.c), so that splitting never costs more than
+   the serial loop for long: the second core may be busy with another process (a split
+   then waits for it) or idle. Runs of at least GC_PAR_MIN elements are timed; each thread
+   gets at least GC_PAR_MIN / 2 of them. The decisions are also counted in
+   graphc.linker.c.par_policy.COUNTS, over all modules (see par_policy.counts()). */
 #ifdef _OPENMP
-#ifndef GC_PAR_PROBE
-#define GC_PAR_PROBE 16
-#endif
 #include <time.h>
-static double gc_par_cost[2] = {0.0, 0.0}; /* ns per element: [0] serial, [1] split */
-static long gc_par_calls = 0;
+static gc_par_state gc_par = GC_PAR_STATE_INIT;
+static npy_int64 *gc_par_counts = NULL; /* par_policy.COUNTS' data, once looked up */
+static int gc_par_looked = 0;
 
 static double gc_now_ns(void) {
     struct timespec t;
@@ -164,31 +159,39 @@ static double gc_now_ns(void) {
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
-static void gc_par_split(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
-#pragma omp parallel
+/* par_policy.COUNTS (an int64 array kept alive by its module), or NULL; GIL held. */
+static npy_int64 *gc_par_shared_counts(void) {
+    if (gc_par_looked) return gc_par_counts;
+    gc_par_looked = 1;
+    PyObject *m = PyImport_ImportModule("graphc.linker.c.par_policy");
+    PyObject *a = m ? PyObject_GetAttrString(m, "COUNTS") : NULL;
+    if (a && PyArray_Check(a) && PyArray_TYPE((PyArrayObject *)a) == NPY_INT64
+        && PyArray_SIZE((PyArrayObject *)a) >= 4
+        && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a))
+        gc_par_counts = (npy_int64 *)PyArray_DATA((PyArrayObject *)a);
+    else
+        Py_CLEAR(a);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return gc_par_counts; /* the reference to ``a`` is kept for good */
+}
+
+/* Split one run over ``nt`` threads; the main thread's share and the ns it took. */
+static void gc_par_split(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc,
+                         int nt, double t0, double *main_ns, npy_intp *n_main) {
+#pragma omp parallel num_threads(nt)
     {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        npy_intp lo = (n * t / nt) & ~(npy_intp)63, hi = (n * (t + 1) / nt) & ~(npy_intp)63;
-        if (t == nt - 1) hi = n;
+        int t = omp_get_thread_num(), m = omp_get_num_threads();
+        npy_intp lo = (n * t / m) & ~(npy_intp)63, hi = (n * (t + 1) / m) & ~(npy_intp)63;
+        if (t == m - 1) hi = n;
         char *qt[GC_MAXOP];
         for (int op = 0; op < nop; op++) qt[op] = data[op] + lo * es[op];
         if (hi > lo) fc(hi - lo, qt);
+        if (t == 0) {
+            *main_ns = gc_now_ns() - t0;
+            *n_main = hi - lo;
+        }
     }
-}
-
-/* Which way the next long run goes: 1 split, 0 serial. */
-static int gc_par_choose(void) {
-    long c = gc_par_calls++;
-    if (omp_get_max_threads() < 2) return 0;
-    if (gc_par_cost[0] == 0.0) return 0; /* measure each way once first */
-    if (gc_par_cost[1] == 0.0) return 1;
-    int best = gc_par_cost[1] < gc_par_cost[0];
-    return (c % (c < 64 ? 4 : GC_PAR_PROBE) == 0) ? !best : best;
-}
-
-static void gc_par_record(int split, double ns, npy_intp n) {
-    double per = ns / (double)n, *c = &gc_par_cost[split];
-    *c = (*c == 0.0 || per < *c) ? per : 0.9 * *c + 0.1 * per;
 }
 #endif
 
@@ -198,11 +201,20 @@ static void gc_par_record(int split, double ns, npy_intp n) {
 static int gc_ew_par(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
 #ifdef _OPENMP
     if (n < GC_PAR_MIN) return 0;
-    int split = gc_par_choose();
-    double t0 = gc_now_ns();
-    if (split) gc_par_split(nop, n, data, es, fc);
+    npy_intp fit = n / (GC_PAR_MIN / 2 > 0 ? GC_PAR_MIN / 2 : 1);
+    int nt = omp_get_max_threads();
+    if (fit < nt) nt = (int)fit;
+    long before[4];
+    memcpy(before, gc_par.count, sizeof(before));
+    int split = gc_par_decide(&gc_par, nt);
+    double main_ns = 0.0, t0 = gc_now_ns();
+    npy_intp n_main = 0;
+    if (split) gc_par_split(nop, n, data, es, fc, nt, t0, &main_ns, &n_main);
     else fc(n, data);
-    gc_par_record(split, gc_now_ns() - t0, n);
+    gc_par_learn(&gc_par, split, gc_now_ns() - t0, (double)n, main_ns, (double)n_main);
+    npy_int64 *shared = gc_par_shared_counts();
+    if (shared)
+        for (int k = 0; k < 4; k++) shared[k] += gc_par.count[k] - before[k];
     return 1;
 #else
     (void)nop; (void)n; (void)data; (void)es; (void)fc;
