@@ -85,7 +85,7 @@ def test_split_loops_with_strides_and_broadcasting():
 
 
 def test_split_in_place_outputs_over_their_input():
-    x, y = T.dvector("x"), T.dvector("y")
+    y = T.dvector("y")
     xs = graphc.shared(np.zeros(N_SPLIT), name="xs")
     rng = np.random.default_rng(3)
     xv0, yv = rng.standard_normal(N_SPLIT), rng.standard_normal(N_SPLIT)
