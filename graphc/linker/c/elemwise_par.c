@@ -3,17 +3,17 @@
 
    Each compiled module keeps one gc_par_state. The first long run goes serially, the
    second split; then each run takes the way that costs less per element (a split must
-   beat the serial loop by GC_PAR_MARGIN), except that every ``gap``-th run tries the other
-   way so that a change of load is noticed. ``gap`` starts at GC_PAR_GAP0 whenever the
-   choice changes and doubles (up to GC_PAR_GAP_MAX) each time a try confirms it, so a
-   steady state pays for a try rarely.
+   beat the serial loop by GC_PAR_MARGIN), except that a run now and then tries the other
+   way so that a change of load is noticed: after GC_PAR_GAP0 runs, then at gaps doubling
+   up to GC_PAR_GAP_MAX, so a steady state pays for a try rarely.
 
-   A way's cost follows its fastest recent run: a faster run replaces it, a slower one
-   raises it by a tenth of the difference (a run preempted by another process counts
-   little). One case is taken at face value at once: a split run in which the main thread
-   waited for the others longer than its own share took. That is a thread that started
-   late or ran slowly (its core is busy elsewhere), not a preempted main thread, and the
-   next run then goes serially.
+   The chosen way's cost is a moving average of its runs (each moves it a quarter of the
+   way): the mean is what a long job pays, and a busy second core makes split runs vary
+   widely. A try replaces the other way's cost (the old figure is stale; a lucky try is
+   corrected by the runs it wins, at most a few of them). So does a split run in which
+   the main thread waited for the others longer than its own share took: a thread that
+   started late or ran slowly (its core is busy elsewhere), not a preempted main thread;
+   the next run then goes serially, and the split is tried again at the next gap.
 
    Built with GC_PAR_FORCE (config.openmp_policy split or serial), every run goes that
    way. */
@@ -36,7 +36,7 @@ typedef struct {
     long count[4];   /* serial runs, split runs, tries of the other way, late splits */
 } gc_par_state;
 
-#define GC_PAR_STATE_INIT {{0.0, 0.0}, 0, 0, GC_PAR_GAP0, -1, {0, 0, 0, 0}}
+#define GC_PAR_STATE_INIT {{0.0, 0.0}, 0, GC_PAR_GAP0, GC_PAR_GAP0, -1, {0, 0, 0, 0}}
 
 /* The way of the next long run, given the threads available: 1 split, 0 serial. */
 static int gc_par_decide(gc_par_state *s, int threads) {
@@ -52,11 +52,7 @@ static int gc_par_decide(gc_par_state *s, int threads) {
     else if (s->cost[1] == 0.0) way = 1;
     else {
         int best = s->cost[1] < GC_PAR_MARGIN * s->cost[0];
-        if (best != s->chosen) {
-            s->chosen = best;
-            s->gap = GC_PAR_GAP0;
-            s->next_try = c + s->gap;
-        }
+        s->chosen = best;
         way = best;
         if (c >= s->next_try) {
             way = !best;
@@ -76,5 +72,5 @@ static void gc_par_learn(gc_par_state *s, int split, double ns, double n, double
     double per = ns / n, *c = &s->cost[split];
     int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main);
     if (late) s->count[3]++;
-    *c = (*c == 0.0 || per < *c || late) ? per : 0.9 * *c + 0.1 * per;
+    *c = (*c == 0.0 || late || split != s->chosen) ? per : *c + 0.25 * (per - *c);
 }
