@@ -24,7 +24,7 @@
 #define GC_PAR_GAP0 4
 #endif
 #ifndef GC_PAR_GAP_MAX
-#define GC_PAR_GAP_MAX 128
+#define GC_PAR_GAP_MAX 512
 #endif
 
 typedef struct {
