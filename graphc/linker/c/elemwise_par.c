@@ -8,8 +8,9 @@
    up to GC_PAR_GAP_MAX, so a steady state pays for a try rarely.
 
    The chosen way's cost is a moving average of its runs (each moves it a quarter of the
-   way): the mean is what a long job pays, and a busy second core makes split runs vary
-   widely. A try replaces the other way's cost (the old figure is stale; a lucky try is
+   way, a run over twice the average counting as twice): the mean is what a long job pays,
+   and a busy second core makes split runs vary widely, but a run preempted by another
+   process, which could have happened either way, moves it little. A try replaces the other way's cost (the old figure is stale; a lucky try is
    corrected by the runs it wins, at most a few of them). So does a split run in which
    the main thread waited for the others longer than its own share took: a thread that
    started late or ran slowly (its core is busy elsewhere), not a preempted main thread;
@@ -72,5 +73,6 @@ static void gc_par_learn(gc_par_state *s, int split, double ns, double n, double
     double per = ns / n, *c = &s->cost[split];
     int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main);
     if (late) s->count[3]++;
-    *c = (*c == 0.0 || late || split != s->chosen) ? per : *c + 0.25 * (per - *c);
+    if (*c == 0.0 || late || split != s->chosen) *c = per;
+    else *c += 0.25 * ((per < 2.0 * *c ? per : 2.0 * *c) - *c);
 }
