@@ -3,9 +3,11 @@
 - ``COUNTS`` / ``counts()``: how the long runs of every compiled module went (serial,
   split, tries of the way not chosen, split runs that waited for a late thread); the
   generated C adds to ``COUNTS`` itself.
-- ``configure_runtime()``: OpenMP's worker threads wait for the next loop without spinning
-  long (``GOMP_SPINCOUNT``), unless the environment already says how; called before the
-  first module built with ``-fopenmp`` is loaded, since libgomp reads it only then.
+- ``configure_runtime()``: libgomp's idle threads (OpenMP regions: the bandwidth
+  calibration's triad; the element-wise loops use a pool of their own) wait for the next
+  region without spinning long (``GOMP_SPINCOUNT``), unless the environment already says
+  how; called before the first module built with ``-fopenmp`` is loaded, since libgomp
+  reads it only then.
 - ``simulate()``: the split-or-serial policy (``elemwise_par.c``) fed with made-up
   timings, for tests and for reasoning about it.
 """
