@@ -24,7 +24,7 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
-from benchmarks.bench_openmp import bandwidth_gbs, bytes_moved
+from benchmarks.bench_openmp import bytes_moved, references
 from benchmarks.common import (
     NumpyMlpStep,
     interleaved_samples,
@@ -189,19 +189,25 @@ def fused(peers, quick) -> list[Result]:
                 jf = jax.jit(lambda a, b, c, fn=fn: fn(a, b, c, jax.numpy))
                 ja, jb, jc = (jax.numpy.asarray(v) for v in (xv, yv, zv))
                 cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
+            cands.update(references(n, dtype))
             med, spr = interleaved(cands, 5 if quick else 11, 3)
             out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr,
-                              **_bandwidth_share(med, bytes_moved(n, dtype))))  # fmt: skip
+                              **_bandwidth_share(med, n, dtype)))  # fmt: skip
     out.append(_multi_consumer(peers, quick))
     return out
 
 
-def _bandwidth_share(med: dict[str, float], nbytes: int) -> dict:
-    """Result fields: each candidate's bytes moved per second over the bandwidth."""
-    bw = bandwidth_gbs()
-    if not bw:
+def _bandwidth_share(med: dict[str, float], n: int, dtype: str) -> dict:
+    """Result fields: each candidate's bytes moved per second (its reads and writes, no
+    write-allocate: STREAM's convention) over the rate of the triad timed beside it over
+    arrays of the same size (on all threads for an OpenMP candidate)."""
+    nbytes, triad_bytes = bytes_moved(n, dtype), 24 * (n * np.dtype(dtype).itemsize // 8)
+    if "triad" not in med:
         return {}
-    return {"roofline": {k: nbytes / t / 1e9 / bw for k, t in med.items()}, "bound": "bandwidth"}
+    rate = {1: triad_bytes / med["triad"], 2: triad_bytes / med["triad openmp"]}
+    share = {k: nbytes / t / rate[2 if "openmp" in k else 1] for k, t in med.items()
+             if not k.startswith("triad")}  # fmt: skip
+    return {"roofline": share, "bound": "bandwidth (a same-size triad beside it)"}
 
 
 def _multi_consumer(peers, quick) -> Result:
@@ -236,9 +242,10 @@ def _multi_consumer(peers, quick) -> Result:
 
         pf = pytensor.function(*graph(pytensor, pt))
         cands["pytensor"] = lambda: pf(xv, yv)
+    cands.update(references(10**6, "float64"))
     med, spr = interleaved(cands, 5 if quick else 11, 3)
     return Result("t=exp(x); [t*2, t.sum(), tanh(t)+y], 1e6 float64", "ms", med, spr,
-                  **_bandwidth_share(med, bytes_moved(10**6, "float64")))  # fmt: skip
+                  **_bandwidth_share(med, 10**6, "float64"))  # fmt: skip
 
 
 def _logreg_graph(lib, tensor, sigmoid, n_features, mode, rng, profile=None):
@@ -782,7 +789,8 @@ def loops(peers, quick) -> list[Result]:
 
 def openmp(peers, quick) -> list[Result]:
     """Serial against OpenMP element-wise loops, idle and with a spinning process on the
-    second core; the share of the memory bandwidth each reaches (idle)."""
+    second core; the share of the binding limit (bandwidth or compute, measured beside the
+    loops) each reaches."""
     from benchmarks.bench_openmp import run
 
     out = []
@@ -790,13 +798,17 @@ def openmp(peers, quick) -> list[Result]:
         res = run(10**6, 7 if quick else 15, dtype)
         for label, r in res["exprs"].items():
             for load in ("idle", "busy"):
-                times = {k: m for k, (m, _) in r[load].items()}
-                sp = {k: s for k, (_, s) in r[load].items()}
-                note = f"openmp speed-up {times['serial'] / times['openmp']:.2f}x"
+                keep = ("serial", "openmp", "triad", "triad openmp")
+                times = {k: m for k, (m, _) in r[load].items() if k in keep}
+                sp = {k: s for k, (_, s) in r[load].items() if k in keep}
+                note = (f"openmp speed-up {times['serial'] / times['openmp']:.2f}x, "
+                        f"{r['split'][load]:.0%} of its runs split")  # fmt: skip
                 what = "idle" if load == "idle" else "second core busy (spinning process)"
-                share = {"roofline": r["bw_share"], "bound": "bandwidth"} if load == "idle" else {}
+                lim = r["limits"][load]
+                bound = "binding limit (" + ", ".join(f"{k}: {b}" for k, (b, _) in lim.items())
                 out.append(Result(f"openmp {label}, 1e6 {dtype}, {what}", "ms", times, sp, note,
-                                  **share))  # fmt: skip
+                                  roofline={k: v for k, (_, v) in lim.items()},
+                                  bound=bound + ")"))  # fmt: skip
     return out
 
 

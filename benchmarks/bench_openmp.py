@@ -1,6 +1,6 @@
 """OpenMP element-wise loops against the serial loop, on an idle machine and with the
 second core busy (a spinning process started for the measurement), and the share of the
-machine's memory bandwidth (``graphc.linker.machine``) each loop reaches.
+limit that binds each loop (bandwidth or compute, measured beside it: ``binding_limit``).
 
 - ``(x*y + z)*x - y``: memory-bound (4 arrays moved, 4 flops an element);
 - ``exp(x)*y + tanh(z) - x**2``: bound by the vector exp and tanh.
@@ -12,6 +12,8 @@ Times are medians of interleaved calls, with the interquartile spread over the m
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -62,8 +64,31 @@ class Spinner:
         self.proc.wait()
 
 
+def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], int]:
+    """The calibration's triad (``graphc.linker.machine``), on one thread or on all."""
+    from graphc.linker.c.par_policy import configure_runtime
+    from graphc.linker.cache import get_cache
+    from graphc.linker.machine import _TRIAD_C
+
+    configure_runtime()  # as graphc's own OpenMP modules run
+    module = get_cache().load(_TRIAD_C, extra_cflags=["-fopenmp"] if threaded else [],
+                              name_hint="triad")  # fmt: skip
+    return lambda a, b, c: module.triad(a, b, c, 3.0, 1)
+
+
+def references(n: int, dtype: str) -> dict[str, Callable[[], object]]:
+    """The limits measured beside the loops, under the same load: the triad over arrays of
+    the loops' size in bytes, on one thread and on all ("triad", "triad openmp"; STREAM's
+    24 bytes an element)."""
+    m = n * np.dtype(dtype).itemsize // 8
+    a, b, c = np.zeros(m), np.full(m, 1.0), np.full(m, 2.0)
+    one, every = _triad(False), _triad(True)
+    return {"triad": lambda: one(a, b, c), "triad openmp": lambda: every(a, b, c)}
+
+
 def candidates(label: str, n: int, dtype: str) -> dict[str, Callable[[], object]]:
-    """The serial and the OpenMP loop of ``EXPRS[label]`` on ``n`` elements, checked."""
+    """The serial and the OpenMP loop of ``EXPRS[label]`` on ``n`` elements, checked, and
+    the serial loop on ``IN_CACHE`` elements ("in cache": its compute limit)."""
     fn = EXPRS[label]
     x, y, z = (T.tensor(dtype, (None,), name=s) for s in "xyz")
     serial = graphc.function([x, y, z], fn(x, y, z, T), trust_input=True)
@@ -72,40 +97,75 @@ def candidates(label: str, n: int, dtype: str) -> dict[str, Callable[[], object]
     rng = np.random.default_rng(0)
     xv, yv, zv = (rng.uniform(-1, 1, n).astype(dtype) for _ in range(3))
     np.testing.assert_array_equal(par(xv, yv, zv), serial(xv, yv, zv))
-    return {"serial": lambda: serial(xv, yv, zv), "openmp": lambda: par(xv, yv, zv)}
+    xs, ys, zs = (v[:IN_CACHE].copy() for v in (xv, yv, zv))
+    return {
+        "serial": lambda: serial(xv, yv, zv),
+        "openmp": lambda: par(xv, yv, zv),
+        "in cache": lambda: serial(xs, ys, zs),
+    }
+
+
+#: elements of the in-cache run: its 4 arrays fit the 2 MiB L2 (float64: 1 MiB) and its
+#: ~50-100 us dwarf the ~2 us of a call
+IN_CACHE = 1 << 15
+
+
+def binding_limit(n: int, dtype: str, med: dict[str, float], threads: int) -> dict:
+    """Per loop (serial, openmp): ``(bound, share)``, the limit that binds it and the
+    share of that limit it reaches. Bandwidth: the loop's bytes (its reads and writes,
+    no write-allocate, as STREAM counts its triad) at the same-size triad's rate on as
+    many threads; compute: the serial loop's rate on in-cache data, times the threads."""
+    nbytes = bytes_moved(n, dtype)
+    triad_bytes = 24 * (n * np.dtype(dtype).itemsize // 8)
+    compute = med["in cache"] * n / IN_CACHE
+    out = {}
+    for cand, triad, nt in (("serial", "triad", 1), ("openmp", "triad openmp", threads)):
+        t_mem = nbytes / (triad_bytes / med[triad])
+        t_cpu = compute / nt
+        bound, t = ("bandwidth", t_mem) if t_mem >= t_cpu else ("compute", t_cpu)
+        out[cand] = (bound, t / med[cand])
+    return out
 
 
 def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64") -> dict:
-    """Per expression: ``{"idle": {cand: (median s, spread)}, "busy": ..., "bw_share":
-    {cand: share of the bandwidth, idle}}``; ``"bandwidth_gbs"`` the calibration."""
+    """Per expression: ``{"idle": {cand: (median s, spread)}, "busy": ..., "limits": {load:
+    {loop: (bound, share)}}, "split": {load: share of the OpenMP loop's runs split}}``;
+    ``"bandwidth_gbs"`` the cached calibration."""
+    from graphc.linker.c import par_policy
+
+    threads = os.cpu_count() or 1
     bw = bandwidth_gbs()
     out: dict = {"n": n, "dtype": dtype, "bandwidth_gbs": bw, "exprs": {}}
+    refs = references(n, dtype)
     for label in EXPRS:
-        cands = candidates(label, n, dtype)
-        idle = median_spread(interleaved_samples(cands, repeats, number=5, gc_off=True))
-        with Spinner():
-            busy = median_spread(interleaved_samples(cands, repeats, number=5, gc_off=True))
-        share = {}
-        if bw:
-            share = {k: bytes_moved(n, dtype) / m / 1e9 / bw for k, (m, _) in idle.items()}
-        out["exprs"][label] = {"idle": idle, "busy": busy, "bw_share": share}
+        cands = {**candidates(label, n, dtype), **refs}
+        r: dict = {"limits": {}, "split": {}}
+        for load in ("idle", "busy"):
+            with Spinner() if load == "busy" else contextlib.nullcontext():
+                par_policy.reset_counts()
+                r[load] = median_spread(interleaved_samples(cands, repeats, number=5,
+                                                            gc_off=True))  # fmt: skip
+                c = par_policy.counts()
+            med = {k: m for k, (m, _) in r[load].items()}
+            r["limits"][load] = binding_limit(n, dtype, med, threads)
+            r["split"][load] = c["split"] / max(c["split"] + c["serial"], 1)
+        out["exprs"][label] = r
     return out
 
 
 def render(res: dict) -> str:
     bw = res["bandwidth_gbs"]
-    lines = [f"OpenMP element-wise loops, {res['n']:.0e} {res['dtype']}, bandwidth "
+    lines = [f"OpenMP element-wise loops, {res['n']:.0e} {res['dtype']}, calibrated bandwidth "
              f"{bw:.1f} GB/s" if bw else "bandwidth unknown"]  # fmt: skip
     for label, r in res["exprs"].items():
         cells = []
         for load in ("idle", "busy"):
             (s, ss), (p, ps_) = r[load]["serial"], r[load]["openmp"]
+            lim = ", ".join(f"{k} {v:.0%} of {b}" for k, (b, v) in r["limits"][load].items())
             cells.append(f"{load}: serial {s * 1e3:.3f} ms ±{ss:.0%}, openmp {p * 1e3:.3f} ms "
-                         f"±{ps_:.0%} ({s / p:.2f}x)")  # fmt: skip
-        share = ", ".join(f"{k} {v:.0%}" for k, v in r["bw_share"].items())
-        lines.append(
-            f"- {label}: " + "; ".join(cells) + (f"; bandwidth share {share}" if share else "")
-        )
+                         f"±{ps_:.0%} ({s / p:.2f}x, {r['split'][load]:.0%} of runs split; "
+                         f"{lim})")  # fmt: skip
+        lines.append(f"- {label}: " + "; ".join(cells))
     return "\n".join(lines)
 
 

@@ -90,10 +90,17 @@ FLAGS: tuple[Flag, ...] = (
         "openmp",
         False,
         _bool,
-        "split long element-wise loops across threads (generated C built with -fopenmp); "
-        "off by default: a process that used OpenMP must not fork and use it again",
+        "split long element-wise loops across threads (a pool of workers in the generated C, "
+        "built with -fopenmp) when that is faster; off by default, as in Theano",
     ),
     Flag("openmp_elemwise_minsize", 200_000, int, "elements before an elemwise loop is split"),
+    Flag(
+        "openmp_policy",
+        "auto",
+        _choice("auto", "split", "serial"),
+        "with openmp: split a long loop when its timings say it is faster (auto), always "
+        "(split) or never (serial)",
+    ),
     Flag(
         "c_vecmath",
         True,

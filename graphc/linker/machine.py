@@ -71,6 +71,10 @@ def triad_bandwidth(n: int = TRIAD_N, repeats: int = REPEATS) -> float:
     """GB/s of the best of ``repeats`` triad passes over ``n`` doubles (24 bytes moved per
     element, as STREAM counts them)."""
     flags = ["-fopenmp"] if config.openmp else []
+    if config.openmp:
+        from graphc.linker.c.par_policy import configure_runtime
+
+        configure_runtime()  # the threads wait as the generated C's do
     module = get_cache().load(_TRIAD_C, extra_cflags=flags, name_hint="triad")
     a, b, c = np.empty(n), np.full(n, 1.0), np.full(n, 2.0)
     a.fill(0.0)  # touch every page before timing

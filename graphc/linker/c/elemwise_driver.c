@@ -141,22 +141,34 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
     }
 }
 
-/* OpenMP: whether a long run is split across the threads is decided per compiled module
-   from measurements, so that splitting never costs more than the serial loop: the second
-   core may be busy with another process (a split then waits for it) or idle. Runs of at
-   least GC_PAR_MIN elements are timed per element; the first runs once serially, the
-   second split, then each uses the faster way so far, except every 4th of the first 64 and
-   every GC_PAR_PROBE-th after, which tries the other way so that a change of load is
-   noticed. A way's cost follows its fastest recent run: a faster run replaces it, a slower
-   one raises it by a tenth of the difference (runs preempted by other processes count
-   little). */
+/* config.openmp (built with -fopenmp): a long run may be split across threads. Whether
+   it is, is decided per compiled module from its own timings (the policy in
+   elemwise_par.c), so that splitting never costs more than the serial loop for long: the
+   second core may be busy with another process or idle. Runs of at least GC_PAR_MIN
+   elements are timed; each thread gets at least GC_PAR_MIN / 2 of them (OMP_NUM_THREADS
+   or the CPUs the process may use bound the threads). The decisions are also counted in
+   graphc.linker.c.par_policy.COUNTS, over all modules (see par_policy.counts()).
+
+   A split run goes to this module's own pool of worker threads rather than an OpenMP
+   parallel region, whose end waits for every thread of the team: a worker whose core is
+   busy may not run for a scheduler slice (milliseconds), and the main thread would wait
+   for it. Here the run is cut into blocks that the main thread and the workers claim in
+   turn; the main thread waits only for blocks a worker has claimed, so a worker that
+   does not wake in time costs one wake-up, and one that runs slowly takes fewer blocks.
+   An idle worker polls for the next run for GC_POOL_SPIN_NS, then sleeps. */
 #ifdef _OPENMP
-#ifndef GC_PAR_PROBE
-#define GC_PAR_PROBE 16
-#endif
 #include <time.h>
-static double gc_par_cost[2] = {0.0, 0.0}; /* ns per element: [0] serial, [1] split */
-static long gc_par_calls = 0;
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#ifndef GC_POOL_SPIN_NS
+#define GC_POOL_SPIN_NS 50000.0
+#endif
+#define GC_POOL_MAXW 63
+#define GC_POOL_SPAN (1L << 24) /* a ticket is generation * SPAN + next block */
+static gc_par_state gc_par = GC_PAR_STATE_INIT;
+static npy_int64 *gc_par_counts = NULL; /* par_policy.COUNTS' data, once looked up */
+static int gc_par_looked = 0;
 
 static double gc_now_ns(void) {
     struct timespec t;
@@ -164,31 +176,154 @@ static double gc_now_ns(void) {
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
-static void gc_par_split(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
-#pragma omp parallel
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        npy_intp lo = (n * t / nt) & ~(npy_intp)63, hi = (n * (t + 1) / nt) & ~(npy_intp)63;
-        if (t == nt - 1) hi = n;
-        char *qt[GC_MAXOP];
-        for (int op = 0; op < nop; op++) qt[op] = data[op] + lo * es[op];
-        if (hi > lo) fc(hi - lo, qt);
+static inline void gc_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+typedef struct {
+    int nop;
+    char *data[GC_MAXOP];
+    int es[GC_MAXOP];
+    gc_contig_fn fc;
+    npy_intp n, blk;
+    long nblk;
+} gc_job;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long gen;     /* the job's generation: stored after the job, read atomically */
+    long ticket;  /* gen * GC_POOL_SPAN + the next block to claim (CAS) */
+    long done;    /* blocks of the job finished */
+    int sleepers; /* under mu */
+    int workers;
+    pid_t pid;    /* the process that started the workers (none survive a fork) */
+    gc_job job;
+} gc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, {0}};
+
+/* Claim and run blocks of job ``g`` (a copy in ``j``) until none is left; the elements
+   run here. A copy taken while the next job was being written is never used: the claim
+   of a block fails once the ticket has moved on to another generation. */
+static npy_intp gc_pool_work(const gc_job *j, long g) {
+    npy_intp ran = 0;
+    for (;;) {
+        long t = __atomic_load_n(&gc_pool.ticket, __ATOMIC_ACQUIRE);
+        long b = t - g * GC_POOL_SPAN;
+        if (b < 0 || b >= j->nblk) return ran;
+        if (!__atomic_compare_exchange_n(&gc_pool.ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            continue;
+        npy_intp lo = (npy_intp)b * j->blk, hi = lo + j->blk < j->n ? lo + j->blk : j->n;
+        char *q[GC_MAXOP];
+        for (int op = 0; op < j->nop; op++) q[op] = j->data[op] + lo * j->es[op];
+        j->fc(hi - lo, q);
+        ran += hi - lo;
+        __atomic_add_fetch(&gc_pool.done, 1, __ATOMIC_RELEASE);
     }
 }
 
-/* Which way the next long run goes: 1 split, 0 serial. */
-static int gc_par_choose(void) {
-    long c = gc_par_calls++;
-    if (omp_get_max_threads() < 2) return 0;
-    if (gc_par_cost[0] == 0.0) return 0; /* measure each way once first */
-    if (gc_par_cost[1] == 0.0) return 1;
-    int best = gc_par_cost[1] < gc_par_cost[0];
-    return (c % (c < 64 ? 4 : GC_PAR_PROBE) == 0) ? !best : best;
+static void *gc_pool_worker(void *arg) {
+    long seen = (long)(intptr_t)arg;
+    for (;;) {
+        long g;
+        double t0 = 0.0;
+        for (int k = 0; (g = __atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE)) == seen; k++) {
+            gc_relax();
+            if ((k & 63) != 63) continue;
+            double t = gc_now_ns();
+            if (t0 == 0.0) t0 = t;
+            if (t - t0 < GC_POOL_SPIN_NS) continue;
+            pthread_mutex_lock(&gc_pool.mu);
+            gc_pool.sleepers++;
+            while (__atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE) == seen)
+                pthread_cond_wait(&gc_pool.cv, &gc_pool.mu);
+            gc_pool.sleepers--;
+            pthread_mutex_unlock(&gc_pool.mu);
+            t0 = 0.0;
+        }
+        seen = g;
+        gc_job j;
+        memcpy(&j, (const void *)&gc_pool.job, sizeof(j));
+        gc_pool_work(&j, g);
+    }
+    return NULL;
 }
 
-static void gc_par_record(int split, double ns, npy_intp n) {
-    double per = ns / (double)n, *c = &gc_par_cost[split];
-    *c = (*c == 0.0 || per < *c) ? per : 0.9 * *c + 0.1 * per;
+/* Workers started so far, up to ``want``. */
+static int gc_pool_start(int want) {
+    if (gc_pool.pid != getpid()) { /* first use, or a forked child: no workers here */
+        pthread_mutex_init(&gc_pool.mu, NULL);
+        pthread_cond_init(&gc_pool.cv, NULL);
+        gc_pool.workers = 0;
+        gc_pool.sleepers = 0;
+        gc_pool.pid = getpid();
+    }
+    if (want > GC_POOL_MAXW) want = GC_POOL_MAXW;
+    while (gc_pool.workers < want) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&th, &attr, gc_pool_worker, (void *)(intptr_t)gc_pool.gen);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) break;
+        gc_pool.workers++;
+    }
+    return gc_pool.workers;
+}
+
+/* par_policy.COUNTS (an int64 array kept alive by its module), or NULL; GIL held. */
+static npy_int64 *gc_par_shared_counts(void) {
+    if (gc_par_looked) return gc_par_counts;
+    gc_par_looked = 1;
+    PyObject *m = PyImport_ImportModule("graphc.linker.c.par_policy");
+    PyObject *a = m ? PyObject_GetAttrString(m, "COUNTS") : NULL;
+    if (a && PyArray_Check(a) && PyArray_TYPE((PyArrayObject *)a) == NPY_INT64
+        && PyArray_SIZE((PyArrayObject *)a) >= 4
+        && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a))
+        gc_par_counts = (npy_int64 *)PyArray_DATA((PyArrayObject *)a);
+    else
+        Py_CLEAR(a);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return gc_par_counts; /* the reference to ``a`` is kept for good */
+}
+
+/* Split one run over the main thread and the pool (``nt`` threads in all, in blocks of
+   about a sixteenth of each one's share, a multiple of 64 elements); the elements the
+   main thread ran and the ns it took until no block was left. */
+static void gc_par_split(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc,
+                         int nt, double t0, double *main_ns, npy_intp *n_main) {
+    gc_job *j = &gc_pool.job;
+    long g = gc_pool.gen + 1;
+    npy_intp blk = (n / (16 * (npy_intp)nt) + 63) & ~(npy_intp)63;
+    if (blk < 4096) blk = 4096;
+    j->nop = nop;
+    for (int op = 0; op < nop; op++) {
+        j->data[op] = data[op];
+        j->es[op] = es[op];
+    }
+    j->fc = fc;
+    j->n = n;
+    j->blk = blk;
+    j->nblk = (long)((n + blk - 1) / blk);
+    gc_job mine = *j;
+    __atomic_store_n(&gc_pool.done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&gc_pool.ticket, g * GC_POOL_SPAN, __ATOMIC_RELEASE);
+    __atomic_store_n(&gc_pool.gen, g, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&gc_pool.mu);
+    if (gc_pool.sleepers) pthread_cond_broadcast(&gc_pool.cv);
+    pthread_mutex_unlock(&gc_pool.mu);
+    *n_main = gc_pool_work(&mine, g);
+    *main_ns = gc_now_ns() - t0;
+    for (int k = 0; __atomic_load_n(&gc_pool.done, __ATOMIC_ACQUIRE) < mine.nblk; k++) {
+        gc_relax();
+        if ((k & 1023) == 1023) sched_yield();
+    }
 }
 #endif
 
@@ -198,11 +333,22 @@ static void gc_par_record(int split, double ns, npy_intp n) {
 static int gc_ew_par(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
 #ifdef _OPENMP
     if (n < GC_PAR_MIN) return 0;
-    int split = gc_par_choose();
-    double t0 = gc_now_ns();
-    if (split) gc_par_split(nop, n, data, es, fc);
+    npy_intp fit = n / (GC_PAR_MIN / 2 > 0 ? GC_PAR_MIN / 2 : 1);
+    int nt = omp_get_max_threads();
+    if (fit < nt) nt = (int)fit;
+    long before[4];
+    memcpy(before, gc_par.count, sizeof(before));
+    int split = gc_par_decide(&gc_par, nt);
+    if (split) nt = 1 + gc_pool_start(nt - 1);
+    if (nt < 2) split = 0;
+    double main_ns = 0.0, t0 = gc_now_ns();
+    npy_intp n_main = 0;
+    if (split) gc_par_split(nop, n, data, es, fc, nt, t0, &main_ns, &n_main);
     else fc(n, data);
-    gc_par_record(split, gc_now_ns() - t0, n);
+    gc_par_learn(&gc_par, split, gc_now_ns() - t0, (double)n, main_ns, (double)n_main);
+    npy_int64 *shared = gc_par_shared_counts();
+    if (shared)
+        for (int k = 0; k < 4; k++) shared[k] += gc_par.count[k] - before[k];
     return 1;
 #else
     (void)nop; (void)n; (void)data; (void)es; (void)fc;

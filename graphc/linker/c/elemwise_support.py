@@ -38,7 +38,9 @@ def _mvec_decls() -> str:
 
 
 # The loop drivers, kept as C source beside this module (installed as package data).
-_DRIVER = "\n" + Path(__file__).with_name("elemwise_driver.c").read_text(encoding="utf-8") + "\n"
+_HERE = Path(__file__).parent
+PAR_POLICY = (_HERE / "elemwise_par.c").read_text(encoding="utf-8")
+_DRIVER = "\n" + PAR_POLICY + (_HERE / "elemwise_driver.c").read_text(encoding="utf-8") + "\n"
 
 SUPPORT = (_mvec_decls(), VECMATH, _DRIVER)
 

@@ -1,0 +1,78 @@
+/* Whether a long element-wise run is split across threads: plain C, no Python and no
+   OpenMP, so that graphc.linker.c.par_policy can drive it with made-up timings.
+
+   Each compiled module keeps one gc_par_state. The first long run goes serially, the
+   second split; then each run takes the way that costs less per element (a split must
+   beat the serial loop by GC_PAR_MARGIN), except that a run now and then tries the other
+   way so that a change of load is noticed: after GC_PAR_GAP0 runs, then at gaps doubling
+   up to GC_PAR_GAP_MAX, so a steady state pays for a try rarely.
+
+   The chosen way's cost is a moving average of its runs (each moves it a quarter of the
+   way, a run over twice the average counting as twice): the mean is what a long job pays,
+   and a busy second core makes split runs vary widely, but a run preempted by another
+   process, which could have happened either way, moves it little. A try replaces the other way's cost (the old figure is stale; a lucky try is
+   corrected by the runs it wins, at most a few of them). So does a split run in which
+   the main thread waited for the others longer than its own share took: a thread that
+   started late or ran slowly (its core is busy elsewhere), not a preempted main thread;
+   the next run then goes serially, and the split is tried again at the next gap.
+
+   Built with GC_PAR_FORCE (config.openmp_policy split or serial), every run goes that
+   way. */
+#ifndef GC_PAR_MARGIN
+#define GC_PAR_MARGIN 0.95
+#endif
+#ifndef GC_PAR_GAP0
+#define GC_PAR_GAP0 4
+#endif
+#ifndef GC_PAR_GAP_MAX
+#define GC_PAR_GAP_MAX 512
+#endif
+
+typedef struct {
+    double cost[2];  /* ns per element: [0] serial, [1] split; 0 until measured */
+    long calls;      /* long runs decided so far */
+    long next_try;   /* the run that tries the way not chosen */
+    long gap;        /* runs between tries */
+    int chosen;      /* the way chosen at the last decision, -1 before */
+    long count[4];   /* serial runs, split runs, tries of the other way, late splits */
+} gc_par_state;
+
+#define GC_PAR_STATE_INIT {{0.0, 0.0}, 0, GC_PAR_GAP0, GC_PAR_GAP0, -1, {0, 0, 0, 0}}
+
+/* The way of the next long run, given the threads available: 1 split, 0 serial. */
+static int gc_par_decide(gc_par_state *s, int threads) {
+    long c = s->calls++;
+    int way;
+#ifdef GC_PAR_FORCE /* config.openmp_policy split (1) or serial (0) */
+    (void)c;
+    way = threads >= 2 && GC_PAR_FORCE;
+    s->count[way]++;
+    return way;
+#endif
+    if (threads < 2 || s->cost[0] == 0.0) way = 0; /* measure each way once first */
+    else if (s->cost[1] == 0.0) way = 1;
+    else {
+        int best = s->cost[1] < GC_PAR_MARGIN * s->cost[0];
+        s->chosen = best;
+        way = best;
+        if (c >= s->next_try) {
+            way = !best;
+            s->count[2]++;
+            s->gap = s->gap * 2 > GC_PAR_GAP_MAX ? GC_PAR_GAP_MAX : s->gap * 2;
+            s->next_try = c + s->gap;
+        }
+    }
+    s->count[way]++;
+    return way;
+}
+
+/* Learn from a run of ``n`` elements that took ``ns``; a split one also gives the time
+   the main thread took for its own ``n_main`` elements (``main_ns``). */
+static void gc_par_learn(gc_par_state *s, int split, double ns, double n, double main_ns,
+                         double n_main) {
+    double per = ns / n, *c = &s->cost[split];
+    int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main);
+    if (late) s->count[3]++;
+    if (*c == 0.0 || late || split != s->chosen) *c = per;
+    else *c += 0.25 * ((per < 2.0 * *c ? per : 2.0 * *c) - *c);
+}
