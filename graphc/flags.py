@@ -64,7 +64,12 @@ class Flag:
 
 
 FLAGS: tuple[Flag, ...] = (
-    Flag("floatX", "float64", _choice("float64", "float32"), "dtype of float constructors"),
+    Flag(
+        "floatX",
+        "float64",
+        _choice("float64", "float32", "float16"),
+        "dtype of float constructors and Python float constants",
+    ),
     Flag("mode", "FAST_RUN", str, "default compile mode name"),
     Flag(
         "linker",
