@@ -90,7 +90,13 @@ FLAGS: tuple[Flag, ...] = (
     Flag("allow_gc", True, _bool, "free intermediates after their last use"),
     Flag("vm", "cvm", _choice("cvm", "py"), "VM implementation: Cython (cvm) or Python (py)"),
     Flag("compiledir", "", str, "compile cache directory ('' = per-user cache dir)"),
-    Flag("cxx", "", str, "C compiler command ('' = $CC or cc)"),
+    Flag(
+        "cxx",
+        "",
+        str,
+        "C compiler command (unset: $CC or cc); set to '' for no C: functions use the "
+        "'py' linker, with one warning",
+    ),
     Flag(
         "openmp",
         False,
