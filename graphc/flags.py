@@ -64,7 +64,12 @@ class Flag:
 
 
 FLAGS: tuple[Flag, ...] = (
-    Flag("floatX", "float64", _choice("float64", "float32"), "dtype of float constructors"),
+    Flag(
+        "floatX",
+        "float64",
+        _choice("float64", "float32", "float16"),
+        "dtype of float constructors and Python float constants",
+    ),
     Flag("mode", "FAST_RUN", str, "default compile mode name"),
     Flag(
         "linker",
@@ -85,7 +90,13 @@ FLAGS: tuple[Flag, ...] = (
     Flag("allow_gc", True, _bool, "free intermediates after their last use"),
     Flag("vm", "cvm", _choice("cvm", "py"), "VM implementation: Cython (cvm) or Python (py)"),
     Flag("compiledir", "", str, "compile cache directory ('' = per-user cache dir)"),
-    Flag("cxx", "", str, "C compiler command ('' = $CC or cc)"),
+    Flag(
+        "cxx",
+        "",
+        str,
+        "C compiler command (unset: $CC or cc); set to '' for no C: functions use the "
+        "'py' linker, with one warning",
+    ),
     Flag(
         "openmp",
         False,
@@ -195,11 +206,13 @@ FLAGS: tuple[Flag, ...] = (
 class Config:
     """The flag values. Attribute access reads and writes flags; names are checked."""
 
+    __slots__ = ("_flags", "_values", "_explicit", "_ignored")  # its own state; the rest: flags
+
     def __init__(self, flags: tuple[Flag, ...] = FLAGS):
-        object.__setattr__(self, "_flags", {f.name: f for f in flags})
-        object.__setattr__(self, "_values", {f.name: f.default for f in flags})
-        object.__setattr__(self, "_explicit", set())
-        object.__setattr__(self, "_ignored", {})  # Theano names set by the user
+        self._flags = {f.name: f for f in flags}
+        self._values = {f.name: f.default for f in flags}
+        self._explicit: set[str] = set()
+        self._ignored: dict[str, Any] = {}  # Theano names set by the user
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -226,7 +239,11 @@ class Config:
         raise AttributeError(f"graphc.config has no flag {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self.set(name, value)
+        """A public name sets a flag; a private one (``_values``...) is Config's own."""
+        if name.startswith("_"):
+            super().__setattr__(name, value)
+        else:
+            self.set(name, value)
 
     def set(self, name: str, value: Any) -> None:
         name = name.replace(".", "__")
@@ -301,9 +318,11 @@ def _theano_name(name: str) -> bool:
 class _Section:
     """``config.profiling``: the flags named ``profiling__*`` as attributes."""
 
+    __slots__ = ("_cfg", "_prefix")
+
     def __init__(self, cfg: Config, prefix: str):
-        object.__setattr__(self, "_cfg", cfg)
-        object.__setattr__(self, "_prefix", prefix)
+        self._cfg = cfg
+        self._prefix = prefix
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -311,7 +330,10 @@ class _Section:
         return self._cfg.get(f"{self._prefix}__{name}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._cfg.set(f"{self._prefix}__{name}", value)
+        if name.startswith("_"):
+            super().__setattr__(name, value)
+        else:
+            self._cfg.set(f"{self._prefix}__{name}", value)
 
     def __repr__(self) -> str:
         return f"<graphc.config section {self._prefix.replace('__', '.')}>"

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,7 +50,7 @@ def test_defaults_without_environment(tmp_path):
 
 @pytest.mark.parametrize(
     "flags, message",
-    [("no_such_flag=1", "no_such_flag"), ("floatX=float16", "floatX"), ("floatX", "name=value")],
+    [("no_such_flag=1", "no_such_flag"), ("floatX=float128", "floatX"), ("floatX", "name=value")],
 )
 def test_bad_graphc_flags_fail_at_import(tmp_path, flags, message):
     r = run_graphc("import graphc", {"GRAPHC_FLAGS": flags}, tmp_path)
@@ -107,6 +108,24 @@ def test_floatx_changes_the_dtype_of_float_constructors():
     assert gt.scalar().dtype == old
 
 
+def test_floatx_float16_makes_float16_constructors_and_constants():
+    """Theano accepted floatX=float16: constructors, Python float constants, shared values
+    and zeros take it, and a function of them computes in float16."""
+    with graphc.config.change_flags(floatX="float16"):
+        m = gt.matrix("m")
+        c = gt.as_tensor_variable(0.1)
+        z = gt.zeros((2,))
+        s = graphc.shared(1.5)
+        assert (m.dtype, c.dtype, z.dtype, s.dtype) == ("float16",) * 4
+        y = m * 0.1 + s
+        assert y.dtype == "float16"
+        f = graphc.function([m], y)
+    mv = np.arange(6, dtype="float16").reshape(2, 3)
+    got = f(mv)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, mv * np.float16(0.1) + np.float16(1.5))
+
+
 def test_change_flags_restores_values_and_explicitness_even_on_error():
     cfg = graphc.config
     before = (cfg.floatX, cfg.profiling__n_apply, cfg.is_set("profiling__n_apply"))
@@ -145,7 +164,7 @@ def test_unknown_flag_names_raise():
 
 @pytest.mark.parametrize(
     "name, value",
-    [("floatX", "float16"), ("allow_gc", "maybe"), ("vm", "java"), ("profiling__n_apply", "x"),
+    [("floatX", "float128"), ("allow_gc", "maybe"), ("vm", "java"), ("profiling__n_apply", "x"),
      ("compute_test_value", "sometimes")],
 )  # fmt: skip
 def test_bad_values_raise_value_error(name, value):

@@ -10,6 +10,7 @@ served function or class must take Theano's positional arguments in Theano's ord
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import json
 from pathlib import Path
@@ -22,6 +23,20 @@ import graphc.compat.theano as hook
 from graphc.compat.theano.missing import MISSING, TheanoNameMissing
 
 API = json.loads((Path(__file__).parent / "data" / "theano_api.json").read_text())
+
+
+def _api_script():
+    """scripts/theano_reference/api.py, which wrote the reference: graphc's parameters are
+    read with the same function as Theano's were."""
+    path = Path(__file__).parents[1] / "scripts" / "theano_reference" / "api.py"
+    spec = importlib.util.spec_from_file_location("theano_reference_api", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_positional = _api_script().positional
 MODULES = [m for m in API if not m.startswith("_")]
 
 # (Theano's parameter name, graphc's) at the same position, with the same meaning
@@ -62,18 +77,6 @@ def theano():
         yield importlib.import_module("theano")
     finally:
         hook.uninstall()
-
-
-def _positional(value) -> list[str] | None:
-    try:
-        sig = inspect.signature(value)
-    except (TypeError, ValueError):
-        return None
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    names = [p.name for p in sig.parameters.values() if p.kind in kinds]
-    if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values()):
-        names.append("*")
-    return names
 
 
 def _first_difference(theirs: list[str], ours: list[str]) -> int | None:

@@ -120,6 +120,15 @@ def test_program_validation():
         node("a", [0], [1], abs, destroys=(1,))
     # a C thunk may carry a perform fallback
     NodeSpec("a", (0,), (1,), perform=fn(abs), c_thunk=object())
+    # built from tuples of ints, as the VMs read them: nothing is converted after the fact
+    with pytest.raises(TypeError, match="inputs must be a tuple of ints"):
+        NodeSpec("a", [0], (1,), perform=fn(abs))
+    with pytest.raises(TypeError, match="outputs must be a tuple of ints"):
+        Program(2, (0,), (np.int64(1),), (), (ok,))
+    with pytest.raises(TypeError, match="n_storage must be an int"):
+        Program(2.0, (0,), (1,), (), (ok,))
+    with pytest.raises(TypeError, match="constant slots"):
+        Program(3, (0,), (1,), (("2", 1.0),), (ok,))
 
 
 def test_last_readers_and_gc_schedule():

@@ -34,20 +34,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphc.compile.maker import StepCompiler
 from graphc.compile.mode import Mode, register_mode
 from graphc.compile.monitormode import NodeByNodeVM
 from graphc.flags import config
-from graphc.graph.basic import Constant, Variable
+from graphc.graph.basic import Constant, Variable, ancestors
 from graphc.graph.fg import OUTPUT, Feature
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from numpy.typing import DTypeLike
 
     from graphc.graph.basic import Apply
     from graphc.graph.fg import FunctionGraph
-    from graphc.linker.base import Linked
+    from graphc.linker.base import CompiledStep, Linked
 
 __all__ = [
     "BadDestroyMap",
@@ -339,8 +340,9 @@ class _Evaluator:
     """Reference values (``Op.perform`` on copies of the inputs) of any variable reachable
     from the given roots, memoized."""
 
-    def __init__(self, values: dict):
+    def __init__(self, values: dict, thunks: ReferenceThunks):
         self.values = dict(values)
+        self.thunks = thunks  # the reference thunks of graph-running nodes
 
     def __call__(self, var: Variable):
         if var in self.values:
@@ -368,15 +370,51 @@ class _Evaluator:
                 stack.extend(missing)
                 continue
             stack.pop()
-            outs = _run_perform(node, [_copy(self.values[i]) for i in node.inputs])
+            args = [_copy(self.values[i]) for i in node.inputs]
+            outs = _run_perform(node, args, thunk=self.thunks.get(node))
             for o, val in zip(node.outputs, outs):
                 self.values[o] = val
         return self.values[var]
 
 
-def _run_perform(node: Apply, args: Any, previous=None) -> list:
+class ReferenceThunks:
+    """The reference thunks of the nodes running a graph of their own (scan): their steps
+    compiled when the function is built (with the loop's mode or the default one, as their
+    ``perform`` would compile them on first use), so that no call compiles anything."""
+
+    def __init__(self) -> None:
+        self.compiler = StepCompiler()
+        self.thunks: dict[Apply, Callable] = {}
+        self.steps: dict[Any, CompiledStep] = {}  # equal loops share their compiled step
+
+    def add(self, nodes: Iterable[Apply]) -> None:
+        from graphc.linker.base import GraphRunningOp
+
+        for node in nodes:
+            op = node.op
+            if node in self.thunks or not isinstance(op, GraphRunningOp):
+                continue
+            if op not in self.steps:
+                self.steps[op] = self.compiler.compile_step(
+                    *op.inner_step(), shapes_of=op.inner_shapes_of()
+                )
+            self.thunks[node] = op.make_perform(node, self.steps[op])
+
+    def get(self, node: Apply) -> Callable | None:
+        """The node's reference thunk; None for a node whose ``Op.perform`` is its own."""
+        thunk = self.thunks.get(node)
+        if thunk is None and hasattr(node.op, "inner_step"):
+            raise RuntimeError(f"DEBUG_MODE: {node} has no reference thunk built with the function")
+        return thunk
+
+
+def _run_perform(node: Apply, args: Any, previous=None, thunk=None) -> list:
+    """The node's reference outputs: ``Op.perform`` (or its lazy protocol), or ``thunk``
+    for a node running a graph of its own (its step compiled with the function)."""
     cells = [[None if previous is None else previous[k]] for k in range(len(node.outputs))]
-    if node.op.lazy:
+    if thunk is not None:
+        thunk(args, cells)
+    elif node.op.lazy:
         needed = node.op.lazy_perform(node, [True] * len(args), args, cells)
         if needed:
             raise RuntimeError(f"lazy {node} asked for inputs {needed} that are all computed")
@@ -421,6 +459,8 @@ class DebugVM(NodeByNodeVM):
         self.records: list = []
         self.ref_inputs: list[Variable] = []
         self.ref_outputs: list[Variable] = []
+        self.thunks = ReferenceThunks()
+        self.thunks.add(linked.schedule)
         if mode.check_optimizations:
             self._track_rewrites()
 
@@ -439,6 +479,9 @@ class DebugVM(NodeByNodeVM):
         plan = self.maker.plan
         rewrite_graph(fg, plan.optimizer, plan.including, plan.excluding, plan.requiring)
         self.records = recorder.records
+        compared = [v for old, new, *_ in self.records for v in (old, new)] + self.ref_outputs
+        owners = (v.owner for v in ancestors(compared) if v.owner is not None)
+        self.thunks.add(owners)
 
     # -------------------------------------------------------------- checks
     def _call(self, values: list) -> list:
@@ -570,7 +613,7 @@ class DebugVM(NodeByNodeVM):
 
     def _check_rewrites(self, originals: list, outputs: list) -> None:
         rtol, atol = self._tol()
-        ev = _Evaluator(dict(zip(self.ref_inputs, [_copy(v) for v in originals])))
+        ev = _Evaluator(dict(zip(self.ref_inputs, [_copy(v) for v in originals])), self.thunks)
         for old, new, reason, node, pos in self.records:
             try:
                 a, b = ev(old), ev(new)
@@ -615,7 +658,7 @@ class _NodeCheck:
         self.ref: list = []
 
     def _perform(self, ins: list, previous) -> list:
-        return _run_perform(self.node, ins, previous)
+        return _run_perform(self.node, ins, previous, self.vm.thunks.get(self.node))
 
     def _c_run(self, ins: list, previous) -> list:
         return self.thunk(ins, [None] * len(self.node.outputs) if previous is None else previous)
@@ -682,7 +725,7 @@ class _NodeCheck:
         """The same value passed as two inputs (or inputs sharing memory) changes nothing."""
         node = self.node
         for label, make_ref, make_aliased in _alias_variants(node, self.args):
-            ref_a = _run_perform(node, make_ref())
+            ref_a = _run_perform(node, make_ref(), thunk=self.vm.thunks.get(node))
             for impl, fn in self.impls:
                 try:
                     outs = fn(make_aliased(), None)

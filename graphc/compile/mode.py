@@ -17,6 +17,7 @@ Linker names:
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -64,12 +65,25 @@ def resolve_linker(name: str) -> LinkerSpec:
         from graphc.linker import c_available
 
         name = "c|py" if c_available() else "py"
+        if name == "py" and config.is_set("cxx") and not str(config.cxx).strip():
+            _warn_once("graphc.config.cxx is empty: C code is not compiled, functions use "
+                       "the 'py' linker (every node runs its numpy perform)")  # fmt: skip
     try:
         return LINKERS[name]
     except KeyError:
         raise ValueError(
             f"unknown linker {name!r}{source}; expected one of auto, {', '.join(LINKERS)}"
         ) from None
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """One RuntimeWarning per process for ``message``."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
 @dataclass(frozen=True)

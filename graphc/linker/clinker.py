@@ -30,7 +30,7 @@ from graphc.linker.c.common import c_string
 from graphc.linker.c.generators import c_code_for
 from graphc.linker.c.registry import CThunkCode
 from graphc.linker.cache import CacheError, get_cache
-from graphc.linker.compiler import Compiler, CompilerUnavailable, find_compiler
+from graphc.linker.compiler import Compiler, CompilerUnavailable, compiler_source, find_compiler
 from graphc.tensor.type import TensorType
 
 __all__ = ["available", "has_c_code", "link_cpy", "generate_module", "reset_available"]
@@ -50,7 +50,7 @@ def _compiler() -> Compiler:
 
 
 def _probe() -> tuple[bool, str]:
-    key = (os.environ.get("CC", ""), os.environ.get("PATH", ""))
+    key = (compiler_source(), os.environ.get("PATH", ""))
     found = _avail.get(key)
     if found is not None:
         return found
@@ -67,7 +67,7 @@ def _probe() -> tuple[bool, str]:
 
 
 def available() -> bool:
-    """True when a C compiler works (memoized per ``$CC`` and ``$PATH``)."""
+    """True when a C compiler works (memoized per compiler command and ``$PATH``)."""
     return _probe()[0]
 
 

@@ -49,7 +49,8 @@ _MAX_STDERR_LINES = 60
 
 
 class CompilerUnavailable(RuntimeError):
-    """No usable C compiler: ``$CC`` names a missing program, or there is no ``cc``."""
+    """No usable C compiler: ``cxx`` is set empty or names a missing program, as ``$CC``
+    may, or there is no ``cc``."""
 
 
 class CompileError(RuntimeError):
@@ -148,19 +149,33 @@ def include_dirs() -> tuple[str, ...]:
 
 
 def compiler_argv() -> tuple[str, ...]:
-    """The compiler command from ``$CC`` (split like a shell would) or ``cc``."""
+    """The compiler command (split like a shell would): the ``cxx`` flag when it is set,
+    as in Theano (set empty: no C compiler, CompilerUnavailable), else ``$CC`` or ``cc``."""
+    if config.is_set("cxx"):
+        argv = tuple(shlex.split(str(config.cxx)))
+        if not argv:
+            raise CompilerUnavailable("graphc.config.cxx is empty: C code is not compiled")
+        return argv
     cc = os.environ.get("CC", "").strip()
     argv = tuple(shlex.split(cc)) if cc else ("cc",)
     return argv or ("cc",)
 
 
+def compiler_source() -> str:
+    """Where the compiler command comes from, for messages and memo keys."""
+    if config.is_set("cxx"):
+        return f"graphc.config.cxx={config.cxx!r}"
+    cc = os.environ.get("CC", "").strip()
+    return f"$CC={cc!r}" if cc else "the default"
+
+
 def _resolve(program: str) -> str:
     found = shutil.which(program)
     if found is None:
-        where = "$CC" if os.environ.get("CC", "").strip() else "the default"
+        where = compiler_source()
         raise CompilerUnavailable(
             f"C compiler {program!r} ({where}) was not found or is not executable; "
-            "install a C compiler or point $CC at one"
+            "install a C compiler or point $CC or graphc.config.cxx at one"
         )
     return os.path.realpath(found)
 

@@ -33,9 +33,8 @@ class NodeSpec:
     destroys: tuple[int, ...] = ()  # input positions overwritten in place
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "inputs", tuple(int(i) for i in self.inputs))
-        object.__setattr__(self, "outputs", tuple(int(i) for i in self.outputs))
-        object.__setattr__(self, "destroys", tuple(int(i) for i in self.destroys))
+        for field in ("inputs", "outputs", "destroys"):
+            _check_ints(getattr(self, field), f"node {self.name!r}: {field}")
         outs = self.outputs
         if any(b != a + 1 for a, b in zip(outs, outs[1:])):
             raise ValueError(f"node {self.name!r}: outputs {outs} are not contiguous ascending")
@@ -72,15 +71,16 @@ class Program:
     buffers: tuple[int, ...] = ()  # per slot, memory-plan buffer or -1; () for no plan
 
     def __post_init__(self) -> None:
-        n = int(self.n_storage)
-        object.__setattr__(self, "n_storage", n)
-        object.__setattr__(self, "inputs", tuple(int(i) for i in self.inputs))
-        object.__setattr__(self, "outputs", tuple(int(i) for i in self.outputs))
-        object.__setattr__(self, "constants", tuple((int(s), v) for s, v in self.constants))
-        object.__setattr__(self, "nodes", tuple(self.nodes))
+        n = self.n_storage
+        if type(n) is not int:
+            raise TypeError(f"n_storage must be an int, got {type(n).__name__}")
         if n < 0:
             raise ValueError("n_storage must be >= 0")
-        object.__setattr__(self, "buffers", tuple(int(b) for b in self.buffers))
+        for field in ("inputs", "outputs", "buffers"):
+            _check_ints(getattr(self, field), field)
+        if type(self.constants) is not tuple or type(self.nodes) is not tuple:
+            raise TypeError("constants and nodes must be tuples")
+        _check_ints(tuple(c[0] for c in self.constants), "constant slots")
         if self.buffers and (len(self.buffers) != n or min(self.buffers) < -1):
             raise ValueError("buffers: one buffer index (or -1) per slot expected")
 
@@ -119,6 +119,12 @@ class Program:
     def has_lazy(self) -> bool:
         """True when some node is lazy (the VMs then use stack-based evaluation)."""
         return any(node.lazy is not None for node in self.nodes)
+
+
+def _check_ints(values: Any, what: str) -> None:
+    """``values`` must be a tuple of ints (slot or position numbers, as the VMs read them)."""
+    if type(values) is not tuple or any(type(v) is not int for v in values):
+        raise TypeError(f"{what} must be a tuple of ints, got {values!r}")
 
 
 def last_readers(program: Program) -> list[int]:

@@ -30,8 +30,9 @@ def _theano_owned(value):
     return owner.split(".")[0] in ("theano", "tensor", "scalar")  # Elemwise ops say "tensor"
 
 
-def _positional(value):
-    """Names of the positional parameters, or None when there is no signature."""
+def positional(value):
+    """Names of the positional parameters (``"*"`` last for ``*args``), or None when
+    there is no signature. tests/test_theano_api_reference.py reads graphc's with it."""
     try:
         sig = inspect.signature(value)
     except (TypeError, ValueError):
@@ -47,9 +48,9 @@ def describe(value):
     if isinstance(value, types.ModuleType):
         return {"kind": "module"}
     if inspect.isclass(value):
-        return {"kind": "class", "positional": _positional(value)}
+        return {"kind": "class", "positional": positional(value)}
     if isinstance(value, (types.FunctionType, functools.partial)):
-        return {"kind": "function", "positional": _positional(value)}
+        return {"kind": "function", "positional": positional(value)}
     if callable(value):
         return {"kind": "callable"}  # an Op instance: called with its inputs
     return {"kind": "value"}

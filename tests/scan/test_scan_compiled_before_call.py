@@ -52,3 +52,23 @@ def test_the_counter_sees_a_compile(makers):
     x = T.dvector("x")
     graphc.function([x], x * 2)
     assert len(makers) == 1
+
+
+def test_debug_mode_compiles_its_reference_steps_with_the_function(compiles):
+    """DEBUG_MODE runs each loop node's reference (and the unoptimized graph's loops, to
+    check the rewrites): their steps are compiled when the function is built."""
+    x, h0 = T.dmatrix("x"), T.dvector("h0")
+    hs, _ = graphc.scan(lambda r, h: T.tanh(h + r * 2.0), sequences=x, outputs_info=h0)
+    ys, _ = graphc.scan(lambda r: r[: x.shape[0]] * x.sum(), sequences=x)
+    f = graphc.function([x, h0], [hs, ys, hs.sum() * 1.0], mode="DEBUG_MODE")
+    counted = compiles()
+    for n in (3, 0, 2):
+        xv = np.arange(n * 4.0).reshape(n, 4) / 10
+        got_hs, got_ys, _ = f(xv, np.ones(4))
+        want, h = [], np.ones(4)
+        for r in xv:
+            h = np.tanh(h + r * 2.0)
+            want.append(h)
+        np.testing.assert_allclose(got_hs, np.array(want).reshape(n, 4))
+        assert got_ys.shape == (n, min(n, 4))
+    assert counted == []
