@@ -4,6 +4,7 @@ pull the VM's counters into them when a summary is asked for."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
 import weakref
@@ -370,19 +371,41 @@ class FunctionProfiler:
                 srec.nbytes, srec.shape = int(val.nbytes), tuple(val.shape)
 
 
-#: what a timed call costs in Python beyond its clock reads (the call lock, the clock's
-#: two wrappers, arming the VM), in ns: callgrind puts it at ~2,400 instructions here
-_TIMED_CALL_NS = 600.0
-_read_ns: list[float] = []
+_costs_ns: list[float] = []  # (clock read, fixed part of a timed call), once per process
+
+
+def _noop_vm(values: Any) -> Any:
+    return values
+
+
+def _measure_costs() -> tuple[float, float]:
+    """What one clock read costs, and the fixed part of timing a call: the call lock and
+    the clock's two wrappers around an empty body (best of 5 rounds of 64)."""
+    if not _costs_ns:
+        scratch, _ = make_call_clock(None, 1, None)
+        lock = threading.RLock()
+
+        def body(args: Any, kwargs: Any) -> Any:
+            return scratch.time_vm(_noop_vm, args)
+
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter_ns()
+            for _ in range(64):
+                lock.acquire(False)
+                scratch.time_call(body, (), None)
+                lock.release()
+            best = min(best, (time.perf_counter_ns() - t0) / 64)
+        _costs_ns.extend((clock_read_ns(), best))
+    return _costs_ns[0], _costs_ns[1]
 
 
 def timed_call_cost_ns(parts: CompiledParts) -> float:
     """What timing one call of the function adds to it (``profile_budget``'s cost): per
-    node a clock read and its fold (about another read), plus the fixed Python part; the
-    clock read is measured once per process."""
-    if not _read_ns:
-        _read_ns.append(clock_read_ns())
-    return 2.0 * _read_ns[0] * (len(parts.linked.program.nodes) + 2) + _TIMED_CALL_NS
+    node a clock read and its fold (about another read), plus the fixed part of a timed
+    call, both measured once per process."""
+    read_ns, fixed_ns = _measure_costs()
+    return 2.0 * read_ns * (len(parts.linked.program.nodes) + 2) + fixed_ns
 
 
 def _flops(node: Apply, ins, outs):
