@@ -13,6 +13,7 @@ import numpy as np
 
 from graphc.compile.aliasing import outputs_needing_copy
 from graphc.compile.io import In, Out
+from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
 from graphc.vm.pyvm import FunctionBusy
@@ -59,6 +60,12 @@ class Function:
     """A compiled function: ``f(*args, **kwargs)`` returns the outputs' values."""
 
     def __init__(self, maker: Maker, linked: Linked, vm: VM):
+        if maker.plan.profile:
+            # the class first, before any attribute: the instance's attributes are then
+            # laid out for it, and the interpreter's attribute caches hold on its calls (a
+            # class switched afterwards leaves every attribute read of a call generic,
+            # ~2,500 instructions per call of a sampled function's untimed calls)
+            self.__class__ = _call_path(_configured_sampling())
         self.maker = maker
         self.linked = linked
         self.vm = vm
@@ -103,7 +110,8 @@ class Function:
 
             self.profile, self._profiler = start_profile(self, maker.plan, t_setup)
             self._clock = self._profiler.clock
-            self.__class__ = _call_path(self._profiler.sample_every)
+            if type(self) is not _call_path(self._profiler.sample_every):
+                self.__class__ = _call_path(self._profiler.sample_every)
             if self._profiler.sample_every == 1:
                 # profiled calls run one at a time, so each call's times are its own
                 self._call_lock = self._call_lock or threading.RLock()
@@ -426,7 +434,13 @@ def _call_path(sample_every: int) -> type[Function]:
     return _TimedFunction if sample_every == 1 else _SampledFunction
 
 
-_clock = time.perf_counter_ns
+def _configured_sampling() -> int:
+    """The ``sample_every`` a profiler of a function compiled now gets (2: adapted)."""
+    if float(config.profile_budget) > 0.0:
+        return 2
+    return int(config.profile_sample)
+
+
 
 _MISSING = object()
 _ndarray = np.ndarray
