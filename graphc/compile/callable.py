@@ -441,7 +441,6 @@ def _configured_sampling() -> int:
     return int(config.profile_sample)
 
 
-
 _MISSING = object()
 _ndarray = np.ndarray
 _F8 = np.dtype("float64")
