@@ -119,7 +119,7 @@ def _py_read_ns() -> float:
     return (_clock() - t0) / 4096.0
 
 
-def make_call_clock(vm: Any, every: int, on_event: Callable) -> tuple[Any, float]:
+def make_call_clock(vm: Any, every: int, on_event: Callable | None) -> tuple[Any, float]:
     """A call clock for a function running ``vm`` and its ticks per nanosecond."""
     try:
         from graphc.vm import _cvm
