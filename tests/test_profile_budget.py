@@ -113,3 +113,45 @@ def test_budgeted_estimates_cover_the_full_profile_of_the_same_run():
     est = vm_estimate(sampled)
     assert est.half_width is not None and 0 < est.half_width < est.ns
     assert abs(est.ns - sum(steady)) <= est.half_width, (est, sum(steady))
+
+
+def _clocks():
+    makers = [lambda: callclock.PyCallClock(None, 2, None)]
+    try:
+        from graphc.vm import _cvm
+    except ImportError:
+        return makers
+    return makers + [lambda: _cvm.CallClock(None, 2, None)]
+
+
+@pytest.mark.parametrize("make", _clocks())
+def test_the_cost_of_a_timed_call_is_measured_against_reference_calls(make):
+    # injected counters (a million calls each, so the one real call below moves nothing):
+    # timed calls of 2,000 ticks, reference (untimed, timed whole) calls of 1,050
+    clock = make()
+    clock.budget, clock.cost_ticks = 0.01, 10.0
+    clock.calls, clock.call_ticks = 10**6, 2000 * 10**6
+    clock.ref_calls, clock.ref_ticks = 10**6, 1050 * 10**6
+    clock.time_call(lambda args, kwargs: None, (), None)
+    # the measured cost, 950 ticks, against 1% of the untimed 1,050: ceil(90.48)
+    assert clock.every == 91
+    # no reference yet: the estimate (10 ticks against 1,990) times every call
+    clock = make()
+    clock.budget, clock.cost_ticks = 0.01, 10.0
+    clock.calls, clock.call_ticks = 10**6, 2000 * 10**6
+    clock.time_call(lambda args, kwargs: None, (), None)
+    assert clock.every == 1
+
+
+@pytest.mark.parametrize("make", _clocks())
+def test_the_call_after_a_timed_one_is_a_reference_with_a_budget(make):
+    clock = make()
+    assert [clock.tick(), clock.tick(), clock.tick()] == [1, 0, 1]  # no budget: 1 in 2
+    clock = make()
+    clock.budget, clock.cost_ticks = 0.01, 1e9  # a huge cost: N grows past 3
+    assert clock.tick() == 1
+    clock.time_call(lambda args, kwargs: None, (), None)
+    # the countdown set at the first call (N was 2 then): a reference, then a timed call
+    assert [clock.tick(), clock.tick()] == [2, 1]
+    assert clock.time_reference(lambda args, kwargs: 7, (), None) == 7
+    assert clock.ref_calls == 1 and clock.untimed == 1

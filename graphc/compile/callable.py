@@ -386,9 +386,28 @@ class _SampledFunction(_ProfiledFunction):
     def __call__(self, *args: Any, **kwargs: Any):
         # tick is one C call under the GIL: no thread's count is lost, and one call alone
         # takes each timed turn
-        if self._clock.tick():
-            return self._sample(args, kwargs)
-        # Function.__call__'s body, repeated here to save a call layer per call
+        turn = self._clock.tick()
+        if turn:
+            if turn == 1:
+                return self._sample(args, kwargs)
+            # with a budget, the call after a timed one: an untimed call timed whole
+            return self._clock.time_reference(self._untimed_call, args, kwargs)
+        # _untimed_call's body, repeated here to save a call layer per call
+        lock = self._call_lock
+        if lock is None:
+            try:
+                return self._call(args, kwargs)
+            except FunctionBusy:
+                lock = self._queue_calls()
+        if not lock.acquire(False):
+            self._wait_turn(lock)
+        try:
+            return self._call_when_free(args, kwargs)
+        finally:
+            lock.release()
+
+    def _untimed_call(self, args: Any, kwargs: Any):
+        """An unprofiled call (Function.__call__'s body)."""
         lock = self._call_lock
         if lock is None:
             try:

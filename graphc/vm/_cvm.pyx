@@ -1244,6 +1244,9 @@ cdef class CallClock:
     cdef public object arm           # None, or a callable(on) arming the VM(s) from Python
     cdef public double budget        # > 0: adapt ``every`` to keep the cost under this share
     cdef public double cost_ticks    # the profiler's own cost in one timed call (budget)
+    cdef public int64_t ref_calls    # budget: untimed calls timed whole (time_reference) ...
+    cdef public int64_t ref_ticks    # ... and their time: a timed call's cost is measured
+    cdef bint _ref_due               # the next untimed call is a reference
     cdef CVM _cvm                    # the VM armed in C (None: through ``arm``)
     cdef int64_t _last_call, _last_vm
     cdef bint _vm_started            # the call being timed reached its VM
@@ -1258,16 +1261,30 @@ cdef class CallClock:
         self._cvm = vm if isinstance(vm, CVM) else None
 
     def tick(self):
-        """One call of a sampled function: True when it is to be timed (every ``every``-th
-        call, the first included), after arming the VM for it; else counted as untimed."""
+        """One call of a sampled function: 1 when it is to be timed (every ``every``-th
+        call, the first included), after arming the VM for it; else counted as untimed:
+        0, or with a budget 2 for the call after a timed one (a reference: to be timed
+        whole by ``time_reference``, its VM unarmed)."""
         cdef int64_t n = self.countdown - 1
         if n > 0:
             self.countdown = n
             self.untimed += 1
-            return False
+            if self._ref_due:
+                self._ref_due = False
+                return 2
+            return 0
         self.countdown = self.every
         self._set_armed(True)
-        return True
+        return 1
+
+    def time_reference(self, body, args, kwargs):
+        """An untimed call, ``body(args, kwargs)``, timed whole: what a call costs when
+        the profiler does not time it (its returns only; a budget's measured cost)."""
+        cdef int64_t t0 = _now()
+        result = body(args, kwargs)
+        self.ref_ticks += _now() - t0
+        self.ref_calls += 1
+        return result
 
     def disarm(self):
         """The timed call of a sampled function is over (returned or raised)."""
@@ -1315,7 +1332,8 @@ cdef class CallClock:
         self.vm_sq_ticks += <double>vm * <double>vm
         self._last_call = ticks
         if self.budget > 0.0:
-            self.every = budget_every(<double>self.call_ticks / self.calls, self.cost_ticks,
+            self._ref_due = True
+            self.every = budget_every(<double>self.call_ticks / self.calls, self._cost(),
                                       self.budget)
             if self.countdown > self.every:  # (set at this call's tick, from the old N)
                 self.countdown = self.every
@@ -1326,6 +1344,16 @@ cdef class CallClock:
             f = _ns_per_tick()
             self.hook(<int64_t>(ticks * f), <int64_t>(vm * f))
         return 0
+
+    cdef double _cost(self):
+        """A timed call's cost: the mean timed call less the mean reference call once
+        there are references, at least the estimate ``cost_ticks``."""
+        cdef double measured
+        if self.ref_calls == 0 or self.calls == 0:
+            return self.cost_ticks
+        measured = (<double>self.call_ticks / self.calls
+                    - <double>self.ref_ticks / self.ref_calls)
+        return measured if measured > self.cost_ticks else self.cost_ticks
 
     def uncount_last(self):
         """Take the last timed call back out of the counters (a first call left out)."""
@@ -1348,6 +1376,7 @@ cdef class CallClock:
     def reset(self):
         """Forget every call so far (the sampling phase is kept)."""
         self.calls = self.call_ticks = self.vm_ticks = self.untimed = 0
+        self.ref_calls = self.ref_ticks = 0
         self.vm_sq_ticks = 0.0
         self._last_call = self._last_vm = 0
 

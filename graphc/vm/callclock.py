@@ -37,19 +37,37 @@ class PyCallClock:
         self.hook: Callable | None = None
         self.arm: Callable | None = None
         self.budget = self.cost_ticks = 0.0
+        self.ref_calls = self.ref_ticks = 0
+        self._ref_due = False
         self._last_call = self._last_vm = 0
         self._vm_started = False
 
-    def tick(self) -> bool:
+    def tick(self) -> int:
         n = self.countdown - 1
         if n > 0:
             self.countdown = n
             self.untimed += 1
-            return False
+            if self._ref_due:
+                self._ref_due = False
+                return 2
+            return 0
         self.countdown = self.every
         if self.arm is not None:
             self.arm(True)
-        return True
+        return 1
+
+    def time_reference(self, body: Callable, args: Any, kwargs: Any) -> Any:
+        t0 = _clock()
+        result = body(args, kwargs)
+        self.ref_ticks += _clock() - t0
+        self.ref_calls += 1
+        return result
+
+    def _cost(self) -> float:
+        if not self.ref_calls or not self.calls:
+            return self.cost_ticks
+        measured = self.call_ticks / self.calls - self.ref_ticks / self.ref_calls
+        return max(measured, self.cost_ticks)
 
     def disarm(self) -> None:
         if self.arm is not None:
@@ -86,7 +104,8 @@ class PyCallClock:
         self.vm_sq_ticks += float(vm) * vm
         self._last_call = ticks
         if self.budget > 0.0:
-            self.every = budget_every(self.call_ticks / self.calls, self.cost_ticks, self.budget)
+            self._ref_due = True
+            self.every = budget_every(self.call_ticks / self.calls, self._cost(), self.budget)
             if self.countdown > self.every:  # (set at this call's tick, from the old N)
                 self.countdown = self.every
         if self.calls >= self.next_event and self.on_event is not None:
@@ -108,6 +127,7 @@ class PyCallClock:
 
     def reset(self) -> None:
         self.calls = self.call_ticks = self.vm_ticks = self.untimed = 0
+        self.ref_calls = self.ref_ticks = 0
         self.vm_sq_ticks = 0.0
         self._last_call = self._last_vm = 0
 
