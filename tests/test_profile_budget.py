@@ -126,21 +126,32 @@ def _clocks():
 
 @pytest.mark.parametrize("make", _clocks())
 def test_the_cost_of_a_timed_call_is_measured_against_reference_calls(make):
-    # injected counters (a million calls each, so the one real call below moves nothing):
-    # timed calls of 2,000 ticks, reference (untimed, timed whole) calls of 1,050
+    # injected moving means: timed calls of 2,000 ticks, reference (untimed, timed whole)
+    # calls of 1,050
     clock = make()
     clock.budget, clock.cost_ticks = 0.01, 10.0
-    clock.calls, clock.call_ticks = 10**6, 2000 * 10**6
-    clock.ref_calls, clock.ref_ticks = 10**6, 1050 * 10**6
-    clock.time_call(lambda args, kwargs: None, (), None)
+    clock.timed_mean, clock.ref_mean = 2000.0, 1050.0
+    clock.adapt()
     # the measured cost, 950 ticks, against 1% of the untimed 1,050: ceil(90.48)
     assert clock.every == 91
     # no reference yet: the estimate (10 ticks against 1,990) times every call
-    clock = make()
-    clock.budget, clock.cost_ticks = 0.01, 10.0
-    clock.calls, clock.call_ticks = 10**6, 2000 * 10**6
-    clock.time_call(lambda args, kwargs: None, (), None)
+    clock.ref_mean = 0.0
+    clock.adapt()
     assert clock.every == 1
+    # a reference dearer than the timed mean (noise): the estimate again
+    clock.ref_mean = 2500.0
+    clock.adapt()
+    assert clock.every == 1
+
+
+def test_the_moving_mean_follows_the_recent_calls():
+    # a first call of 100,000 ticks, then calls of 1,000: the mean weights 1/8 each
+    mean = callclock._moved(0.0, 100_000)
+    assert mean == 100_000.0
+    for _ in range(60):
+        mean = callclock._moved(mean, 1000)
+    assert mean == pytest.approx(1000.0 + 99_000.0 * (7 / 8) ** 60)
+    assert mean < 1100.0
 
 
 @pytest.mark.parametrize("make", _clocks())

@@ -1247,6 +1247,9 @@ cdef class CallClock:
     cdef public int64_t ref_calls    # budget: untimed calls timed whole (time_reference) ...
     cdef public int64_t ref_ticks    # ... and their time: a timed call's cost is measured
     cdef bint _ref_due               # the next untimed call is a reference
+    cdef public double timed_mean    # budget: moving means (1/8 per call) of the timed ...
+    cdef public double ref_mean      # ... and the reference calls' ticks (recent calls
+                                     # only: the first calls, recording shapes, cost more)
     cdef CVM _cvm                    # the VM armed in C (None: through ``arm``)
     cdef int64_t _last_call, _last_vm
     cdef bint _vm_started            # the call being timed reached its VM
@@ -1281,9 +1284,12 @@ cdef class CallClock:
         """An untimed call, ``body(args, kwargs)``, timed whole: what a call costs when
         the profiler does not time it (its returns only; a budget's measured cost)."""
         cdef int64_t t0 = _now()
+        cdef int64_t ticks
         result = body(args, kwargs)
-        self.ref_ticks += _now() - t0
+        ticks = _now() - t0
+        self.ref_ticks += ticks
         self.ref_calls += 1
+        self.ref_mean = _moved(self.ref_mean, ticks)
         return result
 
     def disarm(self):
@@ -1333,10 +1339,8 @@ cdef class CallClock:
         self._last_call = ticks
         if self.budget > 0.0:
             self._ref_due = True
-            self.every = budget_every(<double>self.call_ticks / self.calls, self._cost(),
-                                      self.budget)
-            if self.countdown > self.every:  # (set at this call's tick, from the old N)
-                self.countdown = self.every
+            self.timed_mean = _moved(self.timed_mean, ticks)
+            self.adapt()
         if self.calls >= self.next_event and self.on_event is not None:
             f = _ns_per_tick()
             self.on_event(self.calls, <int64_t>(ticks * f), <int64_t>(vm * f))
@@ -1345,15 +1349,16 @@ cdef class CallClock:
             self.hook(<int64_t>(ticks * f), <int64_t>(vm * f))
         return 0
 
-    cdef double _cost(self):
-        """A timed call's cost: the mean timed call less the mean reference call once
-        there are references, at least the estimate ``cost_ticks``."""
-        cdef double measured
-        if self.ref_calls == 0 or self.calls == 0:
-            return self.cost_ticks
-        measured = (<double>self.call_ticks / self.calls
-                    - <double>self.ref_ticks / self.ref_calls)
-        return measured if measured > self.cost_ticks else self.cost_ticks
+    def adapt(self):
+        """Set ``every`` from the moving means: a timed call's cost is the timed mean
+        less the reference mean once there are references, at least the estimate
+        ``cost_ticks``."""
+        cdef double cost = self.cost_ticks
+        if self.ref_mean > 0.0 and self.timed_mean - self.ref_mean > cost:
+            cost = self.timed_mean - self.ref_mean
+        self.every = budget_every(self.timed_mean, cost, self.budget)
+        if self.countdown > self.every:  # (set at this call's tick, from the old N)
+            self.countdown = self.every
 
     def uncount_last(self):
         """Take the last timed call back out of the counters (a first call left out)."""
@@ -1377,8 +1382,16 @@ cdef class CallClock:
         """Forget every call so far (the sampling phase is kept)."""
         self.calls = self.call_ticks = self.vm_ticks = self.untimed = 0
         self.ref_calls = self.ref_ticks = 0
+        self.timed_mean = self.ref_mean = 0.0
         self.vm_sq_ticks = 0.0
         self._last_call = self._last_vm = 0
+
+
+cdef inline double _moved(double mean, int64_t ticks) noexcept:
+    """A moving mean (weight 1/8) with ``ticks`` added; the first value as is."""
+    if mean <= 0.0:
+        return <double>ticks
+    return mean + (<double>ticks - mean) * 0.125
 
 
 cpdef int64_t budget_every(double call, double cost, double budget):

@@ -16,6 +16,11 @@ __all__ = ["PyCallClock", "budget_every", "make_call_clock", "clock_read_ns"]
 _clock = time.perf_counter_ns
 
 
+def _moved(mean: float, ticks: int) -> float:
+    """A moving mean (weight 1/8) with ``ticks`` added; the first value as is."""
+    return float(ticks) if mean <= 0.0 else mean + (ticks - mean) * 0.125
+
+
 def budget_every(call: float, cost: float, budget: float) -> int:
     """1 call in how many to time so that timing costs at most ``budget`` of the run time
     (``call``: a timed call's mean duration; ``cost``: what timing adds to it)."""
@@ -38,6 +43,7 @@ class PyCallClock:
         self.arm: Callable | None = None
         self.budget = self.cost_ticks = 0.0
         self.ref_calls = self.ref_ticks = 0
+        self.timed_mean = self.ref_mean = 0.0
         self._ref_due = False
         self._last_call = self._last_vm = 0
         self._vm_started = False
@@ -59,15 +65,19 @@ class PyCallClock:
     def time_reference(self, body: Callable, args: Any, kwargs: Any) -> Any:
         t0 = _clock()
         result = body(args, kwargs)
-        self.ref_ticks += _clock() - t0
+        ticks = _clock() - t0
+        self.ref_ticks += ticks
         self.ref_calls += 1
+        self.ref_mean = _moved(self.ref_mean, ticks)
         return result
 
-    def _cost(self) -> float:
-        if not self.ref_calls or not self.calls:
-            return self.cost_ticks
-        measured = self.call_ticks / self.calls - self.ref_ticks / self.ref_calls
-        return max(measured, self.cost_ticks)
+    def adapt(self) -> None:
+        cost = self.cost_ticks
+        if self.ref_mean > 0.0 and self.timed_mean - self.ref_mean > cost:
+            cost = self.timed_mean - self.ref_mean
+        self.every = budget_every(self.timed_mean, cost, self.budget)
+        if self.countdown > self.every:  # (set at this call's tick, from the old N)
+            self.countdown = self.every
 
     def disarm(self) -> None:
         if self.arm is not None:
@@ -105,9 +115,8 @@ class PyCallClock:
         self._last_call = ticks
         if self.budget > 0.0:
             self._ref_due = True
-            self.every = budget_every(self.call_ticks / self.calls, self._cost(), self.budget)
-            if self.countdown > self.every:  # (set at this call's tick, from the old N)
-                self.countdown = self.every
+            self.timed_mean = _moved(self.timed_mean, ticks)
+            self.adapt()
         if self.calls >= self.next_event and self.on_event is not None:
             self.on_event(self.calls, ticks, vm)
         if self.hook is not None:
@@ -128,6 +137,7 @@ class PyCallClock:
     def reset(self) -> None:
         self.calls = self.call_ticks = self.vm_ticks = self.untimed = 0
         self.ref_calls = self.ref_ticks = 0
+        self.timed_mean = self.ref_mean = 0.0
         self.vm_sq_ticks = 0.0
         self._last_call = self._last_vm = 0
 
