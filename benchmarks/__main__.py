@@ -676,12 +676,17 @@ def profiling_overhead(peers, quick) -> list[Result]:
         fm = graphc.function([x], y, mode=mode, profile=True)
     with graphc.config.change_flags(profile_sample=SAMPLE):
         fs = graphc.function([x], y, mode=mode, profile=True)
+    with graphc.config.change_flags(profile_budget=0.01):
+        fb = graphc.function([x], y, mode=mode, profile=True)
     xv = np.ones(8)
     cands = {"unprofiled": lambda: f(xv), "timing": lambda: fp(xv), "timing+memory": lambda: fm(xv),
-             sampled: lambda: fs(xv)}  # fmt: skip
+             sampled: lambda: fs(xv), "budget 1%": lambda: fb(xv)}  # fmt: skip
     _warm_sampled(cands[sampled])
+    _warm_sampled(cands["budget 1%"])
     med, spr, ratios = paired_ratios(cands, 30 if quick else 120, SAMPLE)
-    note = _ratio_note(ratios, {"timing": 1.3, "timing+memory": 1.5, sampled: 1.01})
+    note = _ratio_note(ratios, {"timing": 1.3, "timing+memory": 1.5, sampled: 1.01,
+                                "budget 1%": 1.01})  # fmt: skip
+    note += f"; budget 1%: 1 call in {fb._clock.every} timed"
     out.append(Result("200-node chain, profiled / unprofiled", "us", med, spr, note=note))
     from benchmarks.bench_profile_loops import run as loop_overhead
 

@@ -151,6 +151,14 @@ FLAGS: tuple[Flag, ...] = (
         "time only every N-th call of a profiled function (the first included); summaries "
         "scale the times up and print their uncertainty",
     ),
+    Flag(
+        "profile_budget",
+        0.0,
+        float,
+        "sample a profiled function's calls so that timing them costs at most this share "
+        "of its run time (0.01: 1%): 1 call in N timed, N adapted from the measured calls "
+        "and the profiler's cost per timed call; 0: off (profile_sample applies)",
+    ),
     Flag("profile_html", "", str, "at exit, also write the profiles' HTML report to this path"),
     Flag(
         "profiling__destination",

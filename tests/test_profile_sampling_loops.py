@@ -68,23 +68,21 @@ def test_only_the_timed_calls_time_their_steps(compiled_loop):
     assert "step (node" in text and "the steps of the timed calls (70 of about 280)" in text
 
 
-def test_loop_estimate_covers_the_full_profile_of_the_same_run(monkeypatch):
+def test_loop_estimate_covers_the_full_profile_of_the_same_run():
     # a full profile of a run (every call timed) is the truth; the calls a sampled profile
     # times (every 5th after the first) give the estimate of the loop body's total step
     # time, whose interval must hold it
     seen: list[tuple[int, int]] = []  # per call: (vm_ns, ns of that call's steps)
-    original = FunctionProfiler.on_call
-
-    def spy(self, call_ns, vm_ns):
-        (child,) = self.children
-        done = sum(s for _, s in seen)
-        seen.append((vm_ns, child.totals()[2] - done))
-        original(self, call_ns, vm_ns)
-
-    monkeypatch.setattr(FunctionProfiler, "on_call", spy)
     stats = ProfileStats(atexit_print=False)
     with graphc.config.change_flags(profiling__ignore_first_call=False):
         f = _loop(stats, "full")
+    (child,) = f._profiler.children
+
+    def spy(call_ns, vm_ns):  # after each call, the clock's hook
+        done = sum(s for _, s in seen)
+        seen.append((vm_ns, child.totals()[2] - done))
+
+    f._clock.hook = spy
     # the Python loop: each step's time is an integer the clock gives once (the CVM's
     # cumulative tick count is converted again at each read as its calibration improves)
     _runner(f).compiled_loop = False

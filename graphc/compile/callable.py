@@ -13,6 +13,7 @@ import numpy as np
 
 from graphc.compile.aliasing import outputs_needing_copy
 from graphc.compile.io import In, Out
+from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
 from graphc.vm.pyvm import FunctionBusy
@@ -58,6 +59,14 @@ class Maker(Protocol):
 class Function:
     """A compiled function: ``f(*args, **kwargs)`` returns the outputs' values."""
 
+    def __new__(cls, maker: Maker, linked: Linked, vm: VM) -> Function:
+        """A profiled function is made of its call path's class from the start (a class
+        switched once the instance exists leaves its attribute reads uncached by the
+        interpreter: ~2,300 more instructions per call)."""
+        if cls is Function and maker.plan.profile:
+            cls = _call_path(_configured_sampling())
+        return object.__new__(cls)
+
     def __init__(self, maker: Maker, linked: Linked, vm: VM):
         self.maker = maker
         self.linked = linked
@@ -96,12 +105,15 @@ class Function:
         self._call_lock = threading.RLock() if self.update_targets else None
         self._queue_lock = threading.Lock()
         self._profiler: FunctionProfiler | None = None  # counts the calls when profiled
+        self._clock: Any = None  # the profiler's CallClock (a profiled function)
         if maker.plan.profile:  # the one place that decides (a loop body: its loop's clock)
             t_setup = time.perf_counter_ns()  # the import is the profiler's setup too
             from graphc.compile.profiling import start_profile
 
             self.profile, self._profiler = start_profile(self, maker.plan, t_setup)
-            self.__class__ = _call_path(self._profiler.sample_every)
+            self._clock = self._profiler.clock
+            if type(self) is not _call_path(self._profiler.sample_every):
+                self.__class__ = _call_path(self._profiler.sample_every)
             if self._profiler.sample_every == 1:
                 # profiled calls run one at a time, so each call's times are its own
                 self._call_lock = self._call_lock or threading.RLock()
@@ -325,59 +337,77 @@ class Function:
         return f"<graphc.Function {self.name}>"
 
 
-class _TimedFunction(Function):
+class _ProfiledFunction(Function):
+    """A profiled Function: its timed calls run ``_timed_body`` under the profiler's C
+    clock (``clock.time_call`` around the whole call, ``clock.time_vm`` around the VM),
+    which counts them in C; the profiler reads the counters on demand."""
+
+    _profiler: FunctionProfiler
+    _clock: Any  # the profiler's CallClock
+
+    def _timed_body(self, args: Any, kwargs: Any):
+        """One call, its VM run timed (a call that raises is counted by the clock too:
+        its nodes that ran were timed, so thunks <= VM <= call always holds)."""
+        values = self._prepare(args, kwargs)
+        try:
+            outs = self._clock.time_vm(self.vm, values)
+        except FunctionBusy:  # the VM run from outside this Function: not a call
+            raise
+        except Exception as e:
+            raise self._node_error(e, values) from e
+        return outs[0] if self._single else self._finish(outs)
+
+
+class _TimedFunction(_ProfiledFunction):
     """A profiled Function timing every call: the calls run one at a time under the call
-    lock, made with the profiler (no lock-free path, no sampling check), so a call costs
-    an unprofiled one plus the lock, four clock reads and ``on_call``."""
+    lock (no lock-free path, no sampling check), so a call costs an unprofiled one plus
+    the lock and the clock's two C wrappers."""
 
     _call_lock: threading.RLock
-    _profiler: FunctionProfiler
 
     def __call__(self, *args: Any, **kwargs: Any):
         lock = self._call_lock
         if not lock.acquire(False):
             self._wait_turn(lock)
         try:
-            t0 = _clock()
-            values = self._prepare(args, kwargs)
-            t1 = _clock()
-            try:
-                outs = self.vm(values)
-            except FunctionBusy:  # the VM run from outside this Function: not a call
-                raise
-            except Exception as e:
-                # a call that raises still counts: its nodes that ran were timed, so the
-                # call's time must be in the totals too (thunks <= VM <= call always holds)
-                t2 = _clock()
-                self._profiler.on_call(t2 - t0, t2 - t1)
-                raise self._node_error(e, values) from e
-            t2 = _clock()
-            result = outs[0] if self._single else self._finish(outs)
-            self._profiler.on_call(_clock() - t0, t2 - t1)
-            return result
+            return self._clock.time_call(self._timed_body, args, kwargs)
         finally:
             lock.release()
 
 
-class _SampledFunction(Function):
-    """A profiled Function with ``profile_sample=N``: every N-th call is timed (the first
-    included); the others are unprofiled calls plus one decrement and compare.
+class _SampledFunction(_ProfiledFunction):
+    """A profiled Function with ``profile_sample=N`` (or ``profile_budget``): the clock's
+    ``tick`` (C) says which calls are timed, every N-th, the first included, and arms the
+    VM for them; the others are unprofiled calls.
 
     The untimed calls take the unprofiled path, lock-free until two threads meet; a
     timed call takes the call lock when it exists (threads met), else none."""
 
-    _profiler: FunctionProfiler
-
     def __call__(self, *args: Any, **kwargs: Any):
-        prof = self._profiler
-        # from the load to the store the eval loop checks no switch request: under the GIL
-        # no thread's decrement is lost, and one call alone takes each timed turn
-        n = prof.countdown - 1
-        if n <= 0:
-            prof.countdown = prof.sample_every
-            return self._sample(args, kwargs)
-        prof.countdown = n
-        # Function.__call__'s body, repeated here to save a call layer per call
+        # tick is one C call under the GIL: no thread's count is lost, and one call alone
+        # takes each timed turn
+        turn = self._clock.tick()
+        if turn:
+            if turn == 1:
+                return self._sample(args, kwargs)
+            # with a budget, the call after a timed one: an untimed call timed whole
+            return self._clock.time_reference(self._untimed_call, args, kwargs)
+        # _untimed_call's body, repeated here to save a call layer per call
+        lock = self._call_lock
+        if lock is None:
+            try:
+                return self._call(args, kwargs)
+            except FunctionBusy:
+                lock = self._queue_calls()
+        if not lock.acquire(False):
+            self._wait_turn(lock)
+        try:
+            return self._call_when_free(args, kwargs)
+        finally:
+            lock.release()
+
+    def _untimed_call(self, args: Any, kwargs: Any):
+        """An unprofiled call (Function.__call__'s body)."""
         lock = self._call_lock
         if lock is None:
             try:
@@ -392,14 +422,13 @@ class _SampledFunction(Function):
             lock.release()
 
     def _sample(self, args: Any, kwargs: Any):
-        """The timed call: the VM records it, the profiler counts it."""
-        prof = self._profiler
-        prof.begin_sample()
+        """The timed call: the VM records it (armed by ``tick``), the clock counts it."""
+        clock = self._clock
         try:
             lock = self._call_lock
             if lock is None:
                 try:
-                    return self._timed_call(args, kwargs)
+                    return clock.time_call(self._timed_body, args, kwargs)
                 except FunctionBusy:  # another thread's call runs: queue behind it
                     lock = self._queue_calls()
             if not lock.acquire(False):
@@ -408,31 +437,16 @@ class _SampledFunction(Function):
                 pause = 2e-5
                 while True:  # as _call_when_free: a call from before the lock existed
                     try:
-                        return self._timed_call(args, kwargs)
+                        return clock.time_call(self._timed_body, args, kwargs)
                     except FunctionBusy:
                         time.sleep(pause)
                         pause = min(2 * pause, 1e-3)
             finally:
                 lock.release()
         finally:
-            prof.end_sample()
-
-    def _timed_call(self, args: Any, kwargs: Any):
-        t0 = _clock()
-        values = self._prepare(args, kwargs)
-        t1 = _clock()
-        try:
-            outs = self.vm(values)
-        except FunctionBusy:
-            raise
-        except Exception as e:
-            t2 = _clock()
-            self._profiler.on_sampled_call(t2 - t0, t2 - t1)
-            raise self._node_error(e, values) from e
-        t2 = _clock()
-        result = outs[0] if self._single else self._finish(outs)
-        self._profiler.on_sampled_call(_clock() - t0, t2 - t1)
-        return result
+            clock.disarm()
+            if self._profiler.children:
+                self._profiler.after_timed_call()
 
 
 def _call_path(sample_every: int) -> type[Function]:
@@ -441,7 +455,12 @@ def _call_path(sample_every: int) -> type[Function]:
     return _TimedFunction if sample_every == 1 else _SampledFunction
 
 
-_clock = time.perf_counter_ns
+def _configured_sampling() -> int:
+    """The ``sample_every`` a profiler of a function compiled now gets (2: adapted)."""
+    if float(config.profile_budget) > 0.0:
+        return 2
+    return int(config.profile_sample)
+
 
 _MISSING = object()
 _ndarray = np.ndarray

@@ -4,6 +4,7 @@ pull the VM's counters into them when a summary is asked for."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
 import weakref
@@ -23,6 +24,7 @@ from graphc.profile.data.model import FunctionProfile, StorageRecord
 from graphc.profile.data.vmstats import update_from_vm_stats
 from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats
+from graphc.vm.callclock import clock_read_ns, make_call_clock
 
 if TYPE_CHECKING:
     from graphc.compile.mode import CompilePlan
@@ -73,9 +75,10 @@ class ProfiledFunction(Protocol):
 
 class FunctionProfiler:
     """Owns one FunctionProfile and fills it from its function's VM on demand (``pull``);
-    the function reports each call through :meth:`on_call`, a loop node each step of a
-    loop body (``nested``) through :meth:`on_step`. ``children``: the profilers of the
-    loop bodies of the function's nodes, created with them."""
+    the function times its calls with :attr:`clock` (a C ``CallClock``: counters read
+    here only on demand, this object called only on rare events), a loop node reports
+    each step of a loop body (``nested``) through :meth:`on_step`. ``children``: the
+    profilers of the loop bodies of the function's nodes, created with them."""
 
     def __init__(
         self,
@@ -91,11 +94,11 @@ class FunctionProfiler:
         self.children = list(children)
         self.record = record
         self.ignore_first = config.profiling__ignore_first_call
-        self.calls = 0
+        self.calls = 0  # steps reported through on_step (the clock counts the calls)
         self.call_ns = 0
         self.vm_ns = 0
-        self.n_seen = 0  # calls made, including an ignored first one
-        self._next_event = 1  # on_call's slow path runs when n_seen reaches this
+        self.skipped = 0  # an ignored first call (n_seen = clock.calls + skipped)
+        self._next_event = 1  # _event runs when n_seen reaches this
         self.memory = memory
         self.shapes_on = True
         self.trace_capacity = trace_capacity
@@ -103,10 +106,21 @@ class FunctionProfiler:
         if int(config.profile_sample) < 1:
             raise ValueError(f"profile_sample must be >= 1 (1: time every call), "
                              f"got {config.profile_sample}")  # fmt: skip
+        budget = 0.0 if nested else float(config.profile_budget)
+        if not 0.0 <= budget < 1.0:
+            raise ValueError(f"profile_budget must be in [0, 1), got {budget}")
         self.sample_every = 1 if nested else int(config.profile_sample)
-        self.countdown = 1  # calls until the next timed one (the first call is timed)
-        self.samples = 0  # calls timed under sampling
-        self.vm_sq = 0.0  # sum of the timed calls' squared VM times (a loop body: per call)
+        self.budget = budget
+        if budget > 0.0:  # the clock adapts its 1-in-N from the measured calls
+            self.sample_every = max(self.sample_every, 2)
+        self.clock, self.ticks_per_ns = make_call_clock(parts.vm, self.sample_every,
+                                                        self._on_clock_event)  # fmt: skip
+        if budget > 0.0:
+            self.clock.budget = budget
+            self.clock.cost_ticks = timed_call_cost_ns(parts) * self.ticks_per_ns
+        if self.sample_every > 1 and (children or not hasattr(parts.vm, "arm")):
+            self.clock.arm = self._vm_profiling  # loop bodies, or a VM armed from Python
+        self.vm_sq = 0.0  # a loop body: sum of its steps' squared time per timed call
         self.timing = True  # whether this call's steps are timed (StepClock)
         self._mark = (0, 0)  # a loop body's (steps, ns) at the end of the last timed call
         self.waited_calls = 0  # calls that waited for another thread's call to finish
@@ -118,37 +132,23 @@ class FunctionProfiler:
         parts.vm.set_profiling(timing=True, memory=memory, shapes=True,
                                trace_capacity=trace_capacity)  # fmt: skip
 
-    def on_call(self, call_ns: int, vm_ns: int) -> None:
-        """Count one call, one that raised too (or leave out the first: ``skip_call``).
-
-        Runs after every profiled call, so the common case is a few additions; the first
-        call and the calls where shape sampling switches go through ``_event``."""
-        self.calls += 1
-        self.call_ns += call_ns
-        self.vm_ns += vm_ns
-        self.n_seen = n = self.n_seen + 1
+    def _on_clock_event(self, calls: int, call_ns: int, vm_ns: int) -> None:
+        """The clock's timed calls reached the next event (it passes its count)."""
+        n = calls + self.skipped
         if n >= self._next_event:
             self._event(n, call_ns, vm_ns)
+        self.clock.next_event = self._next_event - self.skipped
 
-    def on_sampled_call(self, call_ns: int, vm_ns: int) -> None:
-        """``on_call`` for a timed call under ``profile_sample``: its VM time's square
-        feeds the estimates' intervals, and each loop body's steps' time theirs."""
-        self.on_call(call_ns, vm_ns)
-        self.vm_sq += float(vm_ns) * vm_ns
+    def after_timed_call(self) -> None:
+        """A timed call of a sampled function is over: each loop body adds the square
+        of its steps' time in it."""
         for child in self.children:
             child.end_timed_call()
 
-    def begin_sample(self) -> None:
-        """With ``profile_sample=N``: the call about to run is timed (the function counts
-        ``countdown`` down every call and times the call that reaches 0, so every N-th
-        call, the first included, setting it back to N); the VM, and the loop bodies'
-        VMs, record it until :meth:`end_sample`."""
-        self.samples += 1
-        self._vm_profiling(True)
-
-    def end_sample(self) -> None:
-        """The timed call is over (returned or raised): the VMs stop recording."""
-        self._vm_profiling(False)
+    @property
+    def n_seen(self) -> int:
+        """Calls timed, an ignored first one included."""
+        return self.clock.calls + self.skipped
 
     def end_timed_call(self) -> None:
         """A loop body, after a timed call of its parent: add the square of the time its
@@ -161,22 +161,25 @@ class FunctionProfiler:
 
     @property
     def unsampled(self) -> int:
-        """Calls made but not timed, from the timed ones and the countdown."""
-        if not self.samples:
-            return 0
-        return (self.samples - 1) * (self.sample_every - 1) + self.sample_every - self.countdown
+        """Calls made but not timed."""
+        return int(self.clock.untimed)
 
     def _vm_profiling(self, on: bool) -> None:
         """Record the next call (``on``) or leave it untimed, loop bodies included: an
-        untimed call reads no clock, not even per step."""
+        untimed call reads no clock, not even per step. A Cython VM is armed by a flag
+        (the choices, counters and trace kept); another is switched by set_profiling."""
         parts = self.parts
         if parts is not None:
-            cap = self.trace_capacity
-            if cap and not on:
-                self._keep_trace(parts.vm.stats())
-            parts.vm.set_profiling(timing=on, memory=self.memory and on,
-                                   shapes=self.shapes_on and on,
-                                   trace_capacity=cap if on else 0)  # fmt: skip
+            arm = getattr(parts.vm, "arm", None)
+            if arm is not None:
+                arm(on)
+            else:
+                cap = self.trace_capacity
+                if cap and not on:
+                    self._keep_trace(parts.vm.stats())
+                parts.vm.set_profiling(timing=on, memory=self.memory and on,
+                                       shapes=self.shapes_on and on,
+                                       trace_capacity=cap if on else 0)  # fmt: skip
         self.timing = on
         for child in self.children:
             child._vm_profiling(on)
@@ -189,10 +192,7 @@ class FunctionProfiler:
     def _event(self, n: int, call_ns: int, vm_ns: int) -> None:
         """The rare part of on_call: ``n`` calls made, this one included."""
         if self.ignore_first:
-            self.calls -= 1
-            self.call_ns -= call_ns
-            self.vm_ns -= vm_ns
-            self.n_seen -= 1
+            self.clock.uncount_last()
             self.skip_call()
             self._next_event = self.n_seen + 1
             return
@@ -224,7 +224,8 @@ class FunctionProfiler:
     def totals(self) -> tuple[int, int, int]:
         """``(calls, call_ns, vm_ns)``: the calls reported here plus, for a loop body,
         the steps its VM timed itself (``vm.step_counts()``, when it has one)."""
-        calls, call_ns, vm_ns = self.calls, self.call_ns, self.vm_ns
+        timed, c_ns, v_ns, _, _ = self.clock.counts()
+        calls, call_ns, vm_ns = self.calls + timed, self.call_ns + c_ns, self.vm_ns + v_ns
         parts = self.parts
         counts = getattr(parts.vm, "step_counts", None) if self.nested and parts else None
         if counts is not None:
@@ -235,7 +236,9 @@ class FunctionProfiler:
     def reset(self) -> None:
         """Forget every call so far (the VM's counters and trace too)."""
         self.calls = self.call_ns = self.vm_ns = 0
-        self._next_event = 1
+        self.clock.reset()
+        self._next_event = self.clock.next_event = 1
+        self.skipped = 0
         self.first = None
         self.ignore_first = False
         self.vm_sq, self._mark = 0.0, (0, 0)
@@ -248,7 +251,7 @@ class FunctionProfiler:
     def skip_call(self) -> None:
         """Leave the first call out (``profiling__ignore_first_call``)."""
         self.ignore_first = False
-        self.n_seen += 1
+        self.skipped += 1
         if self.parts is not None:
             self.parts.vm.reset_stats()
         for child in self.children:
@@ -307,9 +310,10 @@ class FunctionProfiler:
 
     def pull(self) -> None:
         """Bring the record up to date: this function's counters and its loop bodies'."""
-        every, share = self.parent_sampling if self.nested else (self.sample_every, 0.0)
+        every, share = self.parent_sampling if self.nested else (self.current_every(), 0.0)
         if every > 1 and not self.nested:
-            share = self.unsampled / self.calls if self.calls else 0.0
+            timed = self.clock.calls
+            share = self.unsampled / timed if timed else 0.0
         for child in self.children:
             child.parent_sampling = (every, share)
             child.pull()
@@ -318,13 +322,19 @@ class FunctionProfiler:
         rec = self.record
         self._pull_vm(self.parts)
         rec.calls, rec.call_ns, rec.vm_ns = self.totals()
-        rec.sampled_vm_ns_sq = self.vm_sq
+        rec.sampled_vm_ns_sq = self.vm_sq + self.clock.counts()[3]
         if self.nested:  # a loop body: its steps are timed in its parent's timed calls
             rec.sample_every = every
             rec.unsampled_calls = round(rec.calls * share)
         else:
-            rec.sample_every, rec.unsampled_calls = self.sample_every, self.unsampled
+            rec.sample_every, rec.unsampled_calls = self.current_every(), self.unsampled
         self._store_first()
+
+    def current_every(self) -> int:
+        """1 call in how many is timed (with a budget: N as last adapted)."""
+        if self.budget <= 0.0:
+            return self.sample_every
+        return max(int(self.clock.every), 1)
 
     def _pull_vm(self, parts: CompiledParts) -> None:
         rec = self.record
@@ -359,6 +369,43 @@ class FunctionProfiler:
             if k is not None and k >= parts.n_in:
                 val = parts.shared[k - parts.n_in]._value
                 srec.nbytes, srec.shape = int(val.nbytes), tuple(val.shape)
+
+
+_costs_ns: list[float] = []  # (clock read, fixed part of a timed call), once per process
+
+
+def _noop_vm(values: Any) -> Any:
+    return values
+
+
+def _measure_costs() -> tuple[float, float]:
+    """What one clock read costs, and the fixed part of timing a call: the call lock and
+    the clock's two wrappers around an empty body (best of 5 rounds of 64)."""
+    if not _costs_ns:
+        scratch, _ = make_call_clock(None, 1, None)
+        lock = threading.RLock()
+
+        def body(args: Any, kwargs: Any) -> Any:
+            return scratch.time_vm(_noop_vm, args)
+
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter_ns()
+            for _ in range(64):
+                lock.acquire(False)
+                scratch.time_call(body, (), None)
+                lock.release()
+            best = min(best, (time.perf_counter_ns() - t0) / 64)
+        _costs_ns.extend((clock_read_ns(), best))
+    return _costs_ns[0], _costs_ns[1]
+
+
+def timed_call_cost_ns(parts: CompiledParts) -> float:
+    """What timing one call of the function adds to it (``profile_budget``'s cost): per
+    node a clock read and its fold (about another read), plus the fixed part of a timed
+    call, both measured once per process."""
+    read_ns, fixed_ns = _measure_costs()
+    return 2.0 * read_ns * (len(parts.linked.program.nodes) + 2) + fixed_ns
 
 
 def _flops(node: Apply, ins, outs):

@@ -204,8 +204,12 @@ cdef class CVM:
     cdef list _names
     cdef object _capsules        # keeps thunk/params capsules alive
     # profiling
-    cdef bint _timing, _memory, _shapes
+    cdef bint _timing, _memory, _shapes   # what this call records (see arm)
+    cdef bint _want_timing, _want_memory, _want_shapes  # what set_profiling chose
+    cdef bint _armed             # whether the calls record what was chosen (arm)
+    cdef bint _ragged            # the nodes' call counts may differ (see _fold_stamps)
     cdef Py_ssize_t _trace_cap, _trace_len
+    cdef Py_ssize_t _trace_use   # _trace_cap while armed, else 0
     cdef int64_t _trace_dropped
     cdef int64_t *_trace         # trace_cap x (call_index, node, start_ns, dur_ns)
     cdef int _n_out_total
@@ -378,6 +382,8 @@ cdef class CVM:
         self._running = False
         self._trace = NULL
         self._trace_cap = 0
+        self._trace_use = 0
+        self._armed = True
         self._alloc_stats()
         self.reset_stats()
 
@@ -428,9 +434,9 @@ cdef class CVM:
             raise ValueError("trace_capacity must be >= 0")
         if self._running and cap != self._trace_cap:
             raise RuntimeError(_REENTERED)
-        self._timing = bool(timing)
-        self._memory = bool(memory)
-        self._shapes = bool(shapes)
+        self._want_timing = bool(timing)
+        self._want_memory = bool(memory)
+        self._want_shapes = bool(shapes)
         if cap != self._trace_cap:
             free(self._trace)
             self._trace = NULL
@@ -442,6 +448,20 @@ cdef class CVM:
             self._trace_cap = cap
             self._trace_len = 0
             self._trace_dropped = 0
+        self._arm(self._armed)
+
+    def arm(self, bint on):
+        """Record the next calls as set_profiling chose (``on``), or run them unrecorded
+        with the choices and the counters kept (a sampled profile's untimed calls): a flag
+        flip, no allocation, the trace buffer kept."""
+        self._arm(on)
+
+    cdef inline void _arm(self, bint on) noexcept:
+        self._armed = on
+        self._timing = on and self._want_timing
+        self._memory = on and self._want_memory
+        self._shapes = on and self._want_shapes
+        self._trace_use = self._trace_cap if on else 0
 
     def recycle(self, k, value):
         """Offer ``value`` (a previous value of output ``k`` the caller no longer needs)
@@ -510,6 +530,7 @@ cdef class CVM:
         self._shape_sigs = [[] for _ in range(self._n)]
         self._shape_time = [[] for _ in range(self._n)]
         self._calls_total = 0
+        self._ragged = False
         self._step_calls = 0
         self._step_ticks = 0
         self._peak = 0
@@ -595,7 +616,7 @@ cdef class CVM:
         self._ns_ring[(st.calls % C_RING) * self._n + i] = dur
         if dur == 0:
             st.below += 1
-        if self._trace_cap:
+        if self._trace_use:
             if self._trace_len < self._trace_cap:
                 self._trace[4 * self._trace_len] = self._calls_total
                 self._trace[4 * self._trace_len + 1] = i
@@ -792,10 +813,11 @@ cdef class CVM:
             p = self._slots[s]
             self._slots[s] = args[k]
             Py_XDECREF(p)
-        profiling = self._timing or self._memory or self._shapes or self._trace_cap > 0
+        profiling = self._timing or self._memory or self._shapes or self._trace_use > 0
         self._cur = -1
         try:
             if self._lazy:
+                self._ragged = True
                 self._run_lazy(profiling)
             elif profiling:
                 self._run_profiled()
@@ -804,6 +826,8 @@ cdef class CVM:
         except BaseException:
             if self._cur >= 0:
                 self.failed_node = self._cur
+            if profiling:
+                self._ragged = True
             self._clear_nonconst()
             raise
         for k in range(self._n_outputs):
@@ -922,14 +946,14 @@ cdef class CVM:
         """
         cdef int i, k, n = self._n
         cdef CNode *nd
-        cdef bint timing = self._timing or self._trace_cap > 0
+        cdef bint timing = self._timing or self._trace_use > 0
         cdef bint memory = self._memory, shapes = self._shapes
         cdef int64_t t0 = 0, t1 = 0
         self._live = 0
         if memory:  # (only the memory records read the per-slot bytes)
             self._live = self._plan_bytes()
             memset(self._slot_bytes, 0, max(self._n_storage, 1) * sizeof(int64_t))
-        if self._timing and not shapes and not self._trace_cap:
+        if self._timing and not shapes and not self._trace_use:
             return self._run_stamped(memory)
         if timing:
             t0 = _now()
@@ -957,48 +981,74 @@ cdef class CVM:
     cdef int _run_stamped(self, bint memory) except -1:
         """The steady-state profiled loop (timing, maybe memory; no shapes, no trace): the
         loop only stores one clock read per node, the counters are updated after it
-        (also for the nodes that ran when one raises). Same durations as _run_profiled."""
+        (also for the nodes that ran when one raises: ``_cur`` is the one that raised).
+        Same durations as _run_profiled. One loop per function, so that the C compiler
+        inlines the node's run into it as into _run_plain's."""
+        cdef int i, k, n = self._n
+        cdef CNode *nd
+        cdef CNode *nodes = self._nodes
+        cdef int64_t *stamps = self._stamps
+        if memory:
+            return self._run_stamped_memory()
+        stamps[0] = _now()
+        try:
+            for i in range(n):
+                nd = &nodes[i]
+                self._run_node(i, nd)
+                stamps[i + 1] = _now()
+                for k in range(nd.n_clear):
+                    self._release(nd.clear[k])
+        except BaseException:
+            self._fold_stamps(self._cur)  # the nodes before the one that raised
+            raise
+        self._fold_stamps(n)
+        return 0
+
+    cdef int _run_stamped_memory(self) except -1:
+        """_run_stamped with the memory records."""
         cdef int i, k, n = self._n
         cdef CNode *nd
         cdef int64_t *stamps = self._stamps
-        cdef int done = 0
         stamps[0] = _now()
         try:
             for i in range(n):
                 nd = &self._nodes[i]
                 self._run_node(i, nd)
                 stamps[i + 1] = _now()
-                done = i + 1
-                if memory:
-                    self._record_memory(nd)
-                    for k in range(nd.n_clear):
-                        self._clear_counted(nd.clear[k])
-                else:
-                    for k in range(nd.n_clear):
-                        self._release(nd.clear[k])
-        finally:
-            self._fold_stamps(done)
+                self._record_memory(nd)
+                for k in range(nd.n_clear):
+                    self._clear_counted(nd.clear[k])
+        except BaseException:
+            self._fold_stamps(self._cur)
+            raise
+        self._fold_stamps(n)
         return 0
 
     cdef void _fold_stamps(self, int done) noexcept:
-        """Record the durations of the first ``done`` nodes from ``_stamps``."""
+        """Record the durations of the first ``done`` nodes from ``_stamps``. Until a
+        profiled call fails or runs lazily, every node has run as many times (a call runs
+        them all), so one ring row takes them all."""
         cdef int i, n = self._n
-        cdef int64_t dur, c
+        cdef int64_t dur
         cdef int64_t *stamps = self._stamps
-        cdef NodeStat *st
+        cdef int64_t *row
+        cdef NodeStat *st = self._st
+        if done <= 0:
+            return
+        if self._ragged:  # the nodes' call counts differ: each its own ring slot
+            for i in range(done):
+                self._record_time(i, 0, stamps[i + 1] - stamps[i])
+                st[i].calls += 1
+            return
+        row = self._ns_ring + (st[0].calls & (C_RING - 1)) * n
         for i in range(done):
-            st = &self._st[i]
             dur = stamps[i + 1] - stamps[i]
-            c = st.calls
-            st.calls = c + 1
-            st.ns_total += dur
-            if dur < st.ns_min:
-                st.ns_min = dur
-            if dur > st.ns_max:
-                st.ns_max = dur
-            if dur == 0:
-                st.below += 1
-            self._ns_ring[(c % C_RING) * n + i] = dur
+            st[i].calls += 1
+            st[i].ns_total += dur
+            st[i].ns_min = dur if dur < st[i].ns_min else st[i].ns_min
+            st[i].ns_max = dur if dur > st[i].ns_max else st[i].ns_max
+            st[i].below += dur == 0
+            row[i] = dur
 
     cdef int _run_lazy(self, bint profiling) except -1:
         """Demand-driven evaluation with an explicit stack (see PyVM._run_lazy).
@@ -1008,7 +1058,7 @@ cdef class CVM:
         """
         cdef int i, k, s, p, n = self._n
         cdef CNode *nd
-        cdef bint timing = profiling and (self._timing or self._trace_cap > 0)
+        cdef bint timing = profiling and (self._timing or self._trace_use > 0)
         cdef bint values = profiling and (self._memory or self._shapes)
         cdef int64_t start = 0, dur = 0
         cdef bytearray computed = bytearray(max(self._n_storage, 1))
@@ -1166,3 +1216,216 @@ _STEP_API.give_back = _give_back
 _STEP_API.drop_spares = _drop_spares
 #: for graphc.vm._loop: a capsule of the C functions that call a CVM step by step
 step_api = PyCapsule_New(<void *>&_STEP_API, "graphc.cvm_step_api", NULL)
+
+
+# -- the per-call counters of a profiled Function (graphc.compile.callable) -----------
+
+@cython.final
+cdef class CallClock:
+    """Times the calls of a profiled Function in C: the call (``time_call`` around its
+    whole body) and its VM run (``time_vm``), counted here and converted to nanoseconds
+    only when read (``counts``). With sampling (``every`` > 1), ``tick`` says which calls
+    are timed and arms the VM (a C flag) for them only.
+
+    ``on_event(n, call_ns, vm_ns)`` runs when the timed calls reach ``next_event`` (the
+    profiler's rare work: the first call, shape sampling); ``hook(call_ns, vm_ns)``, when
+    set, after every timed call (tests read the per-call times through it)."""
+
+    cdef public int64_t calls        # timed calls (counted even when they raise)
+    cdef public int64_t call_ticks   # their time in Function.__call__ ...
+    cdef public int64_t vm_ticks     # ... and in the VM
+    cdef public double vm_sq_ticks   # the sum of the squares of each timed call's VM time
+    cdef public int64_t untimed      # calls not timed (sampling)
+    cdef public int64_t every        # 1 in ``every`` calls is timed
+    cdef public int64_t countdown    # calls until the next timed one (1: the next)
+    cdef public int64_t next_event
+    cdef public object on_event
+    cdef public object hook
+    cdef public object arm           # None, or a callable(on) arming the VM(s) from Python
+    cdef public double budget        # > 0: adapt ``every`` to keep the cost under this share
+    cdef public double cost_ticks    # the profiler's own cost in one timed call (budget)
+    cdef public int64_t ref_calls    # budget: untimed calls timed whole (time_reference) ...
+    cdef public int64_t ref_ticks    # ... and their time: a timed call's cost is measured
+    cdef bint _ref_due               # the next untimed call is a reference
+    cdef public double timed_mean    # budget: moving means (1/8 per call) of the timed ...
+    cdef public double ref_mean      # ... and the reference calls' ticks (recent calls
+                                     # only: the first calls, recording shapes, cost more)
+    cdef CVM _cvm                    # the VM armed in C (None: through ``arm``)
+    cdef int64_t _last_call, _last_vm
+    cdef bint _vm_started            # the call being timed reached its VM
+
+    def __init__(self, vm, int every=1, on_event=None):
+        self.every = every
+        self.countdown = 1
+        self.next_event = 1
+        self.on_event = on_event
+        self.hook = None
+        self.arm = None
+        self._cvm = vm if isinstance(vm, CVM) else None
+
+    def tick(self):
+        """One call of a sampled function: 1 when it is to be timed (every ``every``-th
+        call, the first included), after arming the VM for it; else counted as untimed:
+        0, or with a budget 2 for the call after a timed one (a reference: to be timed
+        whole by ``time_reference``, its VM unarmed)."""
+        cdef int64_t n = self.countdown - 1
+        if n > 0:
+            self.countdown = n
+            self.untimed += 1
+            if self._ref_due:
+                self._ref_due = False
+                return 2
+            return 0
+        self.countdown = self.every
+        self._set_armed(True)
+        return 1
+
+    def time_reference(self, body, args, kwargs):
+        """An untimed call, ``body(args, kwargs)``, timed whole: what a call costs when
+        the profiler does not time it (its returns only; a budget's measured cost)."""
+        cdef int64_t t0 = _now()
+        cdef int64_t ticks
+        result = body(args, kwargs)
+        ticks = _now() - t0
+        self.ref_ticks += ticks
+        self.ref_calls += 1
+        self.ref_mean = _moved(self.ref_mean, ticks)
+        return result
+
+    def disarm(self):
+        """The timed call of a sampled function is over (returned or raised)."""
+        self._set_armed(False)
+
+    cdef int _set_armed(self, bint on) except -1:
+        if self._cvm is not None:
+            self._cvm._arm(on)
+        if self.arm is not None:
+            self.arm(on)
+        return 0
+
+    def time_call(self, body, args, kwargs):
+        """``body(args, kwargs)`` timed and counted as one call (one that raises in its
+        VM too; not one refused before its VM ran, nor with FunctionBusy: the VM was run
+        from outside the Function)."""
+        cdef int64_t t0 = _now()
+        self._last_vm = 0
+        self._vm_started = False
+        try:
+            result = body(args, kwargs)
+        except FunctionBusy:
+            raise
+        except BaseException:
+            if self._vm_started:
+                self._count(_now() - t0)
+            raise
+        self._count(_now() - t0)
+        return result
+
+    def time_vm(self, vm, values):
+        """``vm(values)``, its time kept for the call being timed."""
+        cdef int64_t t0 = _now()
+        self._vm_started = True
+        try:
+            return vm(values)
+        finally:
+            self._last_vm = _now() - t0
+
+    cdef int _count(self, int64_t ticks) except -1:
+        cdef int64_t vm = self._last_vm
+        self.calls += 1
+        self.call_ticks += ticks
+        self.vm_ticks += vm
+        self.vm_sq_ticks += <double>vm * <double>vm
+        self._last_call = ticks
+        if self.budget > 0.0:
+            self._ref_due = True
+            self.timed_mean = _moved(self.timed_mean, ticks)
+            self.adapt()
+        if self.calls >= self.next_event and self.on_event is not None:
+            f = _ns_per_tick()
+            self.on_event(self.calls, <int64_t>(ticks * f), <int64_t>(vm * f))
+        if self.hook is not None:
+            f = _ns_per_tick()
+            self.hook(<int64_t>(ticks * f), <int64_t>(vm * f))
+        return 0
+
+    def adapt(self):
+        """Set ``every`` from the moving means: a timed call's cost is the timed mean
+        less the reference mean once there are references, at least the estimate
+        ``cost_ticks``."""
+        cdef double cost = self.cost_ticks
+        if self.ref_mean > 0.0 and self.timed_mean - self.ref_mean > cost:
+            cost = self.timed_mean - self.ref_mean
+        self.every = budget_every(self.timed_mean, cost, self.budget)
+        if self.countdown > self.every:  # (set at this call's tick, from the old N)
+            self.countdown = self.every
+
+    def uncount_last(self):
+        """Take the last timed call back out of the counters (a first call left out)."""
+        self.calls -= 1
+        self.call_ticks -= self._last_call
+        self.vm_ticks -= self._last_vm
+        self.vm_sq_ticks -= <double>self._last_vm * <double>self._last_vm
+
+    def last_ns(self):
+        """``(call_ns, vm_ns)`` of the last timed call."""
+        cdef double f = _ns_per_tick()
+        return <int64_t>(self._last_call * f), <int64_t>(self._last_vm * f)
+
+    def counts(self):
+        """``(calls, call_ns, vm_ns, vm_ns_sq, untimed)`` so far."""
+        cdef double f = _ns_per_tick()
+        return (self.calls, <int64_t>(self.call_ticks * f), <int64_t>(self.vm_ticks * f),
+                self.vm_sq_ticks * f * f, self.untimed)
+
+    def reset(self):
+        """Forget every call so far (the sampling phase is kept)."""
+        self.calls = self.call_ticks = self.vm_ticks = self.untimed = 0
+        self.ref_calls = self.ref_ticks = 0
+        self.timed_mean = self.ref_mean = 0.0
+        self.vm_sq_ticks = 0.0
+        self._last_call = self._last_vm = 0
+
+
+cdef inline double _moved(double mean, int64_t ticks) noexcept:
+    """A moving mean (weight 1/8) with ``ticks`` added; the first value as is."""
+    if mean <= 0.0:
+        return <double>ticks
+    return mean + (<double>ticks - mean) * 0.125
+
+
+cpdef int64_t budget_every(double call, double cost, double budget):
+    """1 call in how many to time so that timing costs at most ``budget`` of the run time:
+    a timed call of mean duration ``call`` costs ``cost`` more than an untimed one (both
+    in one unit), so ``every`` untimed calls take ``every * (call - cost)``."""
+    cdef double base = call - cost
+    cdef double n
+    if budget <= 0.0 or cost <= 0.0:
+        return 1
+    if base <= 0.0:
+        base = cost  # (a call cheaper than its estimated cost: the cost is the call)
+    n = cost / (budget * base)
+    if n <= 1.0:
+        return 1
+    if n >= 1e6:
+        return 1000000
+    return <int64_t>n + (1 if n > <int64_t>n else 0)
+
+
+def clock_read_ns():
+    """Nanoseconds one read of the profiling clock costs (a timed node pays one, and its
+    fold about as much), measured over 4096 reads."""
+    cdef int k
+    cdef int64_t t0, t1, acc = 0
+    t0 = _now()
+    for k in range(4096):
+        acc += _now()
+    t1 = _now()
+    if acc == 0:  # (keeps the reads from being optimised away)
+        t1 += 0
+    return (t1 - t0) * _ns_per_tick() / 4096.0
+
+
+def ticks_per_ns():
+    """Profiling-clock units per nanosecond (``CallClock``'s ticks)."""
+    return 1.0 / _ns_per_tick()
