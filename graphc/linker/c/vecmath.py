@@ -98,7 +98,11 @@ static inline double gcvm_reduce_f64(double x, npy_int64 *n, double *rc) {
 static inline double gc_vm_exp_npy_float64(double x) {
     double rc;
     npy_int64 n;
-    const double r = gcvm_reduce_f64(x, &n, &rc);
+    /* lanes past the thresholds compute exp(0) instead, selected away below: scaling by
+       2^n would underflow there, and a product that underflows takes a microcode assist
+       (the extreme range cost twice the others) */
+    const double xc = x > 710.0 ? 0.0 : (x < -746.0 ? 0.0 : x);
+    const double r = gcvm_reduce_f64(xc, &n, &rc);
     const double p = 1.0 + (r + fma(r * r, gcvm_q_f64(r), rc));
     /* 2^n as 2^h * 2^(n-h), h = n/2: both normal for n in [-1076, 1024], and the second
        product rounds once into the subnormals (or overflows to inf) */
@@ -123,7 +127,8 @@ static inline double gcvm_expm1_core_f64(double x) {
 }
 
 static inline double gc_vm_expm1_npy_float64(double x) {
-    const double y = gcvm_expm1_core_f64(x);
+    /* the core on 0 past the thresholds (no underflowing scale factor), selected away */
+    const double y = gcvm_expm1_core_f64(x > 710.0 ? 0.0 : (x < -60.0 ? 0.0 : x));
     const double z = x > 710.0 ? INFINITY : (x < -60.0 ? -1.0 : y);
     return fabs(x) < 0x1p-54 ? x : z; /* keeps -0.0 and the subnormals exact */
 }
@@ -253,7 +258,8 @@ static inline float gcvm_reduce_f32(float x, npy_int32 *n, float *rc) {
 static inline float gc_vm_exp_npy_float32(float x) {
     float rc;
     npy_int32 n;
-    const float r = gcvm_reduce_f32(x, &n, &rc);
+    const float xc = x > 89.0f ? 0.0f : (x < -104.0f ? 0.0f : x); /* as in double */
+    const float r = gcvm_reduce_f32(xc, &n, &rc);
     const float p = 1.0f + (r + fmaf(r * r, gcvm_q_f32(r), rc));
     const npy_int32 h = n >> 1;
     const float y = (p * gcvm_float((h + 127) << 23)) * gcvm_float((n - h + 127) << 23);
@@ -273,7 +279,7 @@ static inline float gcvm_expm1_core_f32(float x) {
 }
 
 static inline float gc_vm_expm1_npy_float32(float x) {
-    const float y = gcvm_expm1_core_f32(x);
+    const float y = gcvm_expm1_core_f32(x > 89.0f ? 0.0f : (x < -30.0f ? 0.0f : x));
     const float z = x > 89.0f ? INFINITY : (x < -30.0f ? -1.0f : y);
     return fabsf(x) < 0x1p-25f ? x : z;
 }
