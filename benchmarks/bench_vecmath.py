@@ -1,5 +1,6 @@
 """Vector math: graphc's generated exp/expm1/log/log1p/tanh/sigmoid/softplus loops against
-numpy's, on uniform [0, 1), standard normal and wide uniform(-30, 30) inputs.
+numpy's, on uniform [0, 1), standard normal, wide uniform(-30, 30) and extreme
+uniform(-1000, 1000) inputs (where exp overflows and underflows and tanh saturates).
 
 Run: ``python benchmarks/bench_vecmath.py [--n N] [--fused-n N] [--repeats R]
 [--dtypes float64 float32] [--only exp tanh ...]``.
@@ -35,7 +36,7 @@ except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from common import interleaved_samples, median_spread  # type: ignore[no-redef]
 
 FUNCTIONS = ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus")
-DISTRIBUTIONS = ("uniform", "normal", "wide")
+DISTRIBUTIONS = ("uniform", "normal", "wide", "extreme")
 
 
 def draw(dist: str, n: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
@@ -43,8 +44,10 @@ def draw(dist: str, n: int, dtype: str, rng: np.random.Generator) -> np.ndarray:
         v = rng.random(n)
     elif dist == "normal":
         v = rng.standard_normal(n)
-    else:
+    elif dist == "wide":
         v = rng.uniform(-30, 30, n)
+    else:  # exp overflows and underflows, tanh saturates
+        v = rng.uniform(-1000, 1000, n)
     return v.astype(dtype)
 
 

@@ -53,9 +53,57 @@ cdef extern from *:
     static inline int graphc_sole_ndarray(PyObject *o) {
         return Py_REFCNT(o) == 1 && PyArray_CheckExact(o);
     }
+    /* The slot's view moved to ``data`` with no check of the address: the caller knows
+       every row it visits is aligned (graphc_rows_aligned). 1: done. */
+    static inline int graphc_repoint_aligned(PyObject *o, char *data) {
+        if (Py_REFCNT(o) != 1 || !PyArray_CheckExact(o)
+                || !PyArray_ISALIGNED((PyArrayObject *)o))
+            return 0;
+        ((PyArrayObject_fields *)o)->data = data;
+        return 1;
+    }
+    /* Every row ``first + step*i`` of ``a`` starts at an address aligned for its dtype */
+    static inline int graphc_rows_aligned(PyArrayObject *a, npy_intp step) {
+        npy_uintp al = (npy_uintp)PyDataType_ALIGNMENT(PyArray_DESCR(a));
+        return al > 0 && (npy_uintp)PyArray_DATA(a) % al == 0
+               && (npy_uintp)(step < 0 ? -step : step) % al == 0;
+    }
+    /* ``dst[:nbytes] = v`` when ``v`` is a C-contiguous array with ``buf``'s descriptor
+       and the shape of one row of ``buf``: one memcpy, no call into numpy. 0: not so
+       (the caller takes the general path, which also reports a wrong shape). */
+    static inline int graphc_row_copy(PyObject *v, PyArrayObject *buf, char *dst,
+                                      npy_intp nbytes) {
+        PyArrayObject *a = (PyArrayObject *)v;
+        int d, nd;
+        if (nbytes < 0 || !PyArray_Check(v) || PyArray_DESCR(a) != PyArray_DESCR(buf))
+            return 0;
+        nd = PyArray_NDIM(a);
+        if (nd != PyArray_NDIM(buf) - 1 || !PyArray_ISCARRAY_RO(a))
+            return 0;
+        for (d = 0; d < nd; d++)
+            if (PyArray_DIMS(a)[d] != PyArray_DIMS(buf)[d + 1])
+                return 0;
+        memmove(dst, PyArray_DATA(a), (size_t)nbytes); /* a step may return its input row */
+        return 1;
+    }
+    /* Bytes of one row of ``buf`` when it is C-contiguous (rows are then back to back),
+       else -1: the rows are copied by the general path */
+    static inline npy_intp graphc_row_bytes(PyArrayObject *buf) {
+        npy_intp nbytes = PyArray_ITEMSIZE(buf);
+        int d;
+        if (!PyArray_ISCARRAY(buf) || PyArray_NDIM(buf) < 1)
+            return -1;
+        for (d = 1; d < PyArray_NDIM(buf); d++)
+            nbytes *= PyArray_DIMS(buf)[d];
+        return nbytes;
+    }
     """
     int graphc_repoint(cnp.ndarray v, char *data) noexcept
     bint graphc_sole_ndarray(PyObject *o) noexcept
+    bint graphc_repoint_aligned(PyObject *o, char *data) noexcept
+    bint graphc_rows_aligned(cnp.ndarray a, cnp.npy_intp step) noexcept
+    bint graphc_row_copy(PyObject *v, cnp.ndarray buf, char *dst, cnp.npy_intp nbytes) noexcept
+    cnp.npy_intp graphc_row_bytes(cnp.ndarray buf) noexcept
 
 cdef struct StepAPI:  # graphc.vm._cvm's capsule "graphc.cvm_step_api"
     int (*step)(PyObject *, PyObject **, PyObject **) except -1
@@ -158,103 +206,184 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
     state buffers, each written at row ``lag + step`` (or, kept ``last_only``, shifted up
     one row and written at its last row); stacked outputs are allocated at the first step.
     """
-    cdef Py_ssize_t i, k, j, r, lag
-    cdef Py_ssize_t n_read = len(readers), n_non = len(nonseqs), n_st = len(states)
-    cdef Py_ssize_t n_args = n_read + n_non, n_outs = n_st + n_nit + (1 if as_while else 0)
-    cdef list arrays = [<cnp.ndarray?>rd[0] for rd in readers]
-    cdef list nits = [None] * n_nit
-    cdef cnp.ndarray buf, v, out
-    cdef long long t0
-    cdef bint c_vm, stop, timed
-    cdef char *keep_last = NULL
-    cdef Py_ssize_t *first = NULL
-    cdef Py_ssize_t *mult = NULL
-    cdef Py_ssize_t *lag_of = NULL
-    cdef PyObject **args = NULL  # owned references (or NULL)
-    cdef PyObject **outs = NULL  # owned references between a step's call and its stores
+    cdef Py_ssize_t n_read = len(readers), n_st = len(states)
+    cdef Py_ssize_t n_outs = n_st + n_nit + (1 if as_while else 0)
+    cdef bint c_vm
+    cdef _Loop loop
     if _cvm_type is None:
         _load_api()
     c_vm = _api != NULL and type(vm) is _cvm_type
-    timed = on_step is not None and not c_vm  # a CVM times its own steps (step_counts)
+    loop = _Loop(n_read + len(nonseqs), n_outs, n_read, n_st)
     try:
-        first = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
-        mult = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
-        lag_of = <Py_ssize_t *>calloc(n_st + 1, sizeof(Py_ssize_t))
-        keep_last = <char *>calloc(n_st + 1, 1)
-        args = <PyObject **>calloc(n_args + 1, sizeof(PyObject *))
-        outs = <PyObject **>calloc(n_outs + 1, sizeof(PyObject *))
-        if (first == NULL or mult == NULL or lag_of == NULL or keep_last == NULL
-                or args == NULL or outs == NULL):
-            raise MemoryError()
-        for r in range(n_read):
-            first[r] = readers[r][1]
-            mult[r] = readers[r][2]
-        for k in range(n_st):
-            lag_of[k] = lags[k]
-            keep_last[k] = bool(last_only[k])
-        for k in range(n_non):
-            value = nonseqs[k]
-            Py_INCREF(value)
-            args[n_read + k] = <PyObject *>value
-        for i in range(n):
-            for r in range(n_read):
-                _point(&args[r], <cnp.ndarray>arrays[r], first[r] + mult[r] * i)
-            if timed:
-                t0 = _clock()
-            try:
-                if c_vm:
-                    _api.step(<PyObject *>vm, args, outs)
-                else:
-                    _call_python(vm, args, n_args, outs, n_outs)
-            finally:
-                if timed:
-                    on_step(_clock() - t0)
-            for k in range(n_st):
-                buf = <cnp.ndarray>states[k]
-                v = _as_array(outs[k])
-                if not _same_shape(v, buf):
-                    shp, want = (<object>v).shape, (<object>buf).shape[1:]
-                    raise ValueError(
-                        f"{name}: step {i} returned state {k} of shape {shp}; the state "
-                        f"has shape {want} (a state must keep its shape)")
-                lag = lag_of[k]
-                if keep_last[k]:
-                    if lag > 1:
-                        buf[: lag - 1] = buf[1:lag].copy()
-                    _store(buf, lag - 1, v)
-                else:
-                    _store(buf, lag + i, v)
-            for j in range(n_nit):
-                v = _as_array(outs[n_st + j])
-                if nits[j] is None:
-                    nits[j] = np.empty((n, *(<object>v).shape), dtype=(<object>v).dtype)
-                out = <cnp.ndarray>nits[j]
-                if not _same_shape(v, out):
-                    shp, want = (<object>v).shape, (<object>out).shape[1:]
-                    raise ValueError(
-                        f"{name}: step {i} returned output {n_st + j} of shape {shp}; "
-                        f"step 0 returned {want} (stacked outputs keep one shape)")
-                _store(out, i, v)
-            v = None
-            stop = as_while and bool(<object>outs[n_st + n_nit])
-            for k in range(n_outs):  # copied out: the next step may write into them
-                if c_vm and k < n_st + n_nit and i + 1 < n and not stop:
-                    _api.give_back(<PyObject *>vm, <int>k, outs[k])
-                Py_XDECREF(outs[k])
-                outs[k] = NULL
-            if stop:
-                return i + 1, nits
-        return n, nits
+        loop.setup(readers, nonseqs, states, lags, last_only)
+        return loop.run(vm, n, states, n_nit, as_while, name, on_step, c_vm)
     finally:
         if c_vm:  # a loop that stopped early or failed: keep no array for the next one
             _api.drop_spares(<PyObject *>vm)
-        if args != NULL:
-            for k in range(n_args):
-                Py_XDECREF(args[k])
-        if outs != NULL:
-            for k in range(n_outs):
-                Py_XDECREF(outs[k])
-        free(args); free(outs); free(first); free(mult); free(lag_of); free(keep_last)
+
+
+cdef class _Loop:
+    """The C arrays of one run of ``run_steps``: per reader where its rows are, per state
+    where its rows go, the step's arguments and results (owned references or NULL)."""
+
+    cdef Py_ssize_t n_args, n_outs, n_read, n_st
+    cdef list arrays           # per reader: its array
+    cdef Py_ssize_t *first     # per reader: row of step 0 ...
+    cdef Py_ssize_t *mult      # ... rows advanced per step
+    cdef char **base           # ... address of row ``first`` ...
+    cdef Py_ssize_t *advance   # ... bytes advanced per step ...
+    cdef char *aligned         # ... every row visited is aligned (no check per step)
+    cdef Py_ssize_t *lag_of    # per state: its taps' lag ...
+    cdef char *keep_last       # ... kept last only ...
+    cdef cnp.npy_intp *row_bytes  # ... bytes per row, -1: not C-contiguous
+    cdef PyObject **args
+    cdef PyObject **outs
+
+    def __cinit__(self, Py_ssize_t n_args, Py_ssize_t n_outs, Py_ssize_t n_read,
+                  Py_ssize_t n_st):
+        self.n_args, self.n_outs, self.n_read, self.n_st = n_args, n_outs, n_read, n_st
+        self.first = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
+        self.mult = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
+        self.base = <char **>calloc(n_read + 1, sizeof(char *))
+        self.advance = <Py_ssize_t *>calloc(n_read + 1, sizeof(Py_ssize_t))
+        self.aligned = <char *>calloc(n_read + 1, 1)
+        self.lag_of = <Py_ssize_t *>calloc(n_st + 1, sizeof(Py_ssize_t))
+        self.keep_last = <char *>calloc(n_st + 1, 1)
+        self.row_bytes = <cnp.npy_intp *>calloc(n_st + 1, sizeof(cnp.npy_intp))
+        self.args = <PyObject **>calloc(n_args + 1, sizeof(PyObject *))
+        self.outs = <PyObject **>calloc(n_outs + 1, sizeof(PyObject *))
+        if (self.first == NULL or self.mult == NULL or self.base == NULL
+                or self.advance == NULL or self.aligned == NULL or self.lag_of == NULL
+                or self.keep_last == NULL or self.row_bytes == NULL or self.args == NULL
+                or self.outs == NULL):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t k
+        if self.args != NULL:
+            for k in range(self.n_args):
+                Py_XDECREF(self.args[k])
+        if self.outs != NULL:
+            for k in range(self.n_outs):
+                Py_XDECREF(self.outs[k])
+        free(self.args); free(self.outs); free(self.first); free(self.mult); free(self.base)
+        free(self.advance); free(self.aligned); free(self.lag_of); free(self.keep_last)
+        free(self.row_bytes)
+
+    cdef int setup(self, list readers, list nonseqs, list states, list lags,
+                   list last_only) except -1:
+        cdef Py_ssize_t r, k
+        cdef cnp.ndarray a
+        self.arrays = [<cnp.ndarray?>rd[0] for rd in readers]
+        for r in range(self.n_read):
+            a = <cnp.ndarray>self.arrays[r]
+            self.first[r] = readers[r][1]
+            self.mult[r] = readers[r][2]
+            self.base[r] = <char *>cnp.PyArray_DATA(a) + self.first[r] * cnp.PyArray_STRIDES(a)[0]
+            self.advance[r] = self.mult[r] * cnp.PyArray_STRIDES(a)[0]
+            self.aligned[r] = graphc_rows_aligned(a, self.advance[r]) and graphc_rows_aligned(
+                a, self.first[r] * cnp.PyArray_STRIDES(a)[0])
+        for k in range(self.n_st):
+            self.lag_of[k] = lags[k]
+            self.keep_last[k] = bool(last_only[k])
+            self.row_bytes[k] = graphc_row_bytes(<cnp.ndarray?>states[k])
+        for k in range(len(nonseqs)):
+            value = nonseqs[k]
+            Py_INCREF(value)
+            self.args[self.n_read + k] = <PyObject *>value
+        return 0
+
+    cdef inline int point(self, Py_ssize_t r, Py_ssize_t i) except -1:
+        """Argument ``r`` becomes a view of its row of step ``i``."""
+        cdef PyObject *old = self.args[r]
+        if (self.aligned[r] and old != NULL
+                and graphc_repoint_aligned(old, self.base[r] + i * self.advance[r])):
+            return 0
+        return _point(&self.args[r], <cnp.ndarray>self.arrays[r], self.first[r] + self.mult[r] * i)
+
+    cdef object run(self, object vm, Py_ssize_t n, list states, Py_ssize_t n_nit,
+                    bint as_while, str name, object on_step, bint c_vm):
+        cdef Py_ssize_t i, k, j, r, lag, row
+        cdef Py_ssize_t n_st = self.n_st, n_outs = self.n_outs, n_args = self.n_args
+        cdef list nits = [None] * n_nit
+        cdef cnp.npy_intp *nit_bytes = NULL
+        cdef PyObject **outs = self.outs
+        cdef cnp.ndarray buf, v, out
+        cdef long long t0
+        cdef bint stop, timed = on_step is not None and not c_vm  # a CVM times its own steps
+        try:
+            nit_bytes = <cnp.npy_intp *>calloc(n_nit + 1, sizeof(cnp.npy_intp))
+            if nit_bytes == NULL:
+                raise MemoryError()
+            for i in range(n):
+                for r in range(self.n_read):
+                    self.point(r, i)
+                if timed:
+                    t0 = _clock()
+                try:
+                    if c_vm:
+                        _api.step(<PyObject *>vm, self.args, outs)
+                    else:
+                        _call_python(vm, self.args, n_args, outs, n_outs)
+                finally:
+                    if timed:
+                        on_step(_clock() - t0)
+                for k in range(n_st):
+                    buf = <cnp.ndarray>states[k]
+                    lag = self.lag_of[k]
+                    if self.keep_last[k]:
+                        if lag > 1:
+                            buf[: lag - 1] = buf[1:lag].copy()
+                        row = lag - 1
+                    else:
+                        row = lag + i
+                    if not graphc_row_copy(outs[k], buf, <char *>cnp.PyArray_DATA(buf)
+                                           + row * cnp.PyArray_STRIDES(buf)[0],
+                                           self.row_bytes[k]):
+                        self.store_state(k, i, buf, row, name)
+                for j in range(n_nit):
+                    if nits[j] is None:
+                        v = _as_array(outs[n_st + j])
+                        nits[j] = np.empty((n, *(<object>v).shape), dtype=(<object>v).dtype)
+                        nit_bytes[j] = graphc_row_bytes(<cnp.ndarray>nits[j])
+                    out = <cnp.ndarray>nits[j]
+                    if not graphc_row_copy(outs[n_st + j], out, <char *>cnp.PyArray_DATA(out)
+                                           + i * cnp.PyArray_STRIDES(out)[0], nit_bytes[j]):
+                        self.store_output(n_st + j, i, out, name)
+                v = None
+                stop = as_while and bool(<object>outs[n_st + n_nit])
+                for k in range(n_outs):  # copied out: the next step may write into them
+                    if c_vm and k < n_st + n_nit and i + 1 < n and not stop:
+                        _api.give_back(<PyObject *>vm, <int>k, outs[k])
+                    Py_XDECREF(outs[k])
+                    outs[k] = NULL
+                if stop:
+                    return i + 1, nits
+            return n, nits
+        finally:
+            free(nit_bytes)
+
+    cdef int store_state(self, Py_ssize_t k, Py_ssize_t i, cnp.ndarray buf, Py_ssize_t row,
+                         str name) except -1:
+        """The general ``buf[row] = outs[k]``: any array-like, dtype or layout."""
+        cdef cnp.ndarray v = _as_array(self.outs[k])
+        if not _same_shape(v, buf):
+            shp, want = (<object>v).shape, (<object>buf).shape[1:]
+            raise ValueError(
+                f"{name}: step {i} returned state {k} of shape {shp}; the state "
+                f"has shape {want} (a state must keep its shape)")
+        return _store(buf, row, v)
+
+    cdef int store_output(self, Py_ssize_t k, Py_ssize_t i, cnp.ndarray out,
+                          str name) except -1:
+        """The general ``out[i] = outs[k]`` of a stacked output."""
+        cdef cnp.ndarray v = _as_array(self.outs[k])
+        if not _same_shape(v, out):
+            shp, want = (<object>v).shape, (<object>out).shape[1:]
+            raise ValueError(
+                f"{name}: step {i} returned output {k} of shape {shp}; "
+                f"step 0 returned {want} (stacked outputs keep one shape)")
+        return _store(out, i, v)
 
 
 cdef int _call_python(object vm, PyObject **args, Py_ssize_t n_args, PyObject **outs,

@@ -172,6 +172,19 @@ def test_results_of_one_call_survive_the_next():
         np.testing.assert_array_equal(kept, fresh)
 
 
+def test_a_state_returned_unchanged_is_copied_onto_its_own_row():
+    # kept last only (out[-1]), the step's input row and the row its output is copied to
+    # are the same memory; a transposed state is copied element by element
+    h0, m0 = T.vector("h0"), T.matrix("m0")
+    (hs, ms), _ = graphc.scan(lambda h, m: [h, m.T], outputs_info=[h0, m0], n_steps=5)
+    f = graphc.function([h0, m0], [hs[-1], ms[-1]])
+    assert any(all(r.op.info.state_last) for r in runners(f))
+    mv = np.arange(9.0).reshape(3, 3)
+    h, m = both_drivers(f, np.arange(4.0), mv)
+    np.testing.assert_array_equal(h, np.arange(4.0))
+    np.testing.assert_array_equal(m, mv.T)  # an odd number of transpositions
+
+
 # ---------------------------------------------------------------- layouts, taps, dtypes
 
 LAYOUTS = ["contiguous", "every other row", "transposed", "fortran", "unaligned", "reversed"]

@@ -13,8 +13,12 @@ Design, the same for ``double`` and ``float``:
 - ``exp``: ``x = n*ln2 + r`` with ``n = rint(x/ln2)`` (the 1.5*2^52 shift trick) and
   ``|r| <= ln2/2``, reduced in two steps (Cody-Waite; ``ln2``'s high part has trailing zero
   bits so ``n*LN2HI`` and ``x - n*LN2HI`` are exact); ``exp(r) = 1 + r + r*r*Q(r)``; the
-  result is scaled by ``2^n`` as two products (``2^(n+a) * 2^-a``) so that results in the
-  subnormal range are rounded once and results past the largest double become ``inf``.
+  result is scaled by ``2^n`` as two products (``2^(n+a) * 2^-a``) so that results past
+  the largest double become ``inf``. A subnormal result is rounded once, to an integer
+  (``p*2^(n+1074) + 2^52``), whose bits are the result's: no floating-point operation
+  underflows (an underflowing one takes a microcode assist on x86, ~100 cycles), and lanes
+  past the thresholds compute ``exp(0)``, replaced by ``inf`` or ``0``, so every input
+  range costs the same.
 - ``expm1``: the same reduction, and ``2^n*(1 + expm1(r)) - 1`` evaluated as
   ``fma(2^n, r*r*Q(r) + c, fma(2^n, r, 2^n - 1))`` where ``c`` is the rounding error of the
   reduced argument: exact cancellation for ``n = 0``, one rounding of the large part else.
@@ -98,16 +102,28 @@ static inline double gcvm_reduce_f64(double x, npy_int64 *n, double *rc) {
 static inline double gc_vm_exp_npy_float64(double x) {
     double rc;
     npy_int64 n;
-    const double r = gcvm_reduce_f64(x, &n, &rc);
+    /* lanes past the thresholds compute exp(0) instead, selected away below: scaling by
+       2^n would underflow there, and a product that underflows takes a microcode assist
+       (the extreme range cost twice the others) */
+    const double xc = x > 710.0 ? 0.0 : (x < -746.0 ? 0.0 : x);
+    const double r = gcvm_reduce_f64(xc, &n, &rc);
     const double p = 1.0 + (r + fma(r * r, gcvm_q_f64(r), rc));
-    /* 2^n as 2^h * 2^(n-h), h = n/2: both normal for n in [-1076, 1024], and the second
-       product rounds once into the subnormals (or overflows to inf) */
-    const npy_int64 h = n >> 1;
-    const double y = (p * gcvm_double((h + 1023) << 52)) * gcvm_double((n - h + 1023) << 52);
+    /* 2^n as 2^h * 2^(n-h), h = n/2: both normal for n in [-1022, 1024] (the product
+       overflows to inf past the largest double) */
+    const int sub = n < -1022;
+    const npy_int64 nn = sub ? 0 : n, h = nn >> 1;
+    const double yn = (p * gcvm_double((h + 1023) << 52)) * gcvm_double((nn - h + 1023) << 52);
+    /* n in [-1076, -1023], a subnormal result: p * 2^(n+1074) (in [2^-3, 2^52), exact) is
+       rounded once to an integer m by adding 2^52, and m is the bits of m * 2^-1074. No
+       floating-point operation underflows (one that does takes a microcode assist, and
+       made the range where exp underflows cost twice the others) */
+    const double t = p * gcvm_double(((sub ? n : -1074) + 1074 + 1023) << 52) + 0x1p52;
+    const double y = sub ? gcvm_double(gcvm_bits_f64(t) - gcvm_bits_f64(0x1p52)) : yn;
     /* past these the result is +inf or +0 (and what was computed is meaningless); a NaN
-       fails both compares and has made y a NaN */
+       fails both compares, has made p a (quiet) NaN, and n anything */
     const double z = x > 710.0 ? INFINITY : y;
-    return x < -746.0 ? 0.0 : z;
+    const double w = x < -746.0 ? 0.0 : z;
+    return x != x ? p : w;
 }
 
 /* expm1 for x in [-60, 709.8] (no special values); garbage outside. */
@@ -123,7 +139,8 @@ static inline double gcvm_expm1_core_f64(double x) {
 }
 
 static inline double gc_vm_expm1_npy_float64(double x) {
-    const double y = gcvm_expm1_core_f64(x);
+    /* the core on 0 past the thresholds (no underflowing scale factor), selected away */
+    const double y = gcvm_expm1_core_f64(x > 710.0 ? 0.0 : (x < -60.0 ? 0.0 : x));
     const double z = x > 710.0 ? INFINITY : (x < -60.0 ? -1.0 : y);
     return fabs(x) < 0x1p-54 ? x : z; /* keeps -0.0 and the subnormals exact */
 }
@@ -253,12 +270,17 @@ static inline float gcvm_reduce_f32(float x, npy_int32 *n, float *rc) {
 static inline float gc_vm_exp_npy_float32(float x) {
     float rc;
     npy_int32 n;
-    const float r = gcvm_reduce_f32(x, &n, &rc);
+    const float xc = x > 89.0f ? 0.0f : (x < -104.0f ? 0.0f : x); /* as in double */
+    const float r = gcvm_reduce_f32(xc, &n, &rc);
     const float p = 1.0f + (r + fmaf(r * r, gcvm_q_f32(r), rc));
-    const npy_int32 h = n >> 1;
-    const float y = (p * gcvm_float((h + 127) << 23)) * gcvm_float((n - h + 127) << 23);
+    const int sub = n < -126; /* as in double */
+    const npy_int32 nn = sub ? 0 : n, h = nn >> 1;
+    const float yn = (p * gcvm_float((h + 127) << 23)) * gcvm_float((nn - h + 127) << 23);
+    const float t = p * gcvm_float(((sub ? n : -149) + 149 + 127) << 23) + 0x1p23f;
+    const float y = sub ? gcvm_float(gcvm_bits_f32(t) - gcvm_bits_f32(0x1p23f)) : yn;
     const float z = x > 89.0f ? INFINITY : y;
-    return x < -104.0f ? 0.0f : z;
+    const float w = x < -104.0f ? 0.0f : z;
+    return x != x ? p : w;
 }
 
 static inline float gcvm_expm1_core_f32(float x) {
@@ -273,7 +295,7 @@ static inline float gcvm_expm1_core_f32(float x) {
 }
 
 static inline float gc_vm_expm1_npy_float32(float x) {
-    const float y = gcvm_expm1_core_f32(x);
+    const float y = gcvm_expm1_core_f32(x > 89.0f ? 0.0f : (x < -30.0f ? 0.0f : x));
     const float z = x > 89.0f ? INFINITY : (x < -30.0f ? -1.0f : y);
     return fabsf(x) < 0x1p-25f ? x : z;
 }
