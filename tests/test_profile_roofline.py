@@ -44,12 +44,16 @@ def test_triad_bandwidth_is_near_numpys_copy():
 
 
 def test_gemm_peak_is_numpys_own_gemm_rate():
-    # the same BLAS on the same size: the best of a few runs agrees within 2x under load
+    # the same BLAS on the same size: the best of runs interleaved in rounds (so a burst
+    # of load on the shared machine slows both alike) agrees within 2x
     n = machine.GEMM_N
     x, y = np.random.default_rng(1).standard_normal((2, n, n))
     np.dot(x, y)
-    numpy_gflops = 2 * n**3 / _best_ns(lambda: np.dot(x, y), 3)
-    assert numpy_gflops / 2 < machine.gemm_gflops() < numpy_gflops * 2
+    numpy_gflops = ours = 0.0
+    for _ in range(3):
+        numpy_gflops = max(numpy_gflops, 2 * n**3 / _best_ns(lambda: np.dot(x, y), 2))
+        ours = max(ours, machine.gemm_gflops(repeats=2))
+    assert numpy_gflops / 2 < ours < numpy_gflops * 2
 
 
 def test_limits_are_measured_once_and_cached(tmp_path):

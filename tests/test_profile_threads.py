@@ -58,16 +58,19 @@ def test_two_threads_times_add_up_to_at_most_the_wall_time(vm):
     fp = f.profile.functions[0]
     f.profile.refresh()
     assert fp.calls == 2 * N_CALLS
-    # the calls' timed spans are disjoint pieces of the stopwatch's: no tolerance needed
-    # (the same clock, time.perf_counter_ns, reads both)
+    # the calls' timed spans are disjoint pieces of the stopwatch's (the profiler's clock
+    # ticks, converted at a rate measured against CLOCK_MONOTONIC, which the stopwatch
+    # reads: the conversion's error is far below the Python work around each call)
     assert fp.thunk_ns() <= fp.vm_ns <= fp.call_ns <= wall
     # each stopwatch span holds its call's wait and its timed run
     assert fp.call_ns + fp.wait_ns <= sum(e - s for s, e in spans)
-    # the first call timed is the first to end (calls run one at a time): the split of
-    # the first call is that call's alone
-    first_span = min(spans, key=lambda se: se[1])
+    # the first call timed ends before any call's end is read (calls run one at a time),
+    # so a span that starts no later than the earliest end read holds it; its split is
+    # that call's alone. (Which span ends first is not known: a thread may read its end
+    # after the other thread's next call.)
+    earliest_end = min(e for _, e in spans)
     assert sum(n.first_ns for n in fp.nodes) <= fp.first_vm_ns <= fp.first_call_ns
-    assert fp.first_call_ns <= first_span[1] - first_span[0]
+    assert any(s <= earliest_end and fp.first_call_ns <= e - s for s, e in spans)
     assert all(n.first_calls == 1 for n in fp.nodes)
     out = io.StringIO()
     f.profile.summary(file=out, width=300)
