@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy as _copy
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,6 @@ from graphc.compile.sharedvalue import SharedVariable
 from graphc.graph.basic import new_node_origins
 from graphc.graph.flat import collect_vars, flatten, replace_refs, unflatten
 from graphc.import_clock import import_clock
-from graphc.tensor.shape import shape
 
 if TYPE_CHECKING:
     from graphc.linker.base import CompiledStep, Linked
@@ -193,55 +191,30 @@ class StepCompiler:
     """The linker's InnerCompiler for one link of ``maker``'s function: a loop's step graph
     compiled with ``mode`` (a Mode or its name), by default the enclosing optimizer and
     linker; when the enclosing function is profiled, the step gets its profiler here, as a
-    loop body (its parent's profiler adopts it when the enclosing Function is built).
-    Without a maker (a graph run outside a function, DEBUG_MODE's reference run), the step
-    is compiled with ``mode`` or the default mode, unprofiled."""
+    loop body (its parent's profiler adopts it when the enclosing Function is built)."""
 
-    def __init__(self, maker: FunctionMaker | None = None):
+    def __init__(self, maker: FunctionMaker):
         self.maker = maker
 
-    def compile_step(
-        self, inputs: list, outputs: list, mode: Any, shapes_of: Sequence[int] = ()
-    ) -> CompiledStep:
+    def compile_step(self, inputs: list, outputs: list, mode: Any) -> CompiledStep:
         from graphc.linker.base import CompiledStep
 
         maker = self.maker
         t0 = time.perf_counter_ns()
-        if maker is None:
-            profiled, name = False, "function"
-            plan = resolve(mode, profile=False)
-        else:
-            profiled = maker.plan.profile or maker.plan.profile_steps
-            name = maker.name or "function"
-            plan = maker.plan if mode is None else resolve(mode)
-        options = CompileOptions(name=f"{name}/inner", profile=False, on_unused_input="ignore")
+        profiled = maker.plan.profile or maker.plan.profile_steps
+        plan = maker.plan if mode is None else resolve(mode)
+        options = CompileOptions(name=f"{maker.name or 'function'}/inner", profile=False,
+                                 on_unused_input="ignore")  # fmt: skip
         fn = FunctionMaker(inputs, outputs, plan.as_loop_body(profiled), options).create()
         clock = None
         if profiled:
             from graphc.compile.profiling import loop_body_profiler
 
             clock = loop_body_profiler(fn)
-        shapes = shape_function(inputs, [outputs[k] for k in shapes_of], f"{name}/shapes")
-        if maker is not None:
-            maker.phases["loop_compile"] = (
-                maker.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
-            )
-        return CompiledStep(fn, clock, shapes)
-
-
-SHAPES_MODE = Mode(linker="py", optimizer="fast_run", name="shapes")
-
-
-def shape_function(inputs: list, outputs: list, name: str) -> Function | None:
-    """``f(*input values) -> [shape of each output]``, from the graph's shape graph
-    rewritten by fast_run (which computes a shape from the inputs' shapes wherever the Ops
-    can say how, instead of computing the output), run in Python: scalar work done once per
-    call that needs it. None for no outputs."""
-    if not outputs:
-        return None
-    options = CompileOptions(name=name, profile=False, on_unused_input="ignore")
-    graph = [shape(o) for o in outputs]
-    return FunctionMaker(inputs, graph, resolve(SHAPES_MODE, profile=False), options).create()
+        maker.phases["loop_compile"] = (
+            maker.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
+        )
+        return CompiledStep(fn, clock)
 
 
 def replace_refs_back(flat, built):

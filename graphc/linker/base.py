@@ -62,15 +62,11 @@ class StepClock(Protocol):
 @dataclass(frozen=True)
 class CompiledStep:
     """A loop's step graph compiled before the enclosing function's first call: the
-    callable ``function`` (its ``vm`` runs the steps), the profiler timing its steps
-    (None when the enclosing function is not profiled) and ``shapes``: the shapes of the
-    outputs asked for (``shapes_of``) from the step's inputs, computed from the step's
-    shape graph without computing the outputs where shape inference can (None when none
-    was asked for)."""
+    callable ``function`` (its ``vm`` runs the steps) and the profiler timing its steps
+    (None when the enclosing function is not profiled)."""
 
     function: Any
     clock: StepClock | None = None
-    shapes: Callable[..., Any] | None = None
 
 
 class InnerCompiler(Protocol):
@@ -78,11 +74,7 @@ class InnerCompiler(Protocol):
     function is compiled (``compile/maker.py`` ``StepCompiler`` is the compile layer's)."""
 
     def compile_step(
-        self,
-        inputs: list[Variable],
-        outputs: list[Variable],
-        mode: Any,
-        shapes_of: Sequence[int] = (),
+        self, inputs: list[Variable], outputs: list[Variable], mode: Any
     ) -> CompiledStep: ...
 
 
@@ -90,13 +82,9 @@ class InnerCompiler(Protocol):
 class GraphRunningOp(Protocol):
     """An Op that runs a graph of its own (scan): the linker compiles that graph
     (``inner_step()``: its inputs, outputs and compile mode, None for the enclosing
-    function's), with the shape function of the outputs ``inner_shapes_of()`` names (those
-    whose shapes a call may need without running the graph), and builds the node's thunk
-    from the result (``make_perform``)."""
+    function's) and builds the node's thunk from the result (``make_perform``)."""
 
     def inner_step(self) -> tuple[list[Variable], list[Variable], Any]: ...
-
-    def inner_shapes_of(self) -> tuple[int, ...]: ...
 
     def make_perform(self, node: Apply, step: CompiledStep) -> Callable: ...
 
@@ -106,7 +94,7 @@ def py_impl(node: Apply, compiler: InnerCompiler | None = None) -> NodeImpl:
     Op running one is compiled by ``compiler`` now, at link time, before any call."""
     op = node.op
     if compiler is not None and isinstance(op, GraphRunningOp):
-        step = compiler.compile_step(*op.inner_step(), shapes_of=op.inner_shapes_of())
+        step = compiler.compile_step(*op.inner_step())
         return NodeImpl(perform=op.make_perform(node, step), step=step)
     if op.lazy:
         return NodeImpl(lazy=functools.partial(op.lazy_perform, node))

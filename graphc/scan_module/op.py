@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from graphc.compile.maker import StepCompiler
+from graphc.compile.function import function
 from graphc.graph.basic import Apply, Op, Variable, io_toposort
 from graphc.linker.base import CompiledStep, StepClock
 from graphc.tensor.elemwise import GRAD_RULES
-from graphc.tensor.shape import Shape_i
+from graphc.tensor.shape import Shape_i, shape
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -224,25 +224,21 @@ class Scan(Op):
         linker compiles before the enclosing function's first call."""
         return self.inner.inputs, self.inner.outputs, self.info.mode
 
-    def inner_shapes_of(self) -> tuple[int, ...]:
-        """The stacked outputs whose row shapes are not all static: a loop of no step
-        whose trial step fails takes them from the step's shape function."""
-        info = self.info
-        first = info.n_states
-        return tuple(
-            first + j
-            for j in range(info.n_nit)
-            if None in self.inner.outputs[first + j].type.shape  # type: ignore[attr-defined]
-        )
-
     def make_perform(self, node: Apply, step: CompiledStep) -> Callable:
         """The thunk running the compiled step ``step`` (reporting to its clock, if any)."""
-        return _Runner(self, step.function, step.clock, step.shapes)
+        return _Runner(self, step.function, step.clock)
 
     def perform(self, node: Apply, inputs: list, output_storage: list[list]) -> None:
         if self._fallback is None:  # outside a compiled function (e.g. ``Variable.eval``)
-            step = StepCompiler().compile_step(*self.inner_step(), self.inner_shapes_of())
-            self._fallback = self.make_perform(node, step)
+            self._fallback = _Runner(
+                self,
+                function(
+                    self.inner.inputs,
+                    self.inner.outputs,
+                    mode=self.info.mode,
+                    on_unused_input="ignore",
+                ),
+            )
         self._fallback(inputs, output_storage)
 
 
@@ -285,13 +281,7 @@ def _step_inputs(readers: list, n: int):
 class _Runner:
     """Runs the loop: one VM call per step, outputs written into preallocated buffers."""
 
-    def __init__(
-        self,
-        op: Scan,
-        fn: Any,
-        clock: StepClock | None = None,
-        shapes: Callable[..., Any] | None = None,
-    ):
+    def __init__(self, op: Scan, fn: Any, clock: StepClock | None = None):
         self.op = op
         self.inner_function = fn  # the compiled step
         self.vm = fn.vm
@@ -300,9 +290,7 @@ class _Runner:
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
         self._twin: Any = None  # the VM of that loop's trial step (see _trial_vm)
-        #: the shapes of the stacked outputs ``op.inner_shapes_of()`` names, from the step's
-        #: inputs (compiled at link time from the step's shape graph), for when it fails
-        self.shapes = shapes
+        self._shape_fn: Any = None  # the step's output shapes, when that trial step fails
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -422,28 +410,27 @@ class _Runner:
 
     def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
         """Row shapes of the stacked outputs of a loop that ran no step: one trial step on
-        zeros of the right shapes; if that step fails, the outputs' shapes as the step's
-        shape function (compiled with the step) computes them from its inputs' shapes;
-        else the static shapes (unknown as 0)."""
+        zeros of the right shapes; if that step fails, the outputs' shapes as the step
+        graph infers them from its inputs' shapes; else the static shapes (unknown as 0)."""
         info = self.op.info
         args = [np.zeros(s.shape[1:], dtype=s.dtype) for s in seqs]
         for buf, tk in zip(states, info.state_taps):
             args.extend(np.array(buf[0]) for _ in tk)
         args.extend(nonseqs)
         outs = self.op.inner.outputs[info.n_states : info.n_states + info.n_nit]
-        static = [tuple(0 if d is None else d for d in o.type.shape) for o in outs]  # type: ignore[attr-defined]
         with np.errstate(all="ignore"):
             try:
                 values = self._trial_vm()(args)
                 return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
             except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
                 pass
-            if self.shapes is None:
-                return static
             try:  # the shapes as the step graph infers them, without computing the outputs
-                inferred = self.shapes(*args)
+                # (the only compile a call can make: a loop of no step whose trial step fails)
+                if self._shape_fn is None:
+                    self._shape_fn = function(self.op.inner.inputs, [shape(o) for o in outs],
+                                              on_unused_input="ignore")  # fmt: skip
+                shapes = self._shape_fn(*args)
+                return [tuple(int(d) for d in sh) for sh in shapes]
             except Exception:  # noqa: BLE001 - nor is shape inference on dummy values
-                return static
-        for k, sh in zip(self.op.inner_shapes_of(), inferred):
-            static[k - info.n_states] = tuple(int(d) for d in sh)
-        return static
+                types: list[Any] = [o.type for o in outs]
+                return [tuple(0 if d is None else d for d in t.shape) for t in types]
