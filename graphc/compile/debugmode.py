@@ -395,9 +395,7 @@ class ReferenceThunks:
             if node in self.thunks or not isinstance(op, GraphRunningOp):
                 continue
             if op not in self.steps:
-                self.steps[op] = self.compiler.compile_step(
-                    *op.inner_step(), shapes_of=op.inner_shapes_of()
-                )
+                self.steps[op] = self.compiler.compile_step(*op.inner_step())
             self.thunks[node] = op.make_perform(node, self.steps[op])
 
     def get(self, node: Apply) -> Callable | None:

@@ -191,9 +191,11 @@ class StepCompiler:
     """The linker's InnerCompiler for one link of ``maker``'s function: a loop's step graph
     compiled with ``mode`` (a Mode or its name), by default the enclosing optimizer and
     linker; when the enclosing function is profiled, the step gets its profiler here, as a
-    loop body (its parent's profiler adopts it when the enclosing Function is built)."""
+    loop body (its parent's profiler adopts it when the enclosing Function is built).
+    Without a maker (DEBUG_MODE's reference run), the step is compiled with ``mode`` or
+    the default mode, unprofiled."""
 
-    def __init__(self, maker: FunctionMaker):
+    def __init__(self, maker: FunctionMaker | None = None):
         self.maker = maker
 
     def compile_step(self, inputs: list, outputs: list, mode: Any) -> CompiledStep:
@@ -201,19 +203,24 @@ class StepCompiler:
 
         maker = self.maker
         t0 = time.perf_counter_ns()
-        profiled = maker.plan.profile or maker.plan.profile_steps
-        plan = maker.plan if mode is None else resolve(mode)
-        options = CompileOptions(name=f"{maker.name or 'function'}/inner", profile=False,
-                                 on_unused_input="ignore")  # fmt: skip
+        if maker is None:
+            profiled, name = False, "function"
+            plan = resolve(mode, profile=False)
+        else:
+            profiled = maker.plan.profile or maker.plan.profile_steps
+            name = maker.name or "function"
+            plan = maker.plan if mode is None else resolve(mode)
+        options = CompileOptions(name=f"{name}/inner", profile=False, on_unused_input="ignore")
         fn = FunctionMaker(inputs, outputs, plan.as_loop_body(profiled), options).create()
         clock = None
         if profiled:
             from graphc.compile.profiling import loop_body_profiler
 
             clock = loop_body_profiler(fn)
-        maker.phases["loop_compile"] = (
-            maker.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
-        )
+        if maker is not None:
+            maker.phases["loop_compile"] = (
+                maker.phases.get("loop_compile", 0) + time.perf_counter_ns() - t0
+            )
         return CompiledStep(fn, clock)
 
 
