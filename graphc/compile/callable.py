@@ -392,7 +392,7 @@ class _SampledFunction(_ProfiledFunction):
                 return self._sample(args, kwargs)
             # with a budget, the call after a timed one: an untimed call timed whole
             return self._clock.time_reference(self._untimed_call, args, kwargs)
-        # _untimed_call's body, repeated here to save a call layer per call
+        # Function.__call__'s body, repeated here to save a call layer per call
         lock = self._call_lock
         if lock is None:
             try:
@@ -407,19 +407,9 @@ class _SampledFunction(_ProfiledFunction):
             lock.release()
 
     def _untimed_call(self, args: Any, kwargs: Any):
-        """An unprofiled call (Function.__call__'s body)."""
-        lock = self._call_lock
-        if lock is None:
-            try:
-                return self._call(args, kwargs)
-            except FunctionBusy:
-                lock = self._queue_calls()
-        if not lock.acquire(False):
-            self._wait_turn(lock)
-        try:
-            return self._call_when_free(args, kwargs)
-        finally:
-            lock.release()
+        """An unprofiled call (a budget's reference call: rare, so the extra layer is
+        free)."""
+        return Function.__call__(self, *args, **kwargs)
 
     def _sample(self, args: Any, kwargs: Any):
         """The timed call: the VM records it (armed by ``tick``), the clock counts it."""
