@@ -46,10 +46,12 @@ def test_compile_phases_add_up_to_a_stopwatch_around_function():
     a collection it would start on the next allocation is not part of compiling): the total
     recorded covers the profiler's own setup too, leaving out only the few microseconds
     before the compile starts (the caller's line, the mode). A loop step's compile is its
-    own phase, not C code generation."""
+    own phase, not C code generation. A stopwatch only gains from a preemption, so the gap
+    is checked on the closest of five compiles: a part left out of the total shows in all."""
     import gc
 
-    for _ in range(3):
+    gaps = []
+    for _ in range(5):
         X, W, h0 = T.matrix("X"), T.matrix("W"), T.vector("h0")
         hs, _ = graphc.scan(lambda xt, h, W: T.tanh(T.dot(W, h) + xt), sequences=X,
                             outputs_info=h0, non_sequences=W, name="rnn")  # fmt: skip
@@ -64,7 +66,7 @@ def test_compile_phases_add_up_to_a_stopwatch_around_function():
             gc.enable()
         c = f.profile.functions[0].compile
         assert 0 < c.total_ns <= stopwatch
-        assert stopwatch - c.total_ns <= max(0.02 * stopwatch, 300_000)
+        gaps.append((stopwatch - c.total_ns) / max(0.02 * stopwatch, 300_000))
         assert 0 < c.profiler_ns < c.total_ns
         named = c.rewrite_ns + c.linker_ns + c.python_import_ns + c.profiler_ns
         assert named + c.other_ns() == c.total_ns
@@ -76,3 +78,4 @@ def test_compile_phases_add_up_to_a_stopwatch_around_function():
         f.profile.summary(file=buf)
         text = buf.getvalue()
         assert "Loop step compile time (scan)" in text and ", profiler setup " in text
+    assert min(gaps) <= 1.0, gaps
