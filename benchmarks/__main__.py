@@ -11,7 +11,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from benchmarks.common import (
     mlp_graph,
     numpy_mlp_step,
 )
+from benchmarks.machine import describe, header, load_average
 
 
 @dataclass
@@ -866,6 +866,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default="bench-results/benchmarks.json")
     args = ap.parse_args(argv)
     peers = _peers() if (args.peers or not args.quick) else {}
+    load_before = load_average()
     results: list[Result] = []
     for name in args.only or list(WORKLOADS):
         try:
@@ -874,12 +875,15 @@ def main(argv=None) -> int:
             results.append(Result(name, "s", note=f"failed: {type(e).__name__}: {e}"))
             print(f"workload {name} failed: {e!r}", file=sys.stderr)
     kind = "quick" if args.quick else "full"
-    machine = platform.processor() or platform.machine()
-    print(f"graphc benchmarks ({kind}; peers: {', '.join(peers) or 'none'}; {machine})")
+    info = describe(peers)
+    line = header(info, (load_before, load_average()))
+    print(f"graphc benchmarks ({kind}; {line})")
     print(render([r for r in results if r.times]))
     os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
+    run = {"quick": args.quick, "machine": info, "machine_line": line,
+           "results": [asdict(r) for r in results]}  # fmt: skip
     with open(args.json, "w") as fh:
-        json.dump({"quick": args.quick, "results": [asdict(r) for r in results]}, fh, indent=1)
+        json.dump(run, fh, indent=1)
     return 1 if any(r.note.startswith("failed") for r in results) else 0
 
 

@@ -1,0 +1,39 @@
+"""The README's benchmark table is rendered from a run's JSON: each number in it is the
+run's, and the verdict column is graphc over the fastest peer present."""
+
+from __future__ import annotations
+
+from benchmarks.machine import describe, header
+from benchmarks.table import render, row
+
+
+def _result(times, spread=None, note="", unit="ms"):
+    return {"workload": "w", "unit": unit, "times": times, "spread": spread or {}, "note": note}
+
+
+def test_the_verdict_is_graphc_over_the_fastest_peer_present():
+    r = _result({"graphc": 3e-3, "graphc openmp": 1e-3, "numpy": 6e-3, "jax": 2e-3,
+                 "triad": 1e-3}, {"graphc": 0.05})  # fmt: skip
+    cells = [c.strip() for c in row(r).split("|")[1:-1]]
+    assert cells[1] == "graphc: 3 ms (IQR 5%); graphc openmp: 1 ms"
+    assert cells[2:6] == ["6 ms", "-", "2 ms", "-"]
+    assert cells[6] == "triad: 1 ms"
+    assert cells[7] == "**1.50x**"  # 3 ms over JAX's 2 ms, not over the triad's 1 ms
+
+
+def test_a_row_without_peers_shows_its_note_or_its_ratios():
+    timed = _result({"unprofiled": 2e-6, "profiled": 2.5e-6}, unit="us")
+    assert row(timed).split("|")[-2].strip() == "profiled / unprofiled: 1.250x"
+    noted = _result({"serial": 2e-3, "openmp": 1e-3}, note="openmp speed-up 2.00x")
+    assert row(noted).split("|")[-2].strip() == "openmp speed-up 2.00x"
+
+
+def test_the_table_names_the_machine_it_ran_on():
+    info = describe({})
+    line = header(info, (0.5, 0.75))
+    assert (
+        f"{info['cores']} logical cores" in line and "load average 0.50 before, 0.75 after" in line
+    )
+    text = render({"machine_line": line, "results": [_result({"graphc": 1e-3, "numpy": 2e-3})]})
+    assert text.splitlines()[0] == f"Machine: {line}."
+    assert text.splitlines()[-1].endswith("| **0.50x** |")
