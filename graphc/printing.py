@@ -14,7 +14,7 @@ from graphc.graph.basic import (
     Variable,
     io_toposort,
 )
-from graphc.graph.fg import FunctionGraph
+from graphc.graph.fg import FunctionGraph, HasFunctionGraph
 from graphc.graph.rules import RuleTable
 
 if TYPE_CHECKING:
@@ -61,9 +61,8 @@ class _Ids:
 
 def _roots(obj) -> tuple[list[Variable], list[Apply] | None]:
     """The Variables to print and, for function graphs, the toposort used for indices."""
-    fg = getattr(getattr(obj, "maker", None), "fgraph", None)
-    if fg is not None:
-        obj = fg
+    if isinstance(obj, HasFunctionGraph):
+        obj = obj.fgraph
     if isinstance(obj, FunctionGraph):
         return list(obj.outputs), obj.toposort()
     if isinstance(obj, Variable):
@@ -218,8 +217,8 @@ def pprint(obj) -> str:
     sub-expression used more than once is printed once, under a name (``%0``), in a
     ``where`` block after the expressions, so a DAG prints in size linear in its nodes.
     """
-    if isinstance(obj, FunctionGraph) or hasattr(getattr(obj, "maker", None), "fgraph"):
-        fg = obj if isinstance(obj, FunctionGraph) else obj.maker.fgraph
+    if isinstance(obj, FunctionGraph | HasFunctionGraph):
+        fg = obj if isinstance(obj, FunctionGraph) else obj.fgraph
         roots = list(fg.outputs)
     elif isinstance(obj, list | tuple):
         roots = list(obj)
@@ -327,8 +326,10 @@ def to_dot(obj, name: str = "G") -> str:
     blue with the label ``view``. Graph inputs are green, outputs blue, constants grey.
     """
     roots, _ = _roots(obj)
-    fg = getattr(getattr(obj, "maker", None), "fgraph", None) or (
-        obj if isinstance(obj, FunctionGraph) else None
+    fg = (
+        obj.fgraph
+        if isinstance(obj, HasFunctionGraph)
+        else (obj if isinstance(obj, FunctionGraph) else None)
     )
     nodes = io_toposort([], roots) if fg is None else fg.toposort()
     var_ids: dict[Variable, str] = {}

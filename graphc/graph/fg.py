@@ -8,7 +8,7 @@ Rewrites change it only through ``replace``; attached features observe every cha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from graphc.graph.basic import Apply, Constant, Variable, clone_get_equiv, io_toposort
 
@@ -316,3 +316,12 @@ class _UndoLog(Feature):
 
 class MissingInputError(ValueError):
     """An output depends on a free Variable that is not an input of the function."""
+
+
+@runtime_checkable
+class HasFunctionGraph(Protocol):
+    """Anything built on a FunctionGraph that shows it (a compiled function): what printing
+    and the graph exports accept in place of the graph itself."""
+
+    @property
+    def fgraph(self) -> FunctionGraph: ...
