@@ -3,21 +3,25 @@ samples for a median. Profiled by ``graphc-prof run`` and compared between commi
 ``graphc-prof ab`` (see .ci/run and benchmarks/baseline/gate.sh).
 
     python -m graphc.profile run benchmarks/baseline/workload.py [--calls N]
-                                 [--work NAME=FACTOR] --json prof.json
+                                 [--work NAME=FACTOR] [--compiles N] --json prof.json
 
 ``--work elemwise_chain=1.6`` gives that function 1.6x the Elemwise steps (same data): a
-deliberate slowdown that the gate must catch.
+deliberate slowdown that the gate must catch. ``--compiles N`` (default 9) also times N
+compiles of a scan gradient and of a 100-node element-wise chain, each reported as a timed
+entry (benchmarks/baseline/compile_times.py); 0 leaves them out.
 """
 
 import argparse
 
 import numpy as np
+from compile_times import report_compile_times
 
 import graphc
 import graphc.tensor as T
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--calls", type=int, default=200)
+parser.add_argument("--compiles", type=int, default=9)
 parser.add_argument("--work", action="append", default=[], metavar="elemwise_chain=FACTOR")
 args = parser.parse_args()
 work = {k: float(v) for k, _, v in (w.partition("=") for w in args.work)}
@@ -42,3 +46,5 @@ for _ in range(args.calls):
     f(v, v, v)
     g(v, v)
     h(m, m)
+if args.compiles:
+    report_compile_times(args.compiles)

@@ -25,6 +25,9 @@ from graphc.profile.summaries.diff import match_nodes
 #: "slower, below the gate": the interval lies above 1 but not wholly above the gate;
 #: "unmatched": the entry is in one profile only (``n_base`` or ``n_new`` is 0).
 SLOWER_BELOW = "slower, below the gate"
+#: The ``vm_kind`` of a timed entry: a record a workload made of times it measured itself
+#: (e.g. compiles), held as its one node's samples; compared as a function only.
+TIMED = "timed"
 VERDICTS = ("slower", SLOWER_BELOW, "unstable", "unmatched", "same", "faster")
 
 
@@ -246,11 +249,14 @@ def _renamed(
 def entry_samples(
     fps: Sequence[FunctionProfile], rename: Mapping[str, str]
 ) -> dict[tuple[str, str], list[int]]:
-    """Samples per (kind, label) of one profile: functions, Ops and Apply nodes."""
+    """Samples per (kind, label) of one profile: functions, Ops and Apply nodes (a timed
+    entry, ``vm_kind`` ``TIMED``, as a function only)."""
     out: dict[tuple[str, str], list[int]] = {}
     ops: dict[str, list[list[int]]] = {}
     for name, fp in _renamed(fps, rename).items():
         out[("function", name)] = function_samples(fp)
+        if fp.vm_kind == TIMED:
+            continue
         for n in fp.nodes:
             ops.setdefault(n.op_name, []).append(node_samples(n))
             out[("apply", f"{name}: {n.position} {n.apply_name}")] = node_samples(n)
