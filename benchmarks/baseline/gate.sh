@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Performance gate: the baseline workload under the base commit and under this tree, in
 # alternating fresh processes (graphc-prof ab: a discarded warm-up pair, then pairs run back
-# to back and judged by their ratios); fails when something is slower than GATE_RATIO with
-# its whole confidence interval, or when the profiles do not match.
+# to back and judged by their ratios): the calls of its functions and, as timed entries,
+# compiles of a scan gradient and of an element-wise chain. Fails when something is slower
+# than GATE_RATIO with its whole confidence interval, or when the profiles do not match.
 #
 #   GATE_BASE    commit to compare with (default: the merge base with $GATE_TARGET when
 #                set, e.g. origin/main, else the parent commit HEAD^)
 #   GATE_RATIO   the gate (default 1.5)     GATE_PROCESSES  processes per side (default 4)
 #   GATE_CALLS   calls per function and process (default 100)
+#   GATE_COMPILES  timed compiles of each compile entry per process (default 9)
 #   PY           the Python with graphc's dependencies (default .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,4 +52,5 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 "$PY" -m graphc.profile ab --base-tree "$BASE_TREE" --new-tree . \
     --processes "${GATE_PROCESSES:-4}" --fail-above "${GATE_RATIO:-1.5}" \
     --json "$OUT/ab.json" -n 8 \
-    benchmarks/baseline/workload.py --calls "${GATE_CALLS:-100}"
+    benchmarks/baseline/workload.py --calls "${GATE_CALLS:-100}" \
+    --compiles "${GATE_COMPILES:-9}"
