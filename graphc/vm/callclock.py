@@ -32,9 +32,12 @@ def budget_every(call: float, cost: float, budget: float) -> int:
 
 
 class PyCallClock:
-    """``_cvm.CallClock`` in Python (the same attributes and methods)."""
+    """``_cvm.CallClock`` in Python (the same attributes and methods). As the C clock arms
+    a Cython VM itself, this one arms a ``vm`` that has ``arm`` (only the Cython VM has),
+    besides calling ``self.arm``."""
 
     def __init__(self, vm: Any, every: int = 1, on_event: Callable | None = None):
+        self._vm_arm: Callable | None = getattr(vm, "arm", None)
         self.calls = self.call_ticks = self.vm_ticks = self.untimed = 0
         self.vm_sq_ticks = 0.0
         self.every, self.countdown, self.next_event = every, 1, 1
@@ -58,8 +61,7 @@ class PyCallClock:
                 return 2
             return 0
         self.countdown = self.every
-        if self.arm is not None:
-            self.arm(True)
+        self._set_armed(True)
         return 1
 
     def time_reference(self, body: Callable, args: Any, kwargs: Any) -> Any:
@@ -80,8 +82,13 @@ class PyCallClock:
             self.countdown = self.every
 
     def disarm(self) -> None:
+        self._set_armed(False)
+
+    def _set_armed(self, on: bool) -> None:
+        if self._vm_arm is not None:
+            self._vm_arm(on)
         if self.arm is not None:
-            self.arm(False)
+            self.arm(on)
 
     def time_call(self, body: Callable, args: Any, kwargs: Any) -> Any:
         t0 = _clock()
