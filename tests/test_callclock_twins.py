@@ -80,8 +80,9 @@ def _drive(kind: str, every: int, budget: float = 0.0, ignore_first: bool = Fals
             log.append(("raised", type(e).__name__, turn))
         calls, call_ns, vm_ns, vm_sq, untimed = clock.counts()
         assert call_ns >= vm_ns >= 0 and vm_sq >= 0
-        log.append((what, turn, calls, untimed, clock.calls, clock.untimed, clock.every,
-                    clock.countdown, clock.next_event, clock.ref_calls, calls > 0 and vm_ns > 0))  # fmt: skip
+        state = (clock.calls, clock.untimed, clock.every, clock.countdown, clock.next_event,
+                 clock.ref_calls)  # fmt: skip
+        log.append((what, turn, calls, untimed, *state, calls > 0 and vm_ns > 0))
     clock.reset()
     log.append(("reset", clock.counts()[0], clock.counts()[4], clock.ref_calls, clock.every))
     return log
@@ -127,8 +128,8 @@ def _profile_counts(kind: str, linker: str, sample: int, loop: bool, monkeypatch
     """Every count of a Function's profile after the same calls, with ``kind``'s clock."""
     real = profiling.make_call_clock
     if kind == "py":
-        monkeypatch.setattr(profiling, "make_call_clock",
-                            lambda vm, every, on_event: (PyCallClock(vm, every, on_event), 1.0))  # fmt: skip
+        twin = lambda vm, every, on_event: (PyCallClock(vm, every, on_event), 1.0)  # noqa: E731
+        monkeypatch.setattr(profiling, "make_call_clock", twin)
     try:
         stats = ProfileStats(atexit_print=False)
         with graphc.config.change_flags(profile_sample=sample):
@@ -155,8 +156,9 @@ def _fp_counts(fp) -> tuple:
     assert fp.call_ns >= fp.vm_ns >= 0
     nodes = [(n.position, n.apply_name, n.calls, n.first_calls, n.n_below_resolution >= 0,
               _fp_counts(n.inner) if n.inner is not None else None) for n in fp.nodes]  # fmt: skip
+    timed = (fp.call_ns > 0) == (fp.calls > 0)
     return (fp.name, fp.vm_kind, fp.calls, fp.first_calls, fp.unsampled_calls,
-            fp.sample_every, fp.waited_calls, (fp.call_ns > 0) == (fp.calls > 0), nodes)  # fmt: skip
+            fp.sample_every, fp.waited_calls, timed, nodes)  # fmt: skip
 
 
 @pytest.mark.parametrize("linker", ["c|py", "py"])
