@@ -8,9 +8,11 @@ several to a chunk (few, larger products; the result passes through a chunk matr
 NCHW order); larger ones one at a time, in tiles of whole output rows, the products
 reading and writing the image's ``(F, OH*OW)`` plane in place (leading dimension OH*OW).
 The forward pass forms ``W @ cols``; the gradient w.r.t. the filters accumulates
-``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
-the windows (col2im). im2col and col2im copy each output row's in-image span without a
-test per element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
+``top @ cols^T`` (in float32 transposed, ``cols @ top^T``; in chunks of at most
+``C_WGRAD_CHUNK_BYTES``; in float64 by Winograd where the forward pass runs it); the
+gradient w.r.t. the input forms ``W^T @ top`` and adds it back over the windows
+(col2im). im2col and col2im copy each output row's in-image span without a test per
+element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
 inputs of another float dtype are cast to the output's.
 """
 
@@ -30,6 +32,8 @@ from graphc.linker.c.winograd import WINOGRAD, WINOGRAD_TYPED
 from graphc.tensor.conv import (
     C_BATCH_BELOW,
     C_CHUNK_BYTES,
+    C_WGRAD_CHUNK_BYTES,
+    WINO_WGRAD_DTYPES,
     Conv2d,
     Conv2dGradInputs,
     Conv2dGradWeights,
@@ -42,7 +46,10 @@ _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
 # 3x3 layers); its float64 kernels 6-8% slower.
 GW_TRANSPOSED_DTYPES = ("float32",)
 
-_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n#define BATCH_BELOW {C_BATCH_BELOW}\n"
+_CHUNK = (
+    f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n#define WGRAD_CHUNK_BYTES {C_WGRAD_CHUNK_BYTES}\n"
+    f"#define BATCH_BELOW {C_BATCH_BELOW}\n"
+)
 
 _GEOMETRY = r"""
 
@@ -95,12 +102,13 @@ static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *w
     return 0;
 }
 
-/* Images per BLAS call: as many as fit a CHUNK_BYTES columns buffer, at least one (the
+/* Images per BLAS call: as many as fit a `chunk`-byte columns buffer, at least one (the
    Ops' workspace_bytes use the same rule). */
-static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
+static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize,
+                                  npy_intp chunk) {
     if (p >= BATCH_BELOW) return 1;
     npy_intp one = taps * p * itemsize;
-    npy_intp b = CHUNK_BYTES / (one > 0 ? one : 1);
+    npy_intp b = chunk / (one > 0 ? one : 1);
     if (b > n) b = n;
     return b < 1 ? 1 : b;
 }
@@ -119,11 +127,12 @@ static npy_intp graphc_conv_span(const graphc_conv_geom *g, npy_intp b, npy_intp
     return off;
 }
 
-/* Output rows per tile when images go one at a time: as many as fit CHUNK_BYTES of
+/* Output rows per tile when images go one at a time: as many as fit `chunk` bytes of
    columns, at least one (the Ops' workspace_bytes use the same rule). */
-static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_intp itemsize) {
+static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_intp itemsize,
+                                 npy_intp chunk) {
     npy_intp one = taps * ow * itemsize;
-    npy_intp r = CHUNK_BYTES / (one > 0 ? one : 1);
+    npy_intp r = chunk / (one > 0 ? one : 1);
     if (r > oh) r = oh;
     return r < 1 ? 1 : r;
 }
@@ -142,7 +151,7 @@ static int graphc_conv_wino_ok(const graphc_conv_geom *g, int kind) {
 static int graphc_conv_fits(const graphc_conv_geom *g) {
     npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
     if (ckk > GRAPHC_BINT_MAX || g->f > GRAPHC_BINT_MAX || ckk * p > NPY_MAX_INTP / 8 ||
-        graphc_conv_batch(g->n, ckk, p, 8) * p > GRAPHC_BINT_MAX) {
+        graphc_conv_batch(g->n, ckk, p, 8, CHUNK_BYTES) * p > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "conv2d: sizes too large for BLAS");
         return -1;
     }
@@ -272,6 +281,16 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     out = graphc_out_array(slot, 4, dims, TYPENUM);
     if (out == NULL) goto done;
     REAL *o = (REAL *)PyArray_DATA(out);
+    if (kind == 2 && WINO_WGRAD && graphc_conv_wino_ok(&g, 0)) {
+        const graphc_wino_geom wg = {g.n, g.c, g.h, g.w, g.f, g.oh, g.ow, g.ph, g.pw};
+        const REAL *x = (const REAL *)PyArray_DATA(A), *top = (const REAL *)PyArray_DATA(B);
+        int wrc;
+        Py_BEGIN_ALLOW_THREADS
+        wrc = graphc_wino_wgrad_REAL(x, top, o, g.flip, &wg);
+        Py_END_ALLOW_THREADS
+        if (wrc < 0) { PyErr_NoMemory(); goto done; }
+        goto stored;
+    }
     if (kind != 2 && graphc_conv_wino_ok(&g, kind)) {
         wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
         if (wmat == NULL) goto done;
@@ -289,9 +308,11 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (wrc < 0) { PyErr_NoMemory(); goto done; }
         goto stored;
     }
-    const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
+    const npy_intp chunk = kind == 2 ? WGRAD_CHUNK_BYTES : CHUNK_BYTES;
+    const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL), chunk);
     /* one image a chunk: its output rows in tiles of `rt` rows */
-    const npy_intp rt = batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL));
+    const npy_intp rt =
+        batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL), chunk);
     const npy_intp bp = batch > 1 ? batch * p : rt * g.ow; /* columns of one chunk */
     cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
     /* one image per chunk: the products read and write the images' (F, P) planes in place */
@@ -371,6 +392,7 @@ def _typed(dtype: str) -> str:
         dtype,
         GEMM=_GEMM[dtype],
         GW_TRANSPOSED=str(int(dtype in GW_TRANSPOSED_DTYPES)),
+        WINO_WGRAD=str(int(dtype in WINO_WGRAD_DTYPES)),
     )
 
 
