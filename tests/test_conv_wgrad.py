@@ -14,6 +14,7 @@ from test_conv import conv_cases, ref_conv, ref_conv_grads
 import graphc
 import graphc.tensor as T
 from graphc.tensor.conv import (
+    C_CHUNK_BYTES,
     C_WGRAD_CHUNK_BYTES,
     WINO_BYTES,
     WINO_WGRAD_DTYPES,
@@ -97,14 +98,14 @@ def test_several_chunks_of_winograd_tile_rows():
         # 100 positions; an image's float32 columns are 144 * 100 * 4 B = 57.6 KB: chunks of
         # 9 images in 512 KiB, so 40 images make 4 * 9 + 4
         ((40, 16, 12, 12), 3),
-        # 146 * 146 positions: one image a chunk in tiles of 512 KiB // (100 * 146 * 4 B)
-        # = 8 output rows, 18 * 8 + 2
+        # 146 * 146 positions: one image a chunk in tiles of 1 MiB // (100 * 146 * 8 B)
+        # = 8 output rows (float64; 17 in float32), 18 * 8 + 2
         ((2, 4, 150, 150), 5),
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_im2col_over_several_chunks_matches_numpy(x_shape, k, dtype):
-    assert C_WGRAD_CHUNK_BYTES == 1 << 19
+    assert C_WGRAD_CHUNK_BYTES == 1 << 19 and C_CHUNK_BYTES == 1 << 20
     rng = np.random.default_rng(7)
     xv = rng.standard_normal(x_shape).astype(dtype)
     gv = rng.standard_normal((x_shape[0], 3, x_shape[2] - k + 1, x_shape[3] - k + 1))
@@ -141,6 +142,7 @@ def test_workspace_follows_the_path_the_c_takes():
             # inputs and output gradients (each of 16 matrices a cache line longer), 8 rows
             values = 16 * 64 * 64 + 16 * (64 * 56 + 16) * 2 + 8 * 58
         else:
-            # 512 KiB // (576 * 56 * 4 B) = 4 output rows of columns, the (F, C*9) gradient
-            values = 576 * 4 * 56 + 64 * 576
+            # one image a chunk: 1 MiB // (576 * 56 * 4 B) = 8 output rows of columns, the
+            # (F, C*9) gradient
+            values = 576 * 8 * 56 + 64 * 576
         assert got == values * size

@@ -37,9 +37,11 @@ C_CHUNK_BYTES = 1 << 20
 # Images of at least C_BATCH_BELOW output positions go one at a time: the products then
 # read and write the images' own planes, with no copy between them and a chunk's matrix.
 C_BATCH_BELOW = 256
-# The weight gradient's columns buffer: its products accumulate into the (F, C*KH*KW)
-# gradient, which stays in L2 beside the buffer; on LeNet's layer 2 (8x8 outputs, images
-# batched) 512 KiB ran 10% faster than 1 MiB in float64 and alike in float32.
+# The weight gradient's columns buffer when images are batched (fewer than C_BATCH_BELOW
+# positions): its products accumulate into the (F, C*KH*KW) gradient, which stays in L2
+# beside it; on LeNet's layer 2 (8x8 outputs) 512 KiB ran 7-10% faster than 1 MiB in
+# float64 and 3-4% in float32. Larger images keep C_CHUNK_BYTES (no gain measured there,
+# and half as many BLAS calls to share among its threads).
 C_WGRAD_CHUNK_BYTES = 1 << 19
 # Winograd F(2x2, 3x3) (graphc/linker/c/winograd.py) runs 3x3 stride-1 undilated
 # forward and input-gradient convolutions of at least WINO_MIN_CHANNELS channels on each
@@ -451,7 +453,8 @@ class Conv2dGradWeights(_ConvOp):
         n, _, oh, ow = top
         if c_impl and self._winograd_wgrad(node, c, f, (kh, kw)):
             return self._wino_scratch(node, n, c, f, oh, ow, filter_matrix=False)
-        return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl, C_WGRAD_CHUNK_BYTES)
+        chunk = C_WGRAD_CHUNK_BYTES if oh * ow < C_BATCH_BELOW else C_CHUNK_BYTES
+        return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl, chunk)
 
     def _winograd_wgrad(self, node: Apply, c: int, f: int, k_shape: Sequence[int]) -> bool:
         """Whether the C forms this weight gradient with Winograd F(2x2, 3x3)."""

@@ -8,8 +8,8 @@ several to a chunk (few, larger products; the result passes through a chunk matr
 NCHW order); larger ones one at a time, in tiles of whole output rows, the products
 reading and writing the image's ``(F, OH*OW)`` plane in place (leading dimension OH*OW).
 The forward pass forms ``W @ cols``; the gradient w.r.t. the filters accumulates
-``top @ cols^T`` (in float32 transposed, ``cols @ top^T``; in chunks of at most
-``C_WGRAD_CHUNK_BYTES``; in float64 by Winograd where the forward pass runs it); the
+``top @ cols^T`` (in float32 transposed, ``cols @ top^T``; images batched in chunks of
+at most ``C_WGRAD_CHUNK_BYTES``; in float64 by Winograd where the forward pass runs it); the
 gradient w.r.t. the input forms ``W^T @ top`` and adds it back over the windows
 (col2im). im2col and col2im copy each output row's in-image span without a test per
 element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
@@ -308,7 +308,7 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (wrc < 0) { PyErr_NoMemory(); goto done; }
         goto stored;
     }
-    const npy_intp chunk = kind == 2 ? WGRAD_CHUNK_BYTES : CHUNK_BYTES;
+    const npy_intp chunk = kind == 2 && p < BATCH_BELOW ? WGRAD_CHUNK_BYTES : CHUNK_BYTES;
     const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL), chunk);
     /* one image a chunk: its output rows in tiles of `rt` rows */
     const npy_intp rt =
