@@ -755,10 +755,11 @@ def conv(peers, quick) -> list[Result]:
 
 
 def conv_ops(peers, quick) -> list[Result]:
-    from benchmarks.bench_conv import op_run
+    from benchmarks.bench_conv import op_run, ratio_note
 
     dtypes = ("float32",) if quick else ("float32", "float64")
-    results = op_run(3 if quick else 5, sorted(peers), dtypes)
+    ratios: dict = {}
+    results = op_run(3 if quick else 7, sorted(peers), dtypes, ratios=ratios)
     note = "corrmm: Theano's CorrMM (PyTensor <= 2.8, else the Theano 0.8.2 venv)"
     return [
         Result(
@@ -766,7 +767,7 @@ def conv_ops(peers, quick) -> list[Result]:
             "ms",
             {k: m for k, (m, _) in t.items()},
             {k: s for k, (_, s) in t.items()},
-            note=note,
+            note=note + ("; " + ratio_note(ratios[label]) if ratios.get(label) else ""),
         )  # fmt: skip
         for label, t in results.items()
     ]

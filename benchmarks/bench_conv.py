@@ -27,8 +27,10 @@ import atexit
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -293,10 +295,51 @@ def jax_ops(x_shape, w_shape, border, dtype) -> tuple:
     return tuple(lambda *a, f=f: np.asarray(jax.block_until_ready(f(*a))) for f in jitted)
 
 
-def op_run(repeat: int, which: list[str], dtypes=("float32", "float64"), layers=None) -> dict:
+def rotated_samples(cands: dict[str, Callable[[], object]], repeat: int) -> dict[str, list]:
+    """``repeat`` seconds per call of each candidate, taken in turns whose order rotates
+    every round (no candidate always runs after the same one)."""
+    names = list(cands)
+    samples: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(repeat):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            t0 = time.perf_counter()
+            cands[name]()
+            samples[name].append(time.perf_counter() - t0)
+    return samples
+
+
+def round_ratios(samples: dict[str, list[float]]) -> dict[str, tuple[float, float, float]]:
+    """Each candidate's time over the first one's (graphc's) within each round, where they
+    ran a second apart: (median, first quartile, third quartile) of those ratios. On a
+    shared machine the load drifts between rounds; a ratio of neighbours cancels most of it."""
+    names = list(samples)
+    base = samples[names[0]]
+    out = {}
+    for k in names[1:]:
+        rv = [a / b for a, b in zip(samples[k], base)]
+        q1, q3 = np.percentile(rv, [25, 75])
+        out[k] = (statistics.median(rv), float(q1), float(q3))
+    return out
+
+
+def ratio_note(ratios: dict[str, tuple[float, float, float]]) -> str:
+    """The per-round ratios as one line: ``corrmm 1.10x (IQR 1.05-1.15)``, ..."""
+    return "per-round time / graphc's: " + ", ".join(
+        f"{k} {m:.3f}x (IQR {lo:.3f}-{hi:.3f})" for k, (m, lo, hi) in ratios.items()
+    )
+
+
+def op_run(
+    repeat: int,
+    which: list[str],
+    dtypes=("float32", "float64"),
+    layers=None,
+    ratios: dict | None = None,
+) -> dict:
     """``{"<layer>, <op>, <dtype>": {candidate: (median seconds, IQR / median)}}``: graphc,
     ``corrmm`` (where PyTensor <= 2.8 or Theano 0.8.2's venv is there) and ``jax``,
-    interleaved; each candidate's results are checked against graphc's first."""
+    interleaved in rotating order; each candidate's results are checked against graphc's
+    first. ``ratios``, if given, receives each key's :func:`round_ratios`."""
     if "jax" in which:
         import jax
 
@@ -326,12 +369,14 @@ def op_run(repeat: int, which: list[str], dtypes=("float32", "float64"), layers=
                     if not np.allclose(got, want, rtol=tol, atol=tol * np.abs(want).max()):
                         raise AssertionError(f"{name} disagrees with graphc: {label}, {op}")
                 calls = {k: (lambda f=fns[i], a=args[i]: f(*a)) for k, fns in cands.items()}
-                samples = interleaved_samples(calls, repeat, warm_up=False)
+                samples = rotated_samples(calls, repeat)
                 results[f"{label}, {op}, {dtype}"] = median_spread(samples)
+                if ratios is not None:
+                    ratios[f"{label}, {op}, {dtype}"] = round_ratios(samples)
     return results
 
 
-def render_ops(results: dict, title: str) -> str:
+def render_ops(results: dict, title: str, ratios: dict | None = None) -> str:
     lines = [title]
     for label, times in results.items():
         base = times["graphc"][0]
@@ -339,8 +384,15 @@ def render_ops(results: dict, title: str) -> str:
             f"{k} {m * 1e3:.1f} ms ({m / base:.2f}x graphc, IQR {s * 100:.0f}%)"
             for k, (m, s) in times.items()
         )
+        if ratios and ratios.get(label):
+            cells += f"; {ratio_note(ratios[label])}"
         lines.append(f"- {label}: {cells}")
     return "\n".join(lines)
+
+
+def render_op_run(run_: dict, title: str) -> str:
+    """:func:`render_ops` of ``{"times": op_run's results, "ratios": its ratios}``."""
+    return render_ops(run_["times"], title, run_["ratios"])
 
 
 def main(argv=None) -> None:
@@ -352,8 +404,9 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     which = peers() if args.peers is None else args.peers
     if args.ops:
-        results = op_run(args.repeat, which)
-        report_peers(__file__, args, which, results, render_ops, "float32/float64", ("--ops",))
+        ratios: dict = {}
+        run_ = {"times": op_run(args.repeat, which, ratios=ratios), "ratios": ratios}
+        report_peers(__file__, args, which, run_, render_op_run, "float32/float64", ("--ops",))
         return
     results = run(args.repeat, which, args.pytensor_layer2)
     extra = ("--pytensor-layer2",) if args.pytensor_layer2 else ()

@@ -37,12 +37,22 @@ C_CHUNK_BYTES = 1 << 20
 # Images of at least C_BATCH_BELOW output positions go one at a time: the products then
 # read and write the images' own planes, with no copy between them and a chunk's matrix.
 C_BATCH_BELOW = 256
+# The weight gradient's columns buffer when images are batched (fewer than C_BATCH_BELOW
+# positions): its products accumulate into the (F, C*KH*KW) gradient, which stays in L2
+# beside it; on LeNet's layer 2 (8x8 outputs) 512 KiB ran 7-10% faster than 1 MiB in
+# float64 and 3-4% in float32. Larger images keep C_CHUNK_BYTES (no gain measured there,
+# and half as many BLAS calls to share among its threads).
+C_WGRAD_CHUNK_BYTES = 1 << 19
 # Winograd F(2x2, 3x3) (graphc/linker/c/winograd.py) runs 3x3 stride-1 undilated
 # forward and input-gradient convolutions of at least WINO_MIN_CHANNELS channels on each
 # side (fewer make the 16 products too thin for the transforms to pay), in chunks of tiles
 # whose transformed inputs and products fit WINO_BYTES (in L2 beside the filters).
 WINO_BYTES = 1 << 20
 WINO_MIN_CHANNELS = 4
+# ... and the weight gradients of those convolutions in these dtypes (25-40% faster than
+# im2col in float64 on the VGG-like layers; in float32, where OpenBLAS's products are
+# twice as fast, the transforms ate the gain: im2col runs them).
+WINO_WGRAD_DTYPES = ("float64",)
 _MODES = ("valid", "full", "half")
 
 
@@ -162,17 +172,27 @@ class _ConvOp(Op):
         return np.ascontiguousarray(w).reshape(w.shape[0], -1)
 
     @staticmethod
-    def _scratch(node: Apply, n: int, f: int, taps: int, oh: int, ow: int, c_impl: bool) -> int:
-        """numpy: every image's columns at once; C: one chunk's columns, the chunk's
-        (F, positions) product (none for one image a chunk, whose output rows go in tiles
-        and whose products use the image's plane) and the filters as a matrix."""
+    def _scratch(
+        node: Apply,
+        n: int,
+        f: int,
+        taps: int,
+        oh: int,
+        ow: int,
+        c_impl: bool,
+        chunk: int = C_CHUNK_BYTES,
+    ) -> int:
+        """numpy: every image's columns at once; C: one chunk's columns (at most ``chunk``
+        bytes), the chunk's (F, positions) product (none for one image a chunk, whose
+        output rows go in tiles and whose products use the image's plane) and the filters
+        (or their gradient) as a matrix."""
         size = _itemsize(node)
         positions = oh * ow
         if not c_impl:
             return n * taps * positions * size
-        batch = max(min(n, C_CHUNK_BYTES // max(taps * positions * size, 1)), 1)
+        batch = max(min(n, chunk // max(taps * positions * size, 1)), 1)
         if positions >= C_BATCH_BELOW or batch == 1:
-            rows = max(min(oh, C_CHUNK_BYTES // max(taps * ow * size, 1)), 1)
+            rows = max(min(oh, chunk // max(taps * ow * size, 1)), 1)
             return (taps * rows * ow + f * taps) * size
         cols = batch * positions
         return (taps * cols + f * cols + f * taps) * size
@@ -186,13 +206,17 @@ class _ConvOp(Op):
         return min(ci, fo) >= WINO_MIN_CHANNELS and (not transposed or max(pads) <= 2)
 
     @staticmethod
-    def _wino_scratch(node: Apply, n: int, ci: int, fo: int, oh: int, ow: int) -> int:
-        """Winograd's scratch (winograd.py): the filters as a matrix and
-        transformed, one chunk of tile rows' transformed inputs and products, two rows."""
+    def _wino_scratch(
+        node: Apply, n: int, ci: int, fo: int, oh: int, ow: int, filter_matrix: bool = True
+    ) -> int:
+        """Winograd's scratch (winograd.py): the filters as a matrix (unless not
+        ``filter_matrix``: the weight gradient) and transformed, one chunk of tile rows'
+        transformed inputs and products (or output gradients), two rows."""
         size = _itemsize(node)
         tw, rows = (ow + 1) // 2, n * ((oh + 1) // 2)
         chunk = min(max(WINO_BYTES // (16 * (ci + fo) * tw * size), 1), max(rows, 1)) * tw
-        values = 9 * fo * ci + 16 * fo * ci + 16 * (ci * chunk + 16 + fo * chunk + 16)
+        values = 16 * fo * ci + 16 * (ci * chunk + 16 + fo * chunk + 16)
+        values += 9 * fo * ci if filter_matrix else 0
         return (values + 8 * (2 * tw + 2)) * size
 
     def _shape_error(self, what: str, in_hw: Sequence[int], k_shape: Sequence[int]):
@@ -422,11 +446,20 @@ class Conv2dGradWeights(_ConvOp):
         output_shapes: list[tuple[Any, ...]],
         c_impl: bool = False,
     ) -> int:
-        """Bytes of scratch one call allocates besides its output (im2col columns)."""
+        """Bytes of scratch one call allocates besides its output (im2col columns, or
+        Winograd's transformed inputs and output gradients)."""
         _, top, _ = input_shapes
         (f, c, kh, kw) = output_shapes[0]
         n, _, oh, ow = top
-        return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl)
+        if c_impl and self._winograd_wgrad(node, c, f, (kh, kw)):
+            return self._wino_scratch(node, n, c, f, oh, ow, filter_matrix=False)
+        chunk = C_WGRAD_CHUNK_BYTES if oh * ow < C_BATCH_BELOW else C_CHUNK_BYTES
+        return self._scratch(node, n, f, c * kh * kw, oh, ow, c_impl, chunk)
+
+    def _winograd_wgrad(self, node: Apply, c: int, f: int, k_shape: Sequence[int]) -> bool:
+        """Whether the C forms this weight gradient with Winograd F(2x2, 3x3)."""
+        dtype = node.outputs[0].type.dtype
+        return dtype in WINO_WGRAD_DTYPES and self._winograd(c, f, k_shape, transposed=False)
 
     def grad(self, inputs: list[Variable], gouts: list[Variable]):
         x, top, hw = inputs

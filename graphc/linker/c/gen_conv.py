@@ -8,9 +8,11 @@ several to a chunk (few, larger products; the result passes through a chunk matr
 NCHW order); larger ones one at a time, in tiles of whole output rows, the products
 reading and writing the image's ``(F, OH*OW)`` plane in place (leading dimension OH*OW).
 The forward pass forms ``W @ cols``; the gradient w.r.t. the filters accumulates
-``top @ cols^T``; the gradient w.r.t. the input forms ``W^T @ top`` and adds it back over
-the windows (col2im). im2col and col2im copy each output row's in-image span without a
-test per element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
+``top @ cols^T`` (in float32 transposed, ``cols @ top^T``; images batched in chunks of
+at most ``C_WGRAD_CHUNK_BYTES``; in float64 by Winograd where the forward pass runs it); the
+gradient w.r.t. the input forms ``W^T @ top`` and adds it back over the windows
+(col2im). im2col and col2im copy each output row's in-image span without a test per
+element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
 inputs of another float dtype are cast to the output's.
 """
 
@@ -30,14 +32,24 @@ from graphc.linker.c.winograd import WINOGRAD, WINOGRAD_TYPED
 from graphc.tensor.conv import (
     C_BATCH_BELOW,
     C_CHUNK_BYTES,
+    C_WGRAD_CHUNK_BYTES,
+    WINO_WGRAD_DTYPES,
     Conv2d,
     Conv2dGradInputs,
     Conv2dGradWeights,
 )
 
 _GEMM = {"float32": "graphc_sgemm", "float64": "graphc_dgemm"}
+# The filters' gradient of these dtypes is formed transposed, (C*KH*KW, F), the small
+# output gradient as BLAS's first operand and the columns as its second: OpenBLAS's
+# float32 kernels ran the weight gradients 17-22% faster so (LeNet layer 2, VGG-like
+# 3x3 layers); its float64 kernels 6-8% slower.
+GW_TRANSPOSED_DTYPES = ("float32",)
 
-_CHUNK = f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n#define BATCH_BELOW {C_BATCH_BELOW}\n"
+_CHUNK = (
+    f"#define CHUNK_BYTES {C_CHUNK_BYTES}\n#define WGRAD_CHUNK_BYTES {C_WGRAD_CHUNK_BYTES}\n"
+    f"#define BATCH_BELOW {C_BATCH_BELOW}\n"
+)
 
 _GEOMETRY = r"""
 
@@ -90,12 +102,13 @@ static int graphc_conv_hw(PyObject *obj, npy_intp *a, npy_intp *b, const char *w
     return 0;
 }
 
-/* Images per BLAS call: as many as fit a CHUNK_BYTES columns buffer, at least one (the
+/* Images per BLAS call: as many as fit a `chunk`-byte columns buffer, at least one (the
    Ops' workspace_bytes use the same rule). */
-static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize) {
+static npy_intp graphc_conv_batch(npy_intp n, npy_intp taps, npy_intp p, npy_intp itemsize,
+                                  npy_intp chunk) {
     if (p >= BATCH_BELOW) return 1;
     npy_intp one = taps * p * itemsize;
-    npy_intp b = CHUNK_BYTES / (one > 0 ? one : 1);
+    npy_intp b = chunk / (one > 0 ? one : 1);
     if (b > n) b = n;
     return b < 1 ? 1 : b;
 }
@@ -114,11 +127,12 @@ static npy_intp graphc_conv_span(const graphc_conv_geom *g, npy_intp b, npy_intp
     return off;
 }
 
-/* Output rows per tile when images go one at a time: as many as fit CHUNK_BYTES of
+/* Output rows per tile when images go one at a time: as many as fit `chunk` bytes of
    columns, at least one (the Ops' workspace_bytes use the same rule). */
-static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_intp itemsize) {
+static npy_intp graphc_conv_rows(npy_intp taps, npy_intp ow, npy_intp oh, npy_intp itemsize,
+                                 npy_intp chunk) {
     npy_intp one = taps * ow * itemsize;
-    npy_intp r = CHUNK_BYTES / (one > 0 ? one : 1);
+    npy_intp r = chunk / (one > 0 ? one : 1);
     if (r > oh) r = oh;
     return r < 1 ? 1 : r;
 }
@@ -137,7 +151,7 @@ static int graphc_conv_wino_ok(const graphc_conv_geom *g, int kind) {
 static int graphc_conv_fits(const graphc_conv_geom *g) {
     npy_intp ckk = g->c * g->kh * g->kw, p = g->oh * g->ow;
     if (ckk > GRAPHC_BINT_MAX || g->f > GRAPHC_BINT_MAX || ckk * p > NPY_MAX_INTP / 8 ||
-        graphc_conv_batch(g->n, ckk, p, 8) * p > GRAPHC_BINT_MAX) {
+        graphc_conv_batch(g->n, ckk, p, 8, CHUNK_BYTES) * p > GRAPHC_BINT_MAX) {
         PyErr_SetString(PyExc_ValueError, "conv2d: sizes too large for BLAS");
         return -1;
     }
@@ -267,6 +281,16 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
     out = graphc_out_array(slot, 4, dims, TYPENUM);
     if (out == NULL) goto done;
     REAL *o = (REAL *)PyArray_DATA(out);
+    if (kind == 2 && WINO_WGRAD && graphc_conv_wino_ok(&g, 0)) {
+        const graphc_wino_geom wg = {g.n, g.c, g.h, g.w, g.f, g.oh, g.ow, g.ph, g.pw};
+        const REAL *x = (const REAL *)PyArray_DATA(A), *top = (const REAL *)PyArray_DATA(B);
+        int wrc;
+        Py_BEGIN_ALLOW_THREADS
+        wrc = graphc_wino_wgrad_REAL(x, top, o, g.flip, &wg);
+        Py_END_ALLOW_THREADS
+        if (wrc < 0) { PyErr_NoMemory(); goto done; }
+        goto stored;
+    }
     if (kind != 2 && graphc_conv_wino_ok(&g, kind)) {
         wmat = graphc_conv_wmat_REAL((const REAL *)PyArray_DATA(kind == 0 ? B : A), &g);
         if (wmat == NULL) goto done;
@@ -284,9 +308,11 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
         if (wrc < 0) { PyErr_NoMemory(); goto done; }
         goto stored;
     }
-    const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL));
+    const npy_intp chunk = kind == 2 && p < BATCH_BELOW ? WGRAD_CHUNK_BYTES : CHUNK_BYTES;
+    const npy_intp batch = graphc_conv_batch(g.n, ckk, p, sizeof(REAL), chunk);
     /* one image a chunk: its output rows in tiles of `rt` rows */
-    const npy_intp rt = batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL));
+    const npy_intp rt =
+        batch > 1 ? g.oh : graphc_conv_rows(ckk, g.ow, g.oh, sizeof(REAL), chunk);
     const npy_intp bp = batch > 1 ? batch * p : rt * g.ow; /* columns of one chunk */
     cols = (REAL *)malloc((size_t)(ckk * bp) * sizeof(REAL));
     /* one image per chunk: the products read and write the images' (F, P) planes in place */
@@ -337,15 +363,21 @@ static int graphc_conv_REAL(int kind, PyObject *a_obj, PyObject *b_obj, PyObject
                 for (npy_intp b = 0; b < nb; b++)
                     graphc_col2im_REAL(cols + b * p, o + (n0 + b) * img, bp, &g, i0, i1);
             } else {
-                /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) = cols (K, M) mid' */
-                GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, plane, &LP, &one, gw, &K);
+                if (GW_TRANSPOSED) /* gw' (K, F) += cols (K, M) mid': Fortran (F, K) */
+                    GEMM(&tt, &nn, &F, &K, &M, &one, plane, &LP, cols, &LD, &one, gw, &F);
+                else /* gw (F, K) += mid (F, M) cols' (M, K): Fortran (K, F) */
+                    GEMM(&tt, &nn, &K, &F, &M, &one, cols, &LD, plane, &LP, &one, gw, &K);
             }
         }
         if (kind == 2) {
             const npy_intp taps = g.kh * g.kw;
-            for (npy_intp q = 0; q < g.f * g.c; q++)
-                for (npy_intp t = 0; t < taps; t++)
-                    o[q * taps + t] = gw[q * taps + (g.flip ? taps - 1 - t : t)];
+            /* o[f, c, t] = gw[f, (c, t)] or gw'[(c, t), f], tap t turned if flipping */
+            const npy_intp sf = GW_TRANSPOSED ? 1 : ckk, sk = GW_TRANSPOSED ? g.f : 1;
+            for (npy_intp f = 0; f < g.f; f++)
+                for (npy_intp k = 0; k < ckk; k++) {
+                    const npy_intp t = k % taps, src = k - t + (g.flip ? taps - 1 - t : t);
+                    o[f * ckk + k] = gw[f * sf + src * sk];
+                }
         }
         if (kind == 0 && (F == 0 || K == 0)) memset(o, 0, (size_t)(g.n * g.f * p) * sizeof(REAL));
         Py_END_ALLOW_THREADS
@@ -355,7 +387,13 @@ stored:
 
 
 def _typed(dtype: str) -> str:
-    return typed_template(WINOGRAD_TYPED + _TYPED, dtype, GEMM=_GEMM[dtype])
+    return typed_template(
+        WINOGRAD_TYPED + _TYPED,
+        dtype,
+        GEMM=_GEMM[dtype],
+        GW_TRANSPOSED=str(int(dtype in GW_TRANSPOSED_DTYPES)),
+        WINO_WGRAD=str(int(dtype in WINO_WGRAD_DTYPES)),
+    )
 
 
 def _border(border_mode: str | tuple[int, int]) -> tuple[int, int, int]:

@@ -12,6 +12,11 @@ Tiles go through in chunks whose transformed inputs and products fit ``WINO_BYTE
 The forward convolution calls it with the filters as they are; the gradient w.r.t. the
 input, which is a convolution of the output gradient with the filters turned 180 degrees
 and their two channel axes swapped, padded by ``2 - pad``, calls it with those filters.
+The gradient w.r.t. the filters of ``A^T [(G g G^T) * (B^T d B)] A`` is
+``G^T [(A t A^T) * (B^T d B)] G`` summed over the tiles, ``t`` a tile's 2x2 output
+gradient: the same input transform, the 16 products of the ``(out channels, tiles)`` and
+``(tiles, in channels)`` matrices accumulated over the chunks, then one inverse transform
+per filter.
 """
 
 from __future__ import annotations
@@ -149,6 +154,92 @@ static void graphc_wino_outputs_REAL(const REAL *restrict m, REAL *restrict o, n
             memcpy(dst, top, (size_t)g->ow * sizeof(REAL));
             if (y + 1 < g->oh) memcpy(dst + g->ow, bot, (size_t)g->ow * sizeof(REAL));
         }
+}
+
+/* u[e] (fo, tc) <- A t A^T of the 2x2 block t of output gradient of each tile of the
+   chunk (tile rows [r0, r0 + nr), as graphc_wino_inputs_REAL's), zero past the output's
+   last row and column: per output channel and tile row, its two rows are copied
+   zero-padded into `rows` (2 x 2 tw) and transformed with no test per element. */
+static void graphc_wino_grads_REAL(const REAL *restrict top, REAL *restrict u, npy_intp tc,
+                                   npy_intp r0, npy_intp nr, REAL *restrict rows,
+                                   const graphc_wino_geom *g) {
+    const npy_intp th = (g->oh + 1) / 2, tw = (g->ow + 1) / 2, step = WINO_STEP(g->fo, tc);
+    REAL *restrict up = rows, *restrict dn = rows + 2 * tw;
+    for (npy_intp f = 0; f < g->fo; f++)
+        for (npy_intp r = 0; r < nr; r++) {
+            const npy_intp img = (r0 + r) / th, y = 2 * ((r0 + r) % th);
+            const REAL *src = top + ((img * g->fo + f) * g->oh + y) * g->ow;
+            memcpy(up, src, (size_t)g->ow * sizeof(REAL));
+            if (y + 1 < g->oh) memcpy(dn, src + g->ow, (size_t)g->ow * sizeof(REAL));
+            else memset(dn, 0, (size_t)g->ow * sizeof(REAL));
+            for (npy_intp j = g->ow; j < 2 * tw; j++) up[j] = dn[j] = 0;
+            REAL *dst = u + f * tc + r * tw;
+            for (npy_intp k = 0; k < tw; k++) {
+                const REAL p = up[2 * k], q = up[2 * k + 1], s = dn[2 * k], t = dn[2 * k + 1];
+                /* the rows of A t: (p, q), (p + s, q + t), (p - s, q - t), (-s, -t); then
+                   each row (a, b) times A^T: (a, a + b, a - b, -b) */
+                const REAL a[4] = {p, p + s, p - s, -s}, b[4] = {q, q + t, q - t, -t};
+                for (int i = 0; i < 4; i++) {
+                    dst[(4 * i) * step + k] = a[i];
+                    dst[(4 * i + 1) * step + k] = a[i] + b[i];
+                    dst[(4 * i + 2) * step + k] = a[i] - b[i];
+                    dst[(4 * i + 3) * step + k] = -b[i];
+                }
+            }
+        }
+}
+
+/* gw (fo, ci, 3, 3) <- the gradient of the correlation of x with 3x3 filters given its
+   output gradient top (n, fo, oh, ow): per filter pair, G^T m G of the 4x4 sum m over
+   every tile of (A t A^T) * (B^T d B), summed by 16 BLAS gemms per chunk of tiles; taps
+   turned 180 degrees when `flip`. -1 if a buffer cannot be had. Called without the GIL. */
+static int graphc_wino_wgrad_REAL(const REAL *x, const REAL *top, REAL *gw, int flip,
+                                  const graphc_wino_geom *g) {
+    const npy_intp th = (g->oh + 1) / 2, tw = (g->ow + 1) / 2, nrows = g->n * th;
+    const npy_intp rc_rows = graphc_wino_chunk(g, sizeof(REAL)), tc = rc_rows * tw;
+    const npy_intp fc = g->fo * g->ci;
+    int rc = -1;
+    REAL *v = (REAL *)malloc((size_t)(16 * WINO_STEP(g->ci, tc)) * sizeof(REAL));
+    REAL *u = (REAL *)malloc((size_t)(16 * WINO_STEP(g->fo, tc)) * sizeof(REAL));
+    REAL *m = (REAL *)calloc((size_t)(16 * fc > 0 ? 16 * fc : 1), sizeof(REAL));
+    REAL *rows = (REAL *)malloc((size_t)(8 * (2 * tw + 2)) * sizeof(REAL));
+    if (u == NULL || v == NULL || m == NULL || rows == NULL) goto done;
+    graphc_bint FO = (graphc_bint)g->fo, CI = (graphc_bint)g->ci, LD = (graphc_bint)tc;
+    REAL one = 1;
+    char nn = 'N', tt = 'T';
+    for (npy_intp r0 = 0; r0 < nrows && fc > 0; r0 += rc_rows) {
+        const npy_intp nr = nrows - r0 < rc_rows ? nrows - r0 : rc_rows;
+        graphc_wino_inputs_REAL(x, v, tc, r0, nr, rows, g);
+        graphc_wino_grads_REAL(top, u, tc, r0, nr, rows, g);
+        graphc_bint M = (graphc_bint)(nr * tw);
+        /* m[e] (fo, ci) += u[e] (fo, M) v[e]' (M, ci): Fortran (ci, fo) = v (ci, M) u' */
+        for (int e = 0; e < 16; e++)
+            GEMM(&tt, &nn, &CI, &FO, &M, &one, v + e * WINO_STEP(g->ci, tc), &LD,
+                 u + e * WINO_STEP(g->fo, tc), &LD, &one, m + e * fc, &CI);
+    }
+    for (npy_intp q = 0; q < fc; q++) {
+        REAL t[3][4], o[9];
+        for (int j = 0; j < 4; j++) { /* G^T m: rows m0 + (m1 + m2) / 2, (m1 - m2) / 2, ... */
+            const REAL m0 = m[j * fc + q], m1 = m[(4 + j) * fc + q];
+            const REAL m2 = m[(8 + j) * fc + q], m3 = m[(12 + j) * fc + q];
+            t[0][j] = m0 + (REAL)0.5 * (m1 + m2);
+            t[1][j] = (REAL)0.5 * (m1 - m2);
+            t[2][j] = (REAL)0.5 * (m1 + m2) + m3;
+        }
+        for (int i = 0; i < 3; i++) { /* ... then times G */
+            o[3 * i] = t[i][0] + (REAL)0.5 * (t[i][1] + t[i][2]);
+            o[3 * i + 1] = (REAL)0.5 * (t[i][1] - t[i][2]);
+            o[3 * i + 2] = (REAL)0.5 * (t[i][1] + t[i][2]) + t[i][3];
+        }
+        for (int k = 0; k < 9; k++) gw[q * 9 + k] = o[flip ? 8 - k : k];
+    }
+    rc = 0;
+done:
+    free(u);
+    free(v);
+    free(m);
+    free(rows);
+    return rc;
 }
 
 /* o (n, fo, oh, ow) <- x correlated with the 3x3 filters w (graphc_wino_filters_REAL's
