@@ -217,9 +217,8 @@ class Scan(Op):
         for j, row in enumerate(self.row_shapes().outer(inner_shapes)):
             o = node.outputs[info.n_states + j]
             first = Shape_i(0)(o) if info.as_while else n_steps
-            if row is None:  # the row's shape needs the step's values
-                row = tuple(Shape_i(d)(o) for d in range(1, o.ndim))
-            out.append((first, *row))
+            sizes = [Shape_i(d + 1)(o) if e is None else e for d, e in enumerate(row)]
+            out.append((first, *sizes))
         return out
 
     def row_shapes(self) -> RowShapes:

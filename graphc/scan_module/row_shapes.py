@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from graphc.graph.basic import Variable, ancestors, clone_replace, evaluate, graph_inputs
+from graphc.graph.basic import Variable, ancestors, evaluate
 from graphc.linker.base import GraphRunningOp
 from graphc.opt.shape_walk import infer_shapes, needed_inputs
 from graphc.tensor.shape import Shape_i, _i64, shape_tuple
@@ -56,21 +56,24 @@ class RowShapes:
                 out.append(None)
         return out
 
-    def outer(self, outer_shapes: Sequence[Sequence[Any]]) -> list[tuple[Any, ...] | None]:
+    def outer(self, outer_shapes: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """The row shapes in terms of the outer graph, given each step input's outer shape
-        entries; None for an output whose shape needs the step's values (the fallback)."""
+        entries: per axis a constant or one of those entries where the walk found one
+        (the common case: a row as long as an input's axis), else None. Larger entries
+        are left out on purpose: the outer graph's rewrites would rewrite each of them."""
         where = {v: k for k, v in enumerate(self.inputs)}
-        out: list[tuple[Any, ...] | None] = []
+        out = []
         for row in self.entries:
-            replace: dict[Variable, Variable] = {}
-            for v in ancestors(row):  # Shape_i(k)(step input) -> the outer entry
-                node = v.owner
-                if node is not None and isinstance(node.op, Shape_i) and node.inputs[0] in where:
-                    replace[v] = _variable(outer_shapes[where[node.inputs[0]]][node.op.i])
-            if any(v in where for v in graph_inputs(row, blockers=list(replace))):
-                out.append(None)
-            else:
-                out.append(tuple(clone_replace(list(row), replace)) if row else ())
+            axes: list[Any] = []
+            for e in row:
+                node = e.owner
+                if node is None:
+                    axes.append(e)  # a constant
+                elif isinstance(node.op, Shape_i) and node.inputs[0] in where:
+                    axes.append(_variable(outer_shapes[where[node.inputs[0]]][node.op.i]))
+                else:
+                    axes.append(None)
+            out.append(tuple(axes))
         return out
 
 

@@ -149,7 +149,7 @@ STEPS = {
     "a nested loop": (
         lambda i, s, M, W, w: graphc.scan(
             lambda r, m: r * m.sum(), sequences=W.T, non_sequences=M[i]
-        )[0],  # fmt: skip
+        )[0],
         lambda i, s, M, W, w: W.T * M[i].sum(),
     ),
     "no infer_shape, computable": (
@@ -209,14 +209,18 @@ def test_the_last_resort_is_the_static_shape(compiles, linker):
 
 
 def test_scan_infer_shape_gives_steps_times_the_row_shape():
-    """The shape of a loop's stacked output, as the outer graph infers it, is computed from
-    its inputs' shapes: the step count, then the step's row shape."""
+    """The shape of a loop's stacked output, as the outer graph infers it: the step count,
+    then each row axis as an input's axis where the step graph says so (no loop runs to
+    know it), else the output's own size."""
     s, W = T.dmatrix("s"), T.dmatrix("W")
-    ys, _ = graphc.scan(lambda r, W: T.dot(r, W)[1:], sequences=s, non_sequences=W)
-    node = ys.owner
+    ys, _ = graphc.scan(lambda r, W: [T.dot(r, W), T.dot(r, W)[1:]], sequences=s,
+                        non_sequences=W)  # fmt: skip
+    node = ys[0].owner
     shapes = [shape_tuple(v) for v in node.inputs]
-    (rows,) = [e for e in node.op.infer_shape(None, node, shapes)]
-    f = graphc.function([s, W], list(rows), mode=graphc.Mode(linker="py", optimizer=None))
-    assert not any(ys in ancestors([e]) for e in rows)
+    direct, sliced = node.op.infer_shape(None, node, shapes)
+    assert direct == (node.inputs[0], shapes[2][1])  # n_steps, then W's second axis
+    assert not any(o in ancestors([direct[1]]) for o in node.outputs)
+    assert ys[1] in ancestors([sliced[1]])  # a slice's length: read from the output
+    f = graphc.function([s, W], [*direct, *sliced], mode=graphc.Mode(linker="py"))
     sv, wv = np.ones((5, 3)), np.ones((3, 4))
-    assert tuple(int(v) for v in f(sv, wv)) == (sv @ wv)[:, 1:].shape == (5, 3)
+    assert [int(v) for v in f(sv, wv)] == [*(sv @ wv).shape, *(sv @ wv)[:, 1:].shape]
