@@ -29,24 +29,27 @@ class RowShapes:
         #: per step input, its shape entries (``Shape_i(k)(input)`` or static constants)
         self.input_entries = [shape_tuple(v) for v in self.inputs]
         self.entries = infer_shapes(self.inputs, self.input_entries, outputs)
-        #: per output: its entries run no Op that compiles a graph of its own (an inner
-        #: loop's output left to the fallback would compile that loop's step to run it)
-        self.evaluable = [not _runs_a_graph(row) for row in self.entries]
-        flat = [e for row in self.entries for e in row]
-        self._needed = needed_inputs(flat, self.inputs)
+        self._plan: tuple[list[bool], list[Variable]] | None = None  # see evaluate()
 
     def evaluate(self, args: Sequence[Any]) -> list[tuple[int, ...] | None]:
         """The row shapes given the step's input values ``args`` (one per step input);
         None for an output whose entries cannot be computed from these values."""
+        if self._plan is None:
+            # per output: its entries run no Op that compiles a graph of its own (an inner
+            # loop's output left to the fallback would compile that loop's step to run it)
+            evaluable = [not _runs_a_graph(row) for row in self.entries]
+            flat = [e for row in self.entries for e in row]
+            self._plan = evaluable, needed_inputs(flat, self.inputs)
+        evaluable, needed = self._plan
         values = dict(zip(self.inputs, args))
-        feed = {v: values[v] for v in self._needed}
-        if all(self.evaluable):
+        feed = {v: values[v] for v in needed}
+        if all(evaluable):
             try:
                 return [_ints(row) for row in _evaluate_rows(self.entries, feed)]
             except Exception:  # noqa: BLE001 - one output's fallback failed: try each alone
                 pass
         out: list[tuple[int, ...] | None] = []
-        for row, ok in zip(self.entries, self.evaluable):
+        for row, ok in zip(self.entries, evaluable):
             if not ok:
                 out.append(None)
                 continue
