@@ -61,7 +61,8 @@ def substitute(outputs: Sequence[Variable], subst: dict[Variable, Variable]) -> 
     """``outputs`` rebuilt with each Variable of ``subst`` replaced by its value there, the
     values themselves substituted in turn (one pass over the graph, no recursion)."""
     memo: dict[Variable, Variable] = {}
-    active: set[Variable] = set()  # a substitution being resolved (a cycle keeps the key)
+    active: set[Variable] = set()  # keys whose value is being resolved (met again: a cycle,
+    # the key then stays itself)
     for root in outputs:
         stack = [root]
         while stack:
@@ -70,14 +71,13 @@ def substitute(outputs: Sequence[Variable], subst: dict[Variable, Variable]) -> 
                 stack.pop()
                 continue
             target = subst.get(v)
-            if target is not None and target not in active:
-                if target in memo:
-                    memo[v] = memo[target]
-                    active.discard(v)
-                    stack.pop()
-                else:
-                    active.add(v)
-                    stack.append(target)
+            if target is not None and target in memo:
+                memo[v] = memo[target]
+                stack.pop()
+                continue
+            if target is not None and v not in active:
+                active.add(v)
+                stack.append(target)
                 continue
             node = v.owner
             pending = [] if node is None else [i for i in node.inputs if i not in memo]
@@ -127,8 +127,8 @@ def _node_shapes(node: Any, given: list) -> list | None:
         return None
     try:  # no Op's infer_shape reads its fgraph argument
         return list(infer(None, node, given))
-    except (NotImplementedError, ValueError, TypeError, IndexError, AttributeError):
-        return None  # this node's shapes are not known from its inputs': the fallback
+    except Exception:  # noqa: BLE001 - an infer_shape that cannot give this node's shapes
+        return None  # (e.g. NotImplementedError): the fallback, the output's own sizes
 
 
 def _entries(out: Variable, row: Sequence[Any] | None) -> Entries:
