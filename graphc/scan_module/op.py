@@ -26,8 +26,9 @@ import numpy as np
 from graphc.compile.function import function
 from graphc.graph.basic import Apply, Op, Variable, io_toposort
 from graphc.linker.base import CompiledStep, StepClock
+from graphc.scan_module.row_shapes import RowShapes
 from graphc.tensor.elemwise import GRAD_RULES
-from graphc.tensor.shape import Shape_i, shape
+from graphc.tensor.shape import Shape_i
 from graphc.tensor.type import TensorType
 from graphc.tensor.variable import as_tensor_variable
 
@@ -137,6 +138,7 @@ class Scan(Op):
         self.info = info
         self.inner = inner
         self._fallback: Any = None  # the step compiled on first use outside a function
+        self._row_shapes: RowShapes | None = None  # see row_shapes()
 
     def __str__(self) -> str:
         return f"Scan{{{self.info.name or 'scan_fn'}}}"
@@ -194,10 +196,11 @@ class Scan(Op):
 
     def infer_shape(self, fgraph: Any, node, shapes: list[tuple[Any, ...]]):
         """States: ``(L + n_steps, *S)`` (or ``(L, *S)`` kept last only); nit outputs: the
-        step count, then sizes only the loop knows."""
+        step count, then the row shape the step graph gives its inputs' shapes (or, where
+        that needs the step's values, the output's own sizes)."""
         info = self.info
         n_steps = node.inputs[0]
-        _, _, init_shapes, _ = self.outer_split(shapes)
+        _, seq_shapes, init_shapes, nonseq_shapes = self.outer_split(shapes)
         out = []
         for k, (lag, last, shp) in enumerate(zip(info.lags, info.state_last, init_shapes)):
             if last:
@@ -207,11 +210,25 @@ class Scan(Op):
             else:
                 rows = lag + n_steps
             out.append((rows, *shp[1:]))
-        for j in range(info.n_nit):
+        inner_shapes = [shp[1:] for shp in seq_shapes]
+        for shp, taps in zip(init_shapes, info.state_taps):
+            inner_shapes += [shp[1:]] * len(taps)
+        inner_shapes += nonseq_shapes
+        for j, row in enumerate(self.row_shapes().outer(inner_shapes)):
             o = node.outputs[info.n_states + j]
             first = Shape_i(0)(o) if info.as_while else n_steps
-            out.append((first, *(Shape_i(d)(o) for d in range(1, o.ndim))))
+            sizes = [Shape_i(d + 1)(o) if e is None else e for d, e in enumerate(row)]
+            out.append((first, *sizes))
         return out
+
+    def row_shapes(self) -> RowShapes:
+        """The stacked outputs' row shapes from the step inputs' shapes (one walk of the
+        step graph, made on first use and kept)."""
+        if self._row_shapes is None:
+            info = self.info
+            nits = self.inner.outputs[info.n_states : info.n_states + info.n_nit]
+            self._row_shapes = RowShapes(self.inner.inputs, nits)
+        return self._row_shapes
 
     def L_op(self, inputs: list[Variable], outputs: list[Variable], output_grads: list[Variable]):  # noqa: N802 - Theano's name
         """Backpropagation through time: the rule ``graphc.scan_module.grad`` registers in
@@ -290,7 +307,6 @@ class _Runner:
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
         self._twin: Any = None  # the VM of that loop's trial step (see _trial_vm)
-        self._shape_fn: Any = None  # the step's output shapes, when that trial step fails
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -410,8 +426,9 @@ class _Runner:
 
     def _shapes_without_steps(self, seqs, states, nonseqs) -> list[tuple]:
         """Row shapes of the stacked outputs of a loop that ran no step: one trial step on
-        zeros of the right shapes; if that step fails, the outputs' shapes as the step
-        graph infers them from its inputs' shapes; else the static shapes (unknown as 0)."""
+        zeros of the right shapes; if that step fails, the shapes ``Scan.row_shapes`` infers
+        from its inputs' shapes (evaluated, not compiled); where even those need a value
+        the step cannot compute, the static shapes (unknown as 0)."""
         info = self.op.info
         args = [np.zeros(s.shape[1:], dtype=s.dtype) for s in seqs]
         for buf, tk in zip(states, info.state_taps):
@@ -424,13 +441,7 @@ class _Runner:
                 return [np.shape(v) for v in values[info.n_states : info.n_states + info.n_nit]]
             except Exception:  # noqa: BLE001 - the trial step is only a guess at the shapes
                 pass
-            try:  # the shapes as the step graph infers them, without computing the outputs
-                # (the only compile a call can make: a loop of no step whose trial step fails)
-                if self._shape_fn is None:
-                    self._shape_fn = function(self.op.inner.inputs, [shape(o) for o in outs],
-                                              on_unused_input="ignore")  # fmt: skip
-                shapes = self._shape_fn(*args)
-                return [tuple(int(d) for d in sh) for sh in shapes]
-            except Exception:  # noqa: BLE001 - nor is shape inference on dummy values
-                types: list[Any] = [o.type for o in outs]
-                return [tuple(0 if d is None else d for d in t.shape) for t in types]
+            rows = self.op.row_shapes().evaluate(args)  # the walk's shapes: no compile
+        types: list[Any] = [o.type for o in outs]
+        static = [tuple(0 if d is None else d for d in t.shape) for t in types]
+        return [r if r is not None else st for r, st in zip(rows, static)]

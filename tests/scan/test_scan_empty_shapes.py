@@ -1,20 +1,26 @@
 """Loops of no step: their outputs have the shapes numpy gives, also when the trial step
-fails (the shapes then come from the step's shape graph), under "c|py" and "py" alike."""
+fails (the shapes then come from a walk of the step graph's ``infer_shape``s, evaluated
+without compiling anything), under "c|py" and "py" alike."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import graphc
 import graphc.tensor as T
+from graphc.graph.basic import Apply, Op, ancestors
 from graphc.jacobian import hessian, jacobian
+from graphc.tensor.shape import shape_tuple
 
 LINKERS = ["auto", "py"]
 
 
 def _compiled(inputs, outputs, linker):
-    return graphc.function(inputs, outputs, mode=graphc.Mode(linker=linker))
+    mode = graphc.Mode(linker=linker)
+    return graphc.function(inputs, outputs, mode=mode, on_unused_input="ignore")
 
 
 @pytest.mark.parametrize("linker", LINKERS)
@@ -108,3 +114,113 @@ def test_nested_loops_of_no_step(linker):
         got = f(iv, tv, hv)
         assert got.shape == np.array(want).reshape(n, rows, cols).shape
         np.testing.assert_allclose(got, np.array(want).reshape(n, rows, cols))
+
+
+class _Twice(Op):
+    """``2 * x`` with no ``infer_shape``: its shape is known only by computing it."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = T.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0] * 2
+
+
+# name -> (step(i, s_row, M, W, w), the same step in numpy): the step reads ``M[i]``, so
+# the trial step of a loop of no step (``M`` of no row) fails
+STEPS = {
+    "indexing": (lambda i, s, M, W, w: M[i] * w.sum(), lambda i, s, M, W, w: M[i] * w.sum()),
+    "dot": (lambda i, s, M, W, w: T.dot(M[i], W), lambda i, s, M, W, w: M[i] @ W),
+    "reshape": (
+        lambda i, s, M, W, w: T.reshape(T.concatenate([M[i], M[i]]), (2, -1)),
+        lambda i, s, M, W, w: np.concatenate([M[i], M[i]]).reshape(2, -1),
+    ),
+    "join": (
+        lambda i, s, M, W, w: T.concatenate([M[i], w, M[i]]),
+        lambda i, s, M, W, w: np.concatenate([M[i], w, M[i]]),
+    ),
+    "subtensor of a sequence": (
+        lambda i, s, M, W, w: s[1:] * M[i].sum(),
+        lambda i, s, M, W, w: s[1:] * M[i].sum(),
+    ),
+    "a nested loop": (
+        lambda i, s, M, W, w: graphc.scan(
+            lambda r, m: r * m.sum(), sequences=W.T, non_sequences=M[i]
+        )[0],
+        lambda i, s, M, W, w: W.T * M[i].sum(),
+    ),
+    "no infer_shape, computable": (
+        lambda i, s, M, W, w: _Twice()(w) + M[i].sum(),
+        lambda i, s, M, W, w: 2 * w + M[i].sum(),
+    ),
+}
+
+
+def _compiled_step(name, linker):
+    step, _ = STEPS[name]
+    idx, s, M = T.lvector("idx"), T.dmatrix("s"), T.dmatrix("M")
+    W, w = T.dmatrix("W"), T.dvector("w")
+    ys, _ = graphc.scan(step, sequences=[idx, s], non_sequences=[M, W, w])
+    return _compiled([idx, s, M, W, w], ys, linker)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("name", list(STEPS))
+def test_no_step_whose_trial_fails_compiles_nothing_and_gives_numpy_shapes(compiles, name, linker):
+    f = _compiled_step(name, linker)
+    _, ref = STEPS[name]
+    counted = compiles()
+
+    @settings(max_examples=8, deadline=None, derandomize=True)
+    @given(n=st.sampled_from([0, 0, 2]), c=st.integers(1, 4), k=st.integers(0, 3),
+           c2=st.integers(1, 4))  # fmt: skip
+    def check(n, c, k, c2):
+        iv = np.arange(n, dtype="int64")[::-1]
+        sv = np.arange(n * c2, dtype=float).reshape(n, c2)
+        mv = np.arange(n * c, dtype=float).reshape(n, c) + 1.0
+        wm, wv = np.linspace(0.0, 1.0, c * k).reshape(c, k), np.linspace(1.0, 2.0, k)
+        # numpy's row: the step on an M of one row (the loop's own M has none)
+        row = ref(0, np.zeros(c2), np.ones((1, c)), wm, wv).shape
+        want = np.array([ref(i, sv[t], mv, wm, wv) for t, i in enumerate(iv)])
+        got = f(iv, sv, mv, wm, wv)
+        assert got.shape == (n, *row)
+        np.testing.assert_allclose(got, want.reshape(n, *row))
+
+    check()
+    assert counted == []
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_the_last_resort_is_the_static_shape(compiles, linker):
+    """An Op without ``infer_shape`` over a value the trial step cannot compute (``M[i]``
+    of no row): no shape is known, the static one is taken (unknown sizes as 0)."""
+    idx, M = T.lvector("idx"), T.dmatrix("M")
+    ys, _ = graphc.scan(lambda i, M: [_Twice()(M[i]), T.outer(M[i], M[i, :2])],
+                        sequences=idx, non_sequences=M)  # fmt: skip
+    f = _compiled([idx, M], ys, linker)
+    counted = compiles()
+    twice, outer = f(np.zeros(0, "int64"), np.zeros((0, 3)))
+    assert twice.shape == (0, 0)
+    assert outer.shape == (0, 3, 2)  # from the step inputs' shapes
+    assert counted == []
+
+
+def test_scan_infer_shape_gives_steps_times_the_row_shape():
+    """The shape of a loop's stacked output, as the outer graph infers it: the step count,
+    then each row axis as an input's axis where the step graph says so (no loop runs to
+    know it), else the output's own size."""
+    s, W = T.dmatrix("s"), T.dmatrix("W")
+    ys, _ = graphc.scan(lambda r, W: [T.dot(r, W), T.dot(r, W)[1:]], sequences=s,
+                        non_sequences=W)  # fmt: skip
+    node = ys[0].owner
+    shapes = [shape_tuple(v) for v in node.inputs]
+    direct, sliced = node.op.infer_shape(None, node, shapes)
+    assert direct == (node.inputs[0], shapes[2][1])  # n_steps, then W's second axis
+    assert not any(o in ancestors([direct[1]]) for o in node.outputs)
+    assert ys[1] in ancestors([sliced[1]])  # a slice's length: read from the output
+    f = graphc.function([s, W], [*direct, *sliced], mode=graphc.Mode(linker="py"))
+    sv, wv = np.ones((5, 3)), np.ones((3, 4))
+    assert [int(v) for v in f(sv, wv)] == [*(sv @ wv).shape, *(sv @ wv)[:, 1:].shape]
