@@ -12,7 +12,7 @@ import pytest
 import graphc
 import graphc.tensor as T
 from graphc.profile import ProfileStats
-from graphc.profile.summaries.sampling import vm_estimate
+from graphc.profile.summaries.sampling import total_estimate, vm_estimate
 from graphc.vm import callclock
 
 
@@ -112,7 +112,42 @@ def test_budgeted_estimates_cover_the_full_profile_of_the_same_run():
     sampled.first_calls, sampled.first_vm_ns = 1, first
     est = vm_estimate(sampled)
     assert est.half_width is not None and 0 < est.half_width < est.ns
-    assert abs(est.ns - sum(steady)) <= est.half_width, (est, sum(steady))
+    # a 95% interval misses one run in twenty by design, and a stall of the shared machine
+    # in an untimed call is a truth no sample sees: twice the half-width here (the
+    # interval's calibration is checked on seeded data below)
+    assert abs(est.ns - sum(steady)) <= 2 * est.half_width, (est, sum(steady))
+
+
+def _replay_budget(steady: list[int], cost: float) -> list[int]:
+    """The calls a budgeted profile times, by the rule, given every call's time."""
+    timed: list[int] = []
+    every, countdown = 2, 1
+    for ns in steady:
+        countdown -= 1
+        if countdown > 0:
+            continue
+        timed.append(ns)
+        countdown = every
+        every = callclock.budget_every(float(np.mean(timed)) + cost, cost, 0.01)
+    return timed
+
+
+def test_budgeted_intervals_hold_the_truth_in_about_95_runs_in_100():
+    # 400 seeded runs of 400 calls (7 sizes in a random order, 10% noise): the budgeted
+    # estimate's 95% interval must hold the run's total about 95 times in 100 (an interval
+    # 30% too narrow holds it about 85 times, 30% too wide 99 times)
+    sizes = np.array([5000, 20000, 80000, 160000, 120000, 40000, 10000])
+    hits = 0
+    for seed in range(400):
+        rng = np.random.default_rng(seed)
+        steady = sizes[rng.integers(0, 7, 400)] * rng.lognormal(0.0, 0.1, 400)
+        calls = [int(t) for t in steady]
+        timed = _replay_budget(calls, 0.01 * 6 * float(np.mean(calls)))
+        total, sq = float(sum(timed)), sum(float(t) ** 2 for t in timed)
+        est = total_estimate(len(timed), len(calls), total, sq)
+        assert est.half_width is not None
+        hits += abs(est.ns - sum(calls)) <= est.half_width
+    assert 0.90 <= hits / 400 <= 0.97  # 0.935 on these seeds
 
 
 def _clocks():
