@@ -67,13 +67,16 @@ class FastLoop:
     """One loop node's fast loop: its kernel and where each operand's rows are."""
 
     def __init__(self, op: Any, vm: Any, kernel: Any, ins: list[_In], outs: list[_Out],
-                 dtypes: tuple[list[np.dtype], list[np.dtype]], fill_ok: bool):  # fmt: skip
+                 dtypes: tuple[list[np.dtype], list[np.dtype]],
+                 deps: list[tuple[int, ...]] | None):  # fmt: skip
         self.op = op
         self.vm = vm
         self.kernel = kernel
         self.ins, self.outs = ins, outs
         self.in_dtypes, self.out_dtypes = dtypes
-        self.fill_ok = fill_ok  # one-element inputs may be expanded (every output reads all)
+        #: per output, the inputs it reads (None: all); an output that reads only expanded
+        #: one-element inputs is that small in the thunk (its own loop): not done here
+        self.deps = deps
         self.cond = next((len(ins) + j for j, o in enumerate(outs) if o.kind == "cond"), -1)
         self.par_min = int(config.openmp_elemwise_minsize) if config.openmp else None
         self.runs = 0  # calls that ran here (not the general loop)
@@ -107,8 +110,8 @@ class FastLoop:
         if self.par_min is not None and n_elem >= self.par_min:
             return None
         ops: list[tuple[Any, int, int]] = []
-        n_fill = 0
-        for src, shape, dt in zip(self.ins, shapes, self.in_dtypes):
+        filled: set[int] = set()
+        for k, (src, shape, dt) in enumerate(zip(self.ins, shapes, self.in_dtypes)):
             if src.kind == "seq":
                 a = seqs[src.k]
                 if shape != row or not _rows_fit(a, dt):
@@ -123,13 +126,15 @@ class FastLoop:
             else:
                 v = nonseqs[src.k] if src.kind == "nonseq" else src.value
                 if shape != row:
-                    n_fill += 1
-                    if not self.fill_ok or n_fill > FILL_MAX_OPERANDS or n_elem > FILL_MAX_ELEMS:
+                    filled.add(k)
+                    if len(filled) > FILL_MAX_OPERANDS or n_elem > FILL_MAX_ELEMS:
                         return None
                     v = np.ascontiguousarray(np.broadcast_to(v, row))
                 if not _fits(v, dt):
                     return None
                 ops.append((v, 0, 0))
+        if filled and self.deps is not None and any(filled.issuperset(d) for d in self.deps):
+            return None
         nits: list = [None] * info.n_nit
         for dst, dt in zip(self.outs, self.out_dtypes):
             if dst.kind == "state":
@@ -195,9 +200,11 @@ def plan_fast_loop(op: Any, fn: Any) -> FastLoop | None:
               [np.dtype(v.type.dtype) for v in node.outputs])  # fmt: skip
     if not _destinations_fit(op, node, outs, dtypes[1]):
         return None
-    deps = getattr(node.op.scalar_op, "output_deps", None)
-    fill_ok = deps is None or all(not d or len(d) == len(node.inputs) for d in deps)
-    return FastLoop(op, vm, linked.impls[0].c_kernel, ins, outs, dtypes, fill_ok)
+    all_deps = getattr(node.op.scalar_op, "output_deps", None)
+    deps = None
+    if all_deps is not None:  # as the thunk reads them (gen_elemwise: empty is all inputs)
+        deps = [tuple(d) or tuple(range(len(node.inputs))) for d in all_deps]
+    return FastLoop(op, vm, linked.impls[0].c_kernel, ins, outs, dtypes, deps)
 
 
 def _inputs(op: Any, prog: Any, node: Any) -> list[_In] | None:
