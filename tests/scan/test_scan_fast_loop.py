@@ -83,15 +83,13 @@ def loops(draw):
 def _build(c):
     dtype, row = c["dtype"], c["row"]
     nd = len(row)
-    seqs = [T.tensor(dtype=dtype, shape=(None,) * (nd + 1), name=f"s{k}") for k in range(c["n_seqs"])]
-    inits = []
-    for k, taps in enumerate(c["taps"]):
-        lag = -min(taps)
-        if taps == (-1,):
-            inits.append(T.tensor(dtype=dtype, shape=(None,) * nd, name=f"h{k}"))
-        else:
-            inits.append(T.tensor(dtype=dtype, shape=(None,) * (nd + 1), name=f"h{k}"))
-    nonseqs = [T.tensor(dtype=dtype, shape=(None,) * nd, name=f"w{k}") for k in range(c["n_nonseqs"])]
+
+    def var(name, extra):
+        return T.tensor(dtype=dtype, shape=(None,) * (nd + extra), name=name)
+
+    seqs = [var(f"s{k}", 1) for k in range(c["n_seqs"])]
+    inits = [var(f"h{k}", int(taps != (-1,))) for k, taps in enumerate(c["taps"])]
+    nonseqs = [var(f"w{k}", 0) for k in range(c["n_nonseqs"])]
     n_states = len(c["taps"])
 
     def step(*args):
