@@ -188,14 +188,19 @@ def generate_module(codes: Sequence[CThunkCode]) -> tuple[str, list[int]]:
     parts = [_PRELUDE, *support]
     for k, (body, spec, name) in enumerate(bodies):
         parts.append(_thunk(k, body, spec, name))
+    parts.append(_module_functions(len(bodies), kernels, init))
+    return "\n".join(parts), index
+
+
+def _module_functions(n: int, kernels: Sequence[str], init: Sequence[str]) -> str:
+    """The module's init, ``thunks()`` and ``kernels()`` (``n`` thunks) and its tables."""
     caps = "\n".join(
         f'    if (!(c = PyCapsule_New((void *)&thunk_{k}, "graphc.thunk", NULL))) goto fail;\n'
         f"    PyTuple_SET_ITEM(t, {k}, c);"
-        for k in range(len(bodies))
+        for k in range(n)
     )
     init_body = "\n".join(f"    {s}" for s in init)
-    parts.append(
-        f"""
+    return f"""
 static int graphc_module_init(void) {{
 {init_body}
     return 0;
@@ -203,7 +208,7 @@ static int graphc_module_init(void) {{
 
 static PyObject *graphc_thunks(PyObject *self, PyObject *noargs) {{
     (void)self; (void)noargs;
-    PyObject *c, *t = PyTuple_New({len(bodies)});
+    PyObject *c, *t = PyTuple_New({n});
     if (!t) return NULL;
 {caps}
     return t;
@@ -214,7 +219,7 @@ fail:
 
 static PyObject *graphc_kernels(PyObject *self, PyObject *noargs) {{
     (void)self; (void)noargs;
-    PyObject *c, *t = PyTuple_New({len(bodies)});
+    PyObject *c, *t = PyTuple_New({n});
     if (!t) return NULL;
 {_kernel_capsules(kernels)}
     return t;
@@ -243,8 +248,6 @@ PyMODINIT_FUNC GRAPHC_INIT(void) {{
     return PyModule_Create(&graphc_module);
 }}
 """
-    )
-    return "\n".join(parts), index
 
 
 def _kernel_capsules(kernels: Sequence[str]) -> str:
