@@ -27,6 +27,7 @@ class NodeImpl:
     perform: Callable | None = None
     c_thunk: Any = None
     c_params: Any = None
+    c_kernel: Any = None  # an element-wise node's "graphc.ew_kernel" capsule (linker/c/registry)
     lazy: Callable | None = None
     step: CompiledStep | None = None  # the step function of a node running a graph (scan)
 

@@ -3,7 +3,9 @@
 For each node of the schedule the registry (:func:`graphc.linker.c.generators.c_code_for`)
 says whether it has C. All C nodes of a function go into ONE translation unit (identical
 thunks and support code are emitted once), compiled through the compile cache; its module
-exposes ``thunks()``, a tuple of ``"graphc.thunk"`` capsules. Without a compiler every node
+exposes ``thunks()``, a tuple of ``"graphc.thunk"`` capsules, and ``kernels()``, per thunk
+its element-wise kernel as a ``"graphc.ew_kernel"`` capsule or None (see
+``graphc.linker.c.registry``). Without a compiler every node
 runs in Python, with one warning saying why. A compile error of generated code is a bug and
 is raised (the message shows the compiler output and where the source was kept).
 """
@@ -158,6 +160,7 @@ def generate_module(codes: Sequence[CThunkCode]) -> tuple[str, list[int]]:
     init: list[str] = []
     seen_init: set[str] = set()
     bodies: list[tuple[str, tuple[tuple[int, int], ...], str]] = []
+    kernels: list[str] = []  # per body, its element-wise kernel's C name or ""
     by_key: dict[object, int] = {}
     index: list[int] = []
     for code in codes:
@@ -177,6 +180,7 @@ def generate_module(codes: Sequence[CThunkCode]) -> tuple[str, list[int]]:
             if k is None:
                 k = len(bodies)
                 bodies.append(full)
+                kernels.append(code.kernel)
                 by_key[("body", full)] = k
             by_key[dkey] = k
         index.append(k)
@@ -184,14 +188,19 @@ def generate_module(codes: Sequence[CThunkCode]) -> tuple[str, list[int]]:
     parts = [_PRELUDE, *support]
     for k, (body, spec, name) in enumerate(bodies):
         parts.append(_thunk(k, body, spec, name))
+    parts.append(_module_functions(len(bodies), kernels, init))
+    return "\n".join(parts), index
+
+
+def _module_functions(n: int, kernels: Sequence[str], init: Sequence[str]) -> str:
+    """The module's init, ``thunks()`` and ``kernels()`` (``n`` thunks) and its tables."""
     caps = "\n".join(
         f'    if (!(c = PyCapsule_New((void *)&thunk_{k}, "graphc.thunk", NULL))) goto fail;\n'
         f"    PyTuple_SET_ITEM(t, {k}, c);"
-        for k in range(len(bodies))
+        for k in range(n)
     )
     init_body = "\n".join(f"    {s}" for s in init)
-    parts.append(
-        f"""
+    return f"""
 static int graphc_module_init(void) {{
 {init_body}
     return 0;
@@ -199,7 +208,7 @@ static int graphc_module_init(void) {{
 
 static PyObject *graphc_thunks(PyObject *self, PyObject *noargs) {{
     (void)self; (void)noargs;
-    PyObject *c, *t = PyTuple_New({len(bodies)});
+    PyObject *c, *t = PyTuple_New({n});
     if (!t) return NULL;
 {caps}
     return t;
@@ -208,8 +217,20 @@ fail:
     return NULL;
 }}
 
+static PyObject *graphc_kernels(PyObject *self, PyObject *noargs) {{
+    (void)self; (void)noargs;
+    PyObject *c, *t = PyTuple_New({n});
+    if (!t) return NULL;
+{_kernel_capsules(kernels)}
+    return t;
+fail:
+    Py_DECREF(t);
+    return NULL;
+}}
+
 static PyMethodDef graphc_methods[] = {{
     {{"thunks", graphc_thunks, METH_NOARGS, "The thunks as graphc.thunk capsules."}},
+    {{"kernels", graphc_kernels, METH_NOARGS, "Per thunk, its graphc.ew_kernel or None."}},
     {{NULL, NULL, 0, NULL}}
 }};
 
@@ -227,8 +248,19 @@ PyMODINIT_FUNC GRAPHC_INIT(void) {{
     return PyModule_Create(&graphc_module);
 }}
 """
-    )
-    return "\n".join(parts), index
+
+
+def _kernel_capsules(kernels: Sequence[str]) -> str:
+    """C filling tuple ``t`` with, per thunk, its kernel's capsule or None."""
+    lines = ["    if (0) goto fail; /* a module without kernels uses no label */"]
+    for k, name in enumerate(kernels):
+        if name:
+            lines.append(f'    if (!(c = PyCapsule_New((void *)&{name}, "graphc.ew_kernel", NULL)))'
+                         " goto fail;")  # fmt: skip
+        else:
+            lines.append("    c = Py_None; Py_INCREF(c);")
+        lines.append(f"    PyTuple_SET_ITEM(t, {k}, c);")
+    return "\n".join(lines)
 
 
 _C_DEFINITION = re.compile(r"^static\b[^;{=]*?\b(\w+)\s*\([^;]*?\)\s*\{", re.M | re.S)
@@ -281,6 +313,7 @@ def _with_io(node: Apply, code: CThunkCode) -> CThunkCode:
         support=code.support,
         init=code.init,
         libraries=code.libraries,
+        kernel=code.kernel,
         key=None if code.key is None else (code.key, _io_arity(node)),
     )
 
@@ -361,11 +394,12 @@ class _CModuleBuild:
         t2 = _phase_clock()
         compiled = stats0 is not None and cache.stats.compiled > stats0[0]
         self.phases["compile"] = t2 - t1 if compiled else 0
-        capsules = module.thunks()
+        capsules, kernels = module.thunks(), module.kernels()
         self.phases["import"] = _phase_clock() - t2 + (0 if compiled else t2 - t1)
         self.module = module
         for k, idx in zip(c_nodes, index):
-            impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx])
+            impls[k] = NodeImpl(perform=impls[k].perform, c_thunk=capsules[idx],
+                                c_kernel=kernels[idx])  # fmt: skip
         if any(_calls_blas(order[k]) for k in c_nodes):  # the BLAS library is loaded by now
             coordinate()
         return impls

@@ -26,6 +26,7 @@ import numpy as np
 from graphc.compile.function import function
 from graphc.graph.basic import Apply, Op, Variable, io_toposort
 from graphc.linker.base import CompiledStep, StepClock
+from graphc.scan_module.fastloop import plan_fast_loop
 from graphc.scan_module.row_shapes import RowShapes
 from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.shape import Shape_i
@@ -307,6 +308,8 @@ class _Runner:
         #: run the steps with the compiled driver (False: the Python reference loop)
         self.compiled_loop = True
         self._twin: Any = None  # the VM of that loop's trial step (see _trial_vm)
+        #: the whole loop as one C loop, when the step is one element-wise node (else None)
+        self.fast = plan_fast_loop(op, fn)
 
     def __call__(self, inputs: list, output_storage: list) -> None:
         op, info = self.op, self.op.info
@@ -339,8 +342,13 @@ class _Runner:
         keep_last = list(info.state_last)
         clock = self.clock  # an untimed call (profile_sample) reads no clock per step
         on_step = clock.on_step if clock is not None and clock.timing else None
-        done, nits = driver(self.vm, n, readers, list(nonseqs), states, list(lags), keep_last,
-                            n_nit, info.as_while, name, on_step)  # fmt: skip
+        fast, got = self.fast, None
+        if fast is not None and driver is run_steps and n > 0 and self.vm is fast.vm:
+            got = fast.run(n, seqs, states, nonseqs)  # None: this call's arrays do not fit
+        if got is None:
+            got = driver(self.vm, n, readers, list(nonseqs), states, list(lags), keep_last,
+                         n_nit, info.as_while, name, on_step)  # fmt: skip
+        done, nits = got
         for k, buf in enumerate(states):
             if info.as_while and not info.state_last[k]:
                 buf = buf[: lags[k] + done]

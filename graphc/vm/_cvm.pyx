@@ -1204,16 +1204,60 @@ cdef void _drop_spares(PyObject *vm) noexcept:
         self._n_spare = 0
 
 
+cdef int _recording(PyObject *vm) noexcept:
+    """What a call of ``vm`` records now: 0 nothing, 1 times only, 2 also shapes, memory or
+    trace events (which only a step run by the VM itself can give)."""
+    cdef CVM self = <CVM>vm
+    if self._shapes or self._memory or self._trace_use:
+        return 2
+    return 1 if self._timing else 0
+
+
+cdef int64_t _clock_ticks() noexcept:
+    """The VM's clock (ticks: see ``_ns_per_tick``)."""
+    return _now()
+
+
+cdef void _add_steps(PyObject *vm, int64_t steps, int64_t ticks) noexcept:
+    """Count ``steps`` steps run by the loop driver without the VM (its element-wise fast
+    loop, for a program of one node), timed together in ``ticks``: in ``step_counts`` and
+    in that node's counters, each step at their mean time."""
+    cdef CVM self = <CVM>vm
+    cdef NodeStat *st
+    cdef int64_t mean, k
+    if steps <= 0 or self._n != 1:
+        return
+    st = &self._st[0]
+    mean = ticks // steps
+    for k in range(min(steps, <int64_t>C_RING)):
+        self._ns_ring[(st.calls + k) % C_RING] = mean
+    st.calls += steps
+    st.ns_total += ticks
+    st.ns_min = mean if mean < st.ns_min else st.ns_min
+    st.ns_max = mean if mean > st.ns_max else st.ns_max
+    if mean == 0:
+        st.below += steps
+    self._step_calls += steps
+    self._step_ticks += ticks
+    self._calls_total += steps
+
+
 cdef struct StepAPI:
     int (*step)(PyObject *, PyObject **, PyObject **) except -1
     int (*give_back)(PyObject *, int, PyObject *) except -1
     void (*drop_spares)(PyObject *) noexcept
+    int (*recording)(PyObject *) noexcept
+    int64_t (*clock)() noexcept
+    void (*add_steps)(PyObject *, int64_t, int64_t) noexcept
 
 
 cdef StepAPI _STEP_API
 _STEP_API.step = _step
 _STEP_API.give_back = _give_back
 _STEP_API.drop_spares = _drop_spares
+_STEP_API.recording = _recording
+_STEP_API.clock = _clock_ticks
+_STEP_API.add_steps = _add_steps
 #: for graphc.vm._loop: a capsule of the C functions that call a CVM step by step
 step_api = PyCapsule_New(<void *>&_STEP_API, "graphc.cvm_step_api", NULL)
 

@@ -16,3 +16,11 @@ def run_steps(
     name: str,
     on_step: Callable[[int], None] | None,
 ) -> tuple[int, list[Any]]: ...
+def run_kernel(
+    vm: object,
+    kernel: object,
+    n: int,
+    n_elem: int,
+    operands: list[tuple[Any, int, int]],
+    cond: int,
+) -> int: ...

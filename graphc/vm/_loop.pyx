@@ -15,11 +15,16 @@ this extension is missing). Per step:
   contiguous with the same dtype), then, for a CVM, given back to the VM (``recycle``) so
   that the next step's thunk writes its output into the same array instead of allocating
   one (a thunk only does so when nothing else holds the array).
+
+``run_kernel`` is the fast loop of a step that is one element-wise node: per step it
+computes each operand's row address and calls the node's contiguous kernel, nothing else
+(``graphc.scan_module.fastloop`` decides when that gives the same result).
 """
 
 from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memmove
 
@@ -109,6 +114,15 @@ cdef struct StepAPI:  # graphc.vm._cvm's capsule "graphc.cvm_step_api"
     int (*step)(PyObject *, PyObject **, PyObject **) except -1
     int (*give_back)(PyObject *, int, PyObject *) except -1
     void (*drop_spares)(PyObject *) noexcept
+    int (*recording)(PyObject *) noexcept
+    int64_t (*clock)() noexcept
+    void (*add_steps)(PyObject *, int64_t, int64_t) noexcept
+
+# a "graphc.ew_kernel" capsule's function (graphc/linker/c/registry.py)
+ctypedef void (*ew_kernel_fn)(cnp.npy_intp n, char **p) noexcept
+
+cdef enum:
+    MAX_OPERANDS = 64  # an element-wise node has C code for at most this many operands
 
 cdef StepAPI *_api = NULL
 cdef object _cvm_type = None
@@ -400,3 +414,48 @@ cdef int _call_python(object vm, PyObject **args, Py_ssize_t n_args, PyObject **
         Py_INCREF(value)
         outs[k] = <PyObject *>value
     return 0
+
+
+def run_kernel(object vm, object kernel, Py_ssize_t n, cnp.npy_intp n_elem, list operands,
+               Py_ssize_t cond):
+    """Run ``n`` steps of one element-wise kernel; return the steps done, or -1 (nothing
+    run) when the step's VM records shapes, memory or trace events in this call: those
+    only the VM's own steps give.
+
+    ``operands``: the kernel's inputs then outputs, each ``(array, byte offset of step 0's
+    row in it, bytes advanced per step)``; every row holds ``n_elem`` contiguous, aligned
+    elements of the kernel's dtype for that operand (checked by the caller). ``cond``: the
+    operand holding a bool that stops the loop after the step that set it, or -1. When
+    the VM times its steps, the loop is timed once and counted as ``n`` steps of it.
+    """
+    cdef ew_kernel_fn fn = <ew_kernel_fn>PyCapsule_GetPointer(kernel, "graphc.ew_kernel")
+    cdef Py_ssize_t nop = len(operands), k, i, done = n
+    cdef char *base[MAX_OPERANDS]
+    cdef Py_ssize_t adv[MAX_OPERANDS]
+    cdef char *p[MAX_OPERANDS]
+    cdef int rec = 0
+    cdef int64_t t0 = 0
+    if nop > MAX_OPERANDS or cond >= nop:
+        raise ValueError(f"run_kernel: {nop} operands (at most {MAX_OPERANDS}), cond {cond}")
+    if _cvm_type is None:
+        _load_api()
+    if _api != NULL and type(vm) is _cvm_type:
+        rec = _api.recording(<PyObject *>vm)
+        if rec == 2:
+            return -1
+    for k in range(nop):
+        a, offset, step = operands[k]
+        base[k] = <char *>cnp.PyArray_DATA(<cnp.ndarray?>a) + <Py_ssize_t>offset
+        adv[k] = step
+    if rec:
+        t0 = _api.clock()
+    for i in range(n):
+        for k in range(nop):
+            p[k] = base[k] + i * adv[k]
+        fn(n_elem, p)
+        if cond >= 0 and (<cnp.npy_bool *>p[cond])[0]:
+            done = i + 1
+            break
+    if rec:
+        _api.add_steps(<PyObject *>vm, done, _api.clock() - t0)
+    return done

@@ -423,4 +423,5 @@ def _loop_code(
         *_outputs(nin, out_dt, nd, inplace, deps is not None),
         *_loop_and_cleanup(name, nin, nop, nd, deps, sum_dt),
     ]
-    return CThunkCode(body="\n".join(body), support=(*SUPPORT, *c_support(scalar_op), kern))
+    return CThunkCode(body="\n".join(body), support=(*SUPPORT, *c_support(scalar_op), kern),
+                      kernel="" if summed else f"{name}_c")  # fmt: skip

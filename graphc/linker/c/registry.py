@@ -19,6 +19,14 @@ collection off), which the body may reuse when it has the right dtype and shape;
 success every slot must hold an owned reference (``Py_XSETREF(*o0, (PyObject *)arr)``).
 Inputs are borrowed, never NULL, and must never be written to unless the Op declares a
 ``destroy_map`` for them. ``FAIL`` is ``return -1``.
+
+An element-wise node may also name its contiguous kernel (``kernel``), a support function
+``static void NAME(npy_intp n, char **p)``: ``p`` holds one pointer per input, then one per
+output, each to ``n`` contiguous, aligned elements of that operand's dtype (no
+broadcasting); every input of an element is read before its outputs are written, so an
+output may be exactly an input. The linker exports it as a ``"graphc.ew_kernel"`` capsule
+(``NodeImpl.c_kernel``), which a loop driver may call instead of the thunk when it has
+checked those conditions itself.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ class CThunkCode:
     key: object = None  # equal keys share one thunk function (same Op, same input types)
     inputs: tuple[tuple[int, int], ...] = ()  # per input (ndim, type number), set by the linker
     name: str = ""  # the node's Op, for the linker's input-check errors
+    kernel: str = ""  # the contiguous element kernel's C name (see the module docstring)
 
 
 CGenerator = Callable[[Apply], CThunkCode | None]
