@@ -1,11 +1,12 @@
 """The README's benchmark table, rendered from one run's JSON: every workload's median per
 candidate with its spread, and graphc's time over the fastest peer's.
 
-    python -m benchmarks.table [bench-results/benchmarks.json]
+    python -m benchmarks.table [bench-results/benchmarks.json] [--readme README.md]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -68,11 +69,32 @@ def render(run: dict) -> str:
     return "\n".join(lines)
 
 
+START, END = "<!-- benchmark table: start -->", "<!-- benchmark table: end -->"
+
+
+def replace_block(text: str, table: str) -> str:
+    """``text`` with what lies between the START and END markers replaced by ``table``."""
+    head, sep, rest = text.partition(START)
+    _, sep2, tail = rest.partition(END)
+    if not (sep and sep2):
+        raise ValueError(f"no {START} ... {END} block to replace")
+    return f"{head}{START}\n{table}\n{END}{tail}"
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    path = args[0] if args else "bench-results/benchmarks.json"
-    with open(path) as fh:
-        print(render(json.load(fh)))
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("json", nargs="?", default="bench-results/benchmarks.json")
+    ap.add_argument("--readme", help="write the table into this file's marked block")
+    args = ap.parse_args(argv)
+    with open(args.json) as fh:
+        table = render(json.load(fh))
+    if args.readme is None:
+        print(table)
+        return 0
+    with open(args.readme) as fh:
+        text = fh.read()
+    with open(args.readme, "w") as fh:
+        fh.write(replace_block(text, table))
     return 0
 
 

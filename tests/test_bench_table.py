@@ -3,8 +3,10 @@ run's, and the verdict column is graphc over the fastest peer present."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.machine import describe, header
-from benchmarks.table import render, row
+from benchmarks.table import END, START, render, replace_block, row
 
 
 def _result(times, spread=None, note="", unit="ms"):
@@ -37,3 +39,10 @@ def test_the_table_names_the_machine_it_ran_on():
     text = render({"machine_line": line, "results": [_result({"graphc": 1e-3, "numpy": 2e-3})]})
     assert text.splitlines()[0] == f"Machine: {line}."
     assert text.splitlines()[-1].endswith("| **0.50x** |")
+
+
+def test_the_readme_block_is_replaced_whole_and_only_it():
+    text = f"before\n{START}\nold table\n{END}\nafter\n"
+    assert replace_block(text, "new") == f"before\n{START}\nnew\n{END}\nafter\n"
+    with pytest.raises(ValueError, match="no <!-- benchmark table: start -->"):
+        replace_block("no markers", "new")
