@@ -80,13 +80,20 @@ def _python_calls(fn) -> int:
 
 
 def test_scan_over_c_steps_makes_no_python_call_per_step():
+    # short loops run the general loop, long ones (fastloop.MIN_STEPS and more) the fast
+    # one, whose per-call checks make their own calls: each path's count must not grow
+    # with the steps
+    from graphc.scan_module.fastloop import MIN_STEPS
+
     X, H = T.dmatrix("X"), T.dvector("H")
     hs, _ = graphc.scan(lambda xt, h: h + xt, sequences=X, outputs_info=H)
     f = graphc.function([X, H], hs)
     h0 = np.zeros(8)
     calls = {}
-    for n in (10, 1000):
+    short, long = (2, MIN_STEPS - 1), (MIN_STEPS, 10 * MIN_STEPS)
+    for n in (*short, *long):
         xv = np.random.default_rng(n).standard_normal((n, 8))
         np.testing.assert_allclose(f(xv, h0), np.cumsum(xv, axis=0), rtol=1e-12)
         calls[n] = _python_calls(lambda xv=xv: f(xv, h0))
-    assert calls[1000] == calls[10], calls
+    assert calls[short[0]] == calls[short[1]], calls
+    assert calls[long[0]] == calls[long[1]], calls
