@@ -92,16 +92,7 @@ def test_budgeted_estimates_cover_the_full_profile_of_the_same_run():
         f(batches[k])
     steady = seen[1:]  # the summaries leave the first call out
     # a cost making N about 6 at the run's mean call (the rule sees the running mean)
-    cost = 0.01 * 6 * float(np.mean(steady))
-    timed: list[int] = []
-    every, countdown = 2, 1
-    for ns in steady:
-        countdown -= 1
-        if countdown > 0:
-            continue
-        timed.append(ns)
-        countdown = every
-        every = callclock.budget_every(float(np.mean(timed)) + cost, cost, 0.01)
+    timed = _replay_budget(steady, 0.01 * 6 * float(np.mean(steady)))
     assert len(steady) / 30 < len(timed) < len(steady) / 2  # sampled, not vacuous
     sampled = copy.copy(stats.functions[0])
     first = seen[0]
