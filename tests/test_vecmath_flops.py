@@ -96,6 +96,12 @@ def test_a_sum_in_the_loop_adds_one_and_integers_count_none():
     assert loops_flops(graphc.function([i, j], i * j + i).maker.fgraph.toposort()) == 0
 
 
+def test_casts_negation_and_abs_are_free():
+    x, y = T.dvector("x"), T.fvector("y")
+    f = graphc.function([x, y], T.cast(x, "float32") * y + abs(-y))
+    assert loops_flops(f.maker.fgraph.toposort()) == 2  # the product and the sum
+
+
 def test_an_uncounted_function_is_named():
     x = T.dvector("x")
     f = graphc.function([x], T.sin(x) * x)

@@ -38,7 +38,7 @@ def scalar_flops(op: ps.ScalarOp, n_inputs: int, dtype: str) -> float:
             total += scalar_flops(node.op, len(node.inputs), node.outputs[0].type.dtype)
         return total
     name = op.name.split("{")[0]
-    if name in FREE or dtype not in _FLOAT:
+    if name in FREE or isinstance(op, ps.Cast) or dtype not in _FLOAT:
         return 0.0
     if name in ARITHMETIC:
         per = ARITHMETIC[name]
