@@ -23,7 +23,7 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
-from benchmarks.bench_openmp import bytes_moved, references
+from benchmarks.bench_openmp import references
 from benchmarks.common import (
     NumpyMlpStep,
     interleaved_samples,
@@ -32,6 +32,7 @@ from benchmarks.common import (
     numpy_mlp_step,
 )
 from benchmarks.machine import describe, header, load_average
+from benchmarks.roofline import Loop, loop_of, shares
 
 
 @dataclass
@@ -41,10 +42,12 @@ class Result:
     times: dict[str, float] = field(default_factory=dict)  # candidate -> median seconds
     spread: dict[str, float] = field(default_factory=dict)  # candidate -> IQR / median
     note: str = ""
-    #: candidate -> share of the limit that binds the workload (roofline): bytes moved per
-    #: second over the calibrated memory bandwidth for element-wise loops
+    #: candidate -> share of the limit that binds the workload (roofline, element-wise
+    #: loops): the least time its bytes and flops allow over its time (benchmarks/roofline.py)
     roofline: dict[str, float] = field(default_factory=dict)
-    bound: str = ""  # which limit: "bandwidth" (or "" when none applies)
+    #: which limit: "bandwidth" or "peak FLOP rate" ("" when none applies), else per candidate
+    bound: str = ""
+    intensity: float | None = None  # flops per byte moved, of the roofline rows
 
 
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
@@ -194,22 +197,18 @@ def fused(peers, quick) -> list[Result]:
             cands.update(references(n, dtype))
             med, spr = interleaved(cands, 5 if quick else 11, 3)
             out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr,
-                              **_bandwidth_share(med, n, dtype)))  # fmt: skip
+                              **_roofline(med, loop_of(f, n, dtype), n, dtype)))  # fmt: skip
     out.append(_multi_consumer(peers, quick))
     return out
 
 
-def _bandwidth_share(med: dict[str, float], n: int, dtype: str) -> dict:
-    """Result fields: each candidate's bytes moved per second (its reads and writes, no
-    write-allocate: STREAM's convention) over the rate of the triad timed beside it over
-    arrays of the same size (on all threads for an OpenMP candidate)."""
-    nbytes, triad_bytes = bytes_moved(n, dtype), 24 * (n * np.dtype(dtype).itemsize // 8)
-    if "triad" not in med:
-        return {}
-    rate = {1: triad_bytes / med["triad"], 2: triad_bytes / med["triad openmp"]}
-    share = {k: nbytes / t / rate[2 if "openmp" in k else 1] for k, t in med.items()
-             if not k.startswith("triad")}  # fmt: skip
-    return {"roofline": share, "bound": "bandwidth (a same-size triad beside it)"}
+def _roofline(med: dict[str, float], loop: Loop, n: int, dtype: str) -> dict:
+    """Result fields: each candidate's share of the limit that binds the workload's loop
+    (``loop``: its bytes and flops), the bandwidth being the rate of the triad timed beside
+    it over arrays of the same size (on all threads for an OpenMP candidate)."""
+    triad_bytes = 24 * (n * np.dtype(dtype).itemsize // 8)
+    fields = shares(med, loop, dtype, triad_bytes)
+    return {**fields, "intensity": loop.intensity} if fields else {}
 
 
 def _multi_consumer(peers, quick) -> Result:
@@ -247,7 +246,7 @@ def _multi_consumer(peers, quick) -> Result:
     cands.update(references(10**6, "float64"))
     med, spr = interleaved(cands, 5 if quick else 11, 3)
     return Result("t=exp(x); [t*2, t.sum(), tanh(t)+y], 1e6 float64", "ms", med, spr,
-                  **_bandwidth_share(med, 10**6, "float64"))  # fmt: skip
+                  **_roofline(med, loop_of(f, 10**6, "float64"), 10**6, "float64"))  # fmt: skip
 
 
 def _logreg_graph(lib, tensor, sigmoid, n_features, mode, rng, profile=None):
@@ -797,8 +796,8 @@ def loops(peers, quick) -> list[Result]:
 
 def openmp(peers, quick) -> list[Result]:
     """Serial against OpenMP element-wise loops, idle and with a spinning process on the
-    second core; the share of the binding limit (bandwidth or compute, measured beside the
-    loops) each reaches."""
+    second core; the share of the limit that binds each loop (the bandwidth of a triad
+    timed beside it, or the peak FLOP rate: benchmarks/roofline.py)."""
     from benchmarks.bench_openmp import run
 
     out = []
@@ -813,10 +812,12 @@ def openmp(peers, quick) -> list[Result]:
                         f"{r['split'][load]:.0%} of its runs split")  # fmt: skip
                 what = "idle" if load == "idle" else "second core busy (spinning process)"
                 lim = r["limits"][load]
-                bound = "binding limit (" + ", ".join(f"{k}: {b}" for k, (b, _) in lim.items())
+                kinds = {b for b, _ in lim.values()}
+                bound = (next(iter(kinds)) if len(kinds) == 1
+                         else ", ".join(f"{k}: {b}" for k, (b, _) in lim.items()))  # fmt: skip
                 out.append(Result(f"openmp {label}, 1e6 {dtype}, {what}", "ms", times, sp, note,
-                                  roofline={k: v for k, (_, v) in lim.items()},
-                                  bound=bound + ")"))  # fmt: skip
+                                  roofline={k: v for k, (_, v) in lim.items()}, bound=bound,
+                                  intensity=r["intensity"] if lim else None))  # fmt: skip
     return out
 
 
@@ -849,9 +850,10 @@ def render(results: list[Result]) -> str:
             for k, v in r.times.items()
         )
         if r.roofline:
+            what = r.bound if ":" not in r.bound else f"binding limit ({r.bound})"
             cells += (
-                "; share of the "
-                + r.bound
+                f"; {r.intensity:.3g} flops/byte; share of the "
+                + what
                 + ": "
                 + ", ".join(f"{k} {v:.0%}" for k, v in r.roofline.items())
             )

@@ -1,9 +1,11 @@
 """OpenMP element-wise loops against the serial loop, on an idle machine and with the
 second core busy (a spinning process started for the measurement), and the share of the
-limit that binds each loop (bandwidth or compute, measured beside it: ``binding_limit``).
+limit that binds each loop (``binding_limit``): the bandwidth of a triad timed beside it or
+the peak FLOP rate (``benchmarks/roofline.py``).
 
 - ``(x*y + z)*x - y``: memory-bound (4 arrays moved, 4 flops an element);
-- ``exp(x)*y + tanh(z) - x**2``: bound by the vector exp and tanh.
+- ``exp(x)*y + tanh(z) - x**2``: 101 flops an element in float64 (64 in float32), bound
+  by the peak FLOP rate on the roofline.
 
 Times are medians of interleaved calls, with the interquartile spread over the median.
 
@@ -26,8 +28,10 @@ import graphc.tensor as T
 
 try:
     from benchmarks.common import interleaved_samples, median_spread, size_parser
+    from benchmarks.roofline import Loop, loop_of, peak_gflops, share
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from common import interleaved_samples, median_spread, size_parser  # type: ignore[no-redef]
+    from roofline import Loop, loop_of, peak_gflops, share  # type: ignore[no-redef]
 
 EXPRS: dict[str, Callable] = {
     "(x*y + z)*x - y": lambda a, b, c, m: (a * b + c) * a - b,
@@ -44,11 +48,6 @@ def bandwidth_gbs() -> float | None:
     except Exception:  # noqa: BLE001 - no compiler: no roofline column
         return None
     return None if limits is None else float(limits["bandwidth_gbs"])
-
-
-def bytes_moved(n: int, dtype: str, arrays: int = 4) -> int:
-    """Bytes an element-wise loop over ``arrays`` operands of ``n`` elements moves."""
-    return arrays * n * np.dtype(dtype).itemsize
 
 
 class Spinner:
@@ -86,9 +85,9 @@ def references(n: int, dtype: str) -> dict[str, Callable[[], object]]:
     return {"triad": lambda: one(a, b, c), "triad openmp": lambda: every(a, b, c)}
 
 
-def candidates(label: str, n: int, dtype: str) -> dict[str, Callable[[], object]]:
+def candidates(label: str, n: int, dtype: str) -> tuple[dict[str, Callable[[], object]], Loop]:
     """The serial and the OpenMP loop of ``EXPRS[label]`` on ``n`` elements, checked, and
-    the serial loop on ``IN_CACHE`` elements ("in cache": its compute limit)."""
+    what one call moves and computes."""
     fn = EXPRS[label]
     x, y, z = (T.tensor(dtype, (None,), name=s) for s in "xyz")
     serial = graphc.function([x, y, z], fn(x, y, z, T), trust_input=True)
@@ -97,33 +96,19 @@ def candidates(label: str, n: int, dtype: str) -> dict[str, Callable[[], object]
     rng = np.random.default_rng(0)
     xv, yv, zv = (rng.uniform(-1, 1, n).astype(dtype) for _ in range(3))
     np.testing.assert_array_equal(par(xv, yv, zv), serial(xv, yv, zv))
-    xs, ys, zs = (v[:IN_CACHE].copy() for v in (xv, yv, zv))
-    return {
-        "serial": lambda: serial(xv, yv, zv),
-        "openmp": lambda: par(xv, yv, zv),
-        "in cache": lambda: serial(xs, ys, zs),
-    }
+    cands = {"serial": lambda: serial(xv, yv, zv), "openmp": lambda: par(xv, yv, zv)}
+    return cands, loop_of(serial, n, dtype)
 
 
-#: elements of the in-cache run: its 4 arrays fit the 2 MiB L2 (float64: 1 MiB) and its
-#: ~50-100 us dwarf the ~2 us of a call
-IN_CACHE = 1 << 15
-
-
-def binding_limit(n: int, dtype: str, med: dict[str, float], threads: int) -> dict:
+def binding_limit(n: int, dtype: str, med: dict[str, float], threads: int, loop: Loop,
+                  peak: float) -> dict:  # fmt: skip
     """Per loop (serial, openmp): ``(bound, share)``, the limit that binds it and the
-    share of that limit it reaches. Bandwidth: the loop's bytes (its reads and writes,
-    no write-allocate, as STREAM counts its triad) at the same-size triad's rate on as
-    many threads; compute: the serial loop's rate on in-cache data, times the threads."""
-    nbytes = bytes_moved(n, dtype)
+    share of that limit it reaches (``roofline.share``): the bandwidth of the same-size
+    triad on as many threads, or ``peak`` GFLOP/s (one core's) times the threads."""
     triad_bytes = 24 * (n * np.dtype(dtype).itemsize // 8)
-    compute = med["in cache"] * n / IN_CACHE
     out = {}
     for cand, triad, nt in (("serial", "triad", 1), ("openmp", "triad openmp", threads)):
-        t_mem = nbytes / (triad_bytes / med[triad])
-        t_cpu = compute / nt
-        bound, t = ("bandwidth", t_mem) if t_mem >= t_cpu else ("compute", t_cpu)
-        out[cand] = (bound, t / med[cand])
+        out[cand] = share(med[cand], loop, peak * nt, triad_bytes / med[triad] / 1e9)
     return out
 
 
@@ -134,12 +119,13 @@ def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64") -> dict:
     from graphc.linker.c import par_policy
 
     threads = os.cpu_count() or 1
-    bw = bandwidth_gbs()
-    out: dict = {"n": n, "dtype": dtype, "bandwidth_gbs": bw, "exprs": {}}
+    bw, peak = bandwidth_gbs(), peak_gflops(dtype)
+    out: dict = {"n": n, "dtype": dtype, "bandwidth_gbs": bw, "peak_gflops": peak, "exprs": {}}
     refs = references(n, dtype)
     for label in EXPRS:
-        cands = {**candidates(label, n, dtype), **refs}
-        r: dict = {"limits": {}, "split": {}}
+        loops, loop = candidates(label, n, dtype)
+        cands = {**loops, **refs}
+        r: dict = {"limits": {}, "split": {}, "intensity": loop.intensity}
         for load in ("idle", "busy"):
             with Spinner() if load == "busy" else contextlib.nullcontext():
                 par_policy.reset_counts()
@@ -147,7 +133,8 @@ def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64") -> dict:
                                                             gc_off=True))  # fmt: skip
                 c = par_policy.counts()
             med = {k: m for k, (m, _) in r[load].items()}
-            r["limits"][load] = binding_limit(n, dtype, med, threads)
+            r["limits"][load] = {} if peak is None else binding_limit(n, dtype, med, threads,
+                                                                        loop, peak)  # fmt: skip
             r["split"][load] = c["split"] / max(c["split"] + c["serial"], 1)
         out["exprs"][label] = r
     return out
@@ -155,13 +142,15 @@ def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64") -> dict:
 
 def render(res: dict) -> str:
     bw = res["bandwidth_gbs"]
+    peak = res.get("peak_gflops")
     lines = [f"OpenMP element-wise loops, {res['n']:.0e} {res['dtype']}, calibrated bandwidth "
-             f"{bw:.1f} GB/s" if bw else "bandwidth unknown"]  # fmt: skip
+             + (f"{bw:.1f} GB/s" if bw else "unknown") + ", peak "
+             + (f"{peak:.1f} GFLOP/s a core" if peak else "unknown")]  # fmt: skip
     for label, r in res["exprs"].items():
         cells = []
         for load in ("idle", "busy"):
             (s, ss), (p, ps_) = r[load]["serial"], r[load]["openmp"]
-            lim = ", ".join(f"{k} {v:.0%} of {b}" for k, (b, v) in r["limits"][load].items())
+            lim = ", ".join(f"{k} {v:.0%} of the {b}" for k, (b, v) in r["limits"][load].items())
             cells.append(f"{load}: serial {s * 1e3:.3f} ms ±{ss:.0%}, openmp {p * 1e3:.3f} ms "
                          f"±{ps_:.0%} ({s / p:.2f}x, {r['split'][load]:.0%} of runs split; "
                          f"{lim})")  # fmt: skip

@@ -132,3 +132,24 @@ def test_text_section_and_tips():
     # the default summary fits one screen: no section, even when every node is listed
     text = render_summary(ProfileStats([fp]), SummaryOptions(n_apply=5, n_ops=3, width=100))
     assert "Roofline" not in text
+
+
+def test_the_fma_kernel_counts_two_flops_per_lane_and_float_has_twice_the_lanes():
+    run = machine.fma_kernel()
+    _, flops64 = run("float64", 1000)
+    _, flops32 = run("float32", 1000)
+    # 16 chains of one vector fma per iteration: 2 flops a lane, at least 2 lanes (SSE2)
+    assert flops64 % (2 * 16 * 1000) == 0 and flops64 >= 2 * 16 * 1000 * 2
+    assert flops32 == 2 * flops64
+
+
+def test_fma_limits_are_measured_once_and_cached_beside_the_others(tmp_path):
+    with graphc.config.change_flags(compiledir=str(tmp_path)):
+        assert machine.fma_limits(measure=False) is None
+        first = machine.fma_limits()
+        assert set(first) == {"float64", "float32"}
+        cached = json.loads(machine.limits_path().read_text())
+        key = next(k for k in cached if k.endswith(":fma"))
+        cached[key]["float32"] = 4321.0  # the file is what is read
+        machine.limits_path().write_text(json.dumps(cached))
+        assert machine.fma_limits(measure=False)["float32"] == 4321.0

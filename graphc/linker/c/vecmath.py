@@ -398,3 +398,16 @@ def calls_bounded(kernel: str, strided_from: int | None = None) -> str:
     if strided_from is None:
         return kernel
     return kernel[:strided_from] + _CALL.sub("gc_vmo_", kernel[strided_from:])
+
+
+FLOPS: dict[str, dict[str, float]] = {
+    "float64": {"exp": 39, "expm1": 39, "log": 30, "log1p": 33,
+                "tanh": 58, "sigmoid": 41, "softplus": 73},
+    "float32": {"exp": 27, "expm1": 27, "log": 22, "log1p": 25,
+                "tanh": 33, "sigmoid": 29, "softplus": 53},
+}  # fmt: skip
+"""dtype -> function -> floating-point operations per element, as a roofline counts
+executed operations (add, sub, mul, div, min, max 1, fma 2; compares, selects,
+conversions and bit operations 0), counted in each function's AVX-512 SIMD clone by
+``scripts/vecmath_flops.py`` (which prints this table); ``tests/test_vecmath_flops.py``
+recounts and fails when it is stale. The benchmarks' roofline shares divide by it."""
