@@ -28,7 +28,7 @@ def _slowed_gen_elemwise(node):
     code = _fast_gen_elemwise(node)
     if code is None:
         return None
-    spin = "{ volatile double s = 0; for (long i = 0; i < 60000; i++) s += i; }\\n"
+    spin = "{ volatile double s = 0; for (long i = 0; i < 600000; i++) s += i; }\\n"
     return dataclasses.replace(code, body=spin + code.body, key=("slowed", code.key))
 """
 
