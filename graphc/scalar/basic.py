@@ -118,6 +118,11 @@ class ScalarOp(Op):
     c_support: ClassVar[str] = ""
     # printed between the operands in a Composite's name ("+" for add)
     infix: ClassVar[str | None] = None
+    # floating-point operations per element, as a roofline counts executed ones (add, sub,
+    # mul, div, sqrt, min, max 1; a variadic Op: per operand after the first; compares,
+    # selects, casts and bit operations 0); None: not counted here (the vector math's cost
+    # is its C implementation's, graphc/linker/c/vecmath.py: FLOPS)
+    flops_per_element: ClassVar[float | None] = None
     # as the scalar Op of a reduction (CAReduce in graphc/tensor/math.py): numpy's
     # reduction, the name it prints as, whether it takes Theano's dtype / acc_dtype (sums
     # and products) and a fixed output dtype ("bool" for all / any); ``identity`` is the
@@ -255,6 +260,7 @@ class FloatOutUnaryOp(FloatUnaryOp):
 
 
 class Add(VariadicScalarOp):
+    flops_per_element = 1
     ufunc = np.add
     identity = 0
     infix = "+"
@@ -264,6 +270,7 @@ class Add(VariadicScalarOp):
 
 
 class Mul(VariadicScalarOp):
+    flops_per_element = 1
     ufunc = np.multiply
     identity = 1
     infix = "*"
@@ -273,6 +280,7 @@ class Mul(VariadicScalarOp):
 
 
 class Sub(BinaryScalarOp):
+    flops_per_element = 1
     ufunc = np.subtract
     infix = "-"
 
@@ -284,6 +292,7 @@ class True_div(BinaryScalarOp):  # the lowercased class name is the Op's name
 
 
 class Int_div(BinaryScalarOp):
+    flops_per_element = 1
     ufunc = np.floor_divide
     gradient = "zero"
 
@@ -298,25 +307,30 @@ class Pow(BinaryScalarOp):
 
 
 class Neg(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.negative
 
 
 class Abs(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.absolute
 
 
 class Sgn(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.sign
     gradient = "zero"
 
 
 class Maximum(CommutativeBinaryScalarOp):
+    flops_per_element = 1
     ufunc = np.maximum
     reducer = staticmethod(np.max)
     reduce_name = "Max"
 
 
 class Minimum(CommutativeBinaryScalarOp):
+    flops_per_element = 1
     ufunc = np.minimum
     reducer = staticmethod(np.min)
     reduce_name = "Min"
@@ -361,6 +375,7 @@ class Log1p(FloatUnaryOp):
 
 
 class Sqrt(FloatUnaryOp):
+    flops_per_element = 1
     ufunc = np.sqrt
     libm = "sqrt"
     heavy = False  # one instruction
@@ -426,6 +441,7 @@ class Arctan2(BinaryScalarOp):
 
 
 class Sqr(UnaryScalarOp):
+    flops_per_element = 1
     ufunc = np.square
 
 
@@ -456,21 +472,25 @@ class Erf(FloatOutUnaryOp):
 
 
 class Floor(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.floor
     gradient = "zero"
 
 
 class Ceil(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.ceil
     gradient = "zero"
 
 
 class Round_half_to_even(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.rint
     gradient = "zero"
 
 
 class Clip(ScalarOp):
+    flops_per_element = 2
     nin = 3
 
     def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
@@ -498,36 +518,43 @@ clip = Clip()
 
 
 class Eq(CommutativeBinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.equal
     gradient = "undefined"
 
 
 class Neq(CommutativeBinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.not_equal
     gradient = "undefined"
 
 
 class Lt(BinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.less
     gradient = "undefined"
 
 
 class Gt(BinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.greater
     gradient = "undefined"
 
 
 class Le(BinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.less_equal
     gradient = "undefined"
 
 
 class Ge(BinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.greater_equal
     gradient = "undefined"
 
 
 class And(CommutativeBinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.bitwise_and
     gradient = "undefined"
     identity = 1
@@ -537,6 +564,7 @@ class And(CommutativeBinaryScalarOp):
 
 
 class Or(CommutativeBinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.bitwise_or
     gradient = "undefined"
     identity = 0
@@ -546,17 +574,21 @@ class Or(CommutativeBinaryScalarOp):
 
 
 class Xor(CommutativeBinaryScalarOp):
+    flops_per_element = 0
     ufunc = np.bitwise_xor
     gradient = "undefined"
 
 
 class Invert(UnaryScalarOp):
+    flops_per_element = 0
     ufunc = np.invert
     gradient = "undefined"
 
 
 class Switch(ScalarOp):
     """``switch(c, a, b)``: ``a`` where ``c`` is true, else ``b``."""
+
+    flops_per_element = 0
 
     nin = 3
 
@@ -570,6 +602,8 @@ class Switch(ScalarOp):
 class Second(BinaryScalarOp):
     """``second(a, b)``: ``b`` broadcast to the shape of both."""
 
+    flops_per_element = 0
+
     def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
         return (in_dtypes[1],)
 
@@ -578,6 +612,8 @@ class Second(BinaryScalarOp):
 
 
 class Identity(UnaryScalarOp):
+    flops_per_element = 0
+
     def output_dtypes(self, *in_dtypes: str) -> tuple[str, ...]:
         return (in_dtypes[0],)
 
@@ -603,6 +639,8 @@ _REGISTRY: dict[str, ScalarOp] = {
 
 class Cast(ScalarOp):
     """Convert to ``dtype`` (numpy ``astype`` semantics)."""
+
+    flops_per_element = 0
 
     __props__ = ("dtype",)
     nin = 1

@@ -107,9 +107,18 @@ def _helper(helper: str, float_only: bool = False) -> CExprRule:
     return rule
 
 
-def _vecmath(fn: str, fallback: CExprRule) -> CExprRule:
-    """``gc_vm_<fn>_<ctype>(x)``, graphc's vector math (``graphc/linker/c/vecmath.py``) for
-    float outputs; ``fallback`` (the C library's) with ``config.c_vecmath`` off."""
+#: scalar Op class -> the function of graphc's vector math (``graphc/linker/c/vecmath.py``)
+#: its C calls for float outputs
+VECMATH: dict[type[ps.ScalarOp], str] = {
+    ps.Exp: "exp", ps.Expm1: "expm1", ps.Log: "log", ps.Log1p: "log1p", ps.Tanh: "tanh",
+    ps.Sigmoid: "sigmoid", ps.Softplus: "softplus",
+}  # fmt: skip
+
+
+def _vecmath(cls: type[ps.ScalarOp], fallback: CExprRule) -> CExprRule:
+    """``gc_vm_<fn>_<ctype>(x)``, the vector math's ``VECMATH[cls]``, for float outputs;
+    ``fallback`` (the C library's) with ``config.c_vecmath`` off."""
+    fn = VECMATH[cls]
 
     def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
         if not config.c_vecmath or out_dtype not in FLOAT_DTYPES:
@@ -229,15 +238,15 @@ _C_EXPRS: dict[type[ScalarOp], CExprRule] = {
     ps.Maximum: _max,
     ps.Minimum: _min,
     # transcendental
-    ps.Exp: _vecmath("exp", _float_function("exp")),
-    ps.Expm1: _vecmath("expm1", _float_function("expm1")),
-    ps.Log: _vecmath("log", _float_function("log")),
-    ps.Log1p: _vecmath("log1p", _float_function("log1p")),
-    ps.Tanh: _vecmath("tanh", _float_function("tanh")),
+    ps.Exp: _vecmath(ps.Exp, _float_function("exp")),
+    ps.Expm1: _vecmath(ps.Expm1, _float_function("expm1")),
+    ps.Log: _vecmath(ps.Log, _float_function("log")),
+    ps.Log1p: _vecmath(ps.Log1p, _float_function("log1p")),
+    ps.Tanh: _vecmath(ps.Tanh, _float_function("tanh")),
     ps.Arctan2: _float_or_same("atan2"),
     ps.Sqr: _template("({0} * {0})"),
-    ps.Sigmoid: _vecmath("sigmoid", _helper("sigmoid", float_only=True)),
-    ps.Softplus: _vecmath("softplus", _helper("softplus", float_only=True)),
+    ps.Sigmoid: _vecmath(ps.Sigmoid, _helper("sigmoid", float_only=True)),
+    ps.Softplus: _vecmath(ps.Softplus, _helper("softplus", float_only=True)),
     ps.Erf: _float_or_same("erf"),
     ps.Floor: _float_or_same("floor"),
     ps.Ceil: _float_or_same("ceil"),

@@ -1,9 +1,10 @@
 """Floating-point operations per element of graphc's element-wise C loops, as a roofline
-counts executed operations: add, sub, mul, div, sqrt, min, max 1 (a fused multiply-add
-2, so contraction does not change a count); compares, selects, casts, negation and ``abs``
-(bit operations), and integer arithmetic 0; the vector math (exp, log, tanh...) its
-counted cost, :data:`graphc.linker.c.vecmath.FLOPS`. A scalar Op with no count raises
-NotImplementedError naming it.
+counts executed operations: each scalar Op's own count (``ScalarOp.flops_per_element``:
+add, sub, mul, div, sqrt, min, max 1, a fused multiply-add 2, so contraction does not
+change a count; compares, selects, casts, negation and ``abs`` 0), and for the functions
+whose C is graphc's vector math (``graphc.scalar.c_code.VECMATH``: exp, log, tanh...)
+that implementation's counted cost, :data:`graphc.linker.c.vecmath.FLOPS`. Integer loops
+count 0. A scalar Op with no count raises NotImplementedError naming it.
 """
 
 from __future__ import annotations
@@ -11,19 +12,13 @@ from __future__ import annotations
 from graphc.graph.basic import Apply
 from graphc.linker.c.vecmath import FLOPS
 from graphc.scalar import basic as ps
-from graphc.tensor.elemwise import Elemwise
+from graphc.scalar.c_code import VECMATH
+from graphc.tensor.elemwise import DimShuffle, Elemwise
 from graphc.tensor.math import ElemwiseSums
+from graphc.tensor.shape import Shape, Shape_i
 
-#: scalar Op name -> flops per element (variadic add/mul: one per operand after the first)
-ARITHMETIC: dict[str, int] = {
-    "add": -1, "mul": -1, "sub": 1, "true_div": 1, "sqr": 1, "sqrt": 1,
-    "maximum": 1, "minimum": 1, "clip": 2,
-}  # fmt: skip
-#: scalar Ops that do no floating-point arithmetic
-FREE = frozenset({
-    "neg", "abs", "sgn", "identity", "second", "switch", "cast", "eq", "neq", "lt", "gt",
-    "le", "ge", "and", "or", "xor", "invert", "floor", "ceil", "round_half_to_even",
-})  # fmt: skip
+#: Ops with no arithmetic: views and shape reads
+_NO_ARITHMETIC = (DimShuffle, Shape, Shape_i)
 
 _FLOAT = frozenset({"float32", "float64"})
 
@@ -37,15 +32,14 @@ def scalar_flops(op: ps.ScalarOp, n_inputs: int, dtype: str) -> float:
             assert isinstance(node.op, ps.ScalarOp)
             total += scalar_flops(node.op, len(node.inputs), node.outputs[0].type.dtype)
         return total
-    name = op.name.split("{")[0]
-    if name in FREE or isinstance(op, ps.Cast) or dtype not in _FLOAT:
+    if dtype not in _FLOAT:
         return 0.0
-    if name in ARITHMETIC:
-        per = ARITHMETIC[name]
-        return float(n_inputs - 1 if per < 0 else per)
-    if dtype in FLOPS and name in FLOPS[dtype]:
-        return float(FLOPS[dtype][name])
-    raise NotImplementedError(f"flops of the scalar Op {name!r} ({dtype}) are not counted")
+    if op.flops_per_element is not None:
+        return float(op.flops_per_element * (n_inputs - 1 if op.nin == -1 else 1))
+    fn = VECMATH.get(type(op))
+    if fn is not None and fn in FLOPS.get(dtype, {}):
+        return float(FLOPS[dtype][fn])
+    raise NotImplementedError(f"flops of the scalar Op {op.name!r} ({dtype}) are not counted")
 
 
 def node_flops(node: Apply) -> float:
@@ -65,7 +59,7 @@ def loops_flops(nodes: list[Apply]) -> float:
     nodes; others, such as a DimShuffle, do no arithmetic or raise NotImplementedError)."""
     total = 0.0
     for node in nodes:
-        if type(node.op).__name__ in ("DimShuffle", "Shape", "Shape_i"):
+        if isinstance(node.op, _NO_ARITHMETIC):
             continue
         total += node_flops(node)
     return total
