@@ -85,6 +85,8 @@ class FastLoop:
         self.par_min = int(config.openmp_elemwise_minsize) if config.openmp else None
         self.runs = 0  # calls that ran here (not the general loop)
         self.min_steps = MIN_STEPS
+        info = op.info  # read once: lags is computed from the taps
+        self.lags, self.state_last, self.n_nit = info.lags, info.state_last, info.n_nit
 
     def run(self, n: int, seqs: list, states: list, nonseqs: list) -> tuple[int, list] | None:
         """Run the loop into ``states``: ``(steps done, stacked outputs)`` as the loop
@@ -104,7 +106,7 @@ class FastLoop:
 
     def operands(self, n: int, seqs: list, states: list, nonseqs: list) -> tuple | None:
         """``(elements per row, operands for run_kernel, stacked outputs)`` or None."""
-        info = self.op.info
+        lags, state_last = self.lags, self.state_last
         shapes: list[tuple[int, ...]] = []
         for src in self.ins:
             shape = self._in_shape(src, seqs, states, nonseqs)
@@ -126,10 +128,10 @@ class FastLoop:
                     return None
                 ops.append((a, 0, a.strides[0]))
             elif src.kind == "tap":
-                buf, lag = states[src.k], info.lags[src.k]
+                buf, lag = states[src.k], lags[src.k]
                 if shape != row or buf.dtype != dt:
                     return None
-                step = 0 if info.state_last[src.k] else buf.strides[0]
+                step = 0 if state_last[src.k] else buf.strides[0]
                 ops.append((buf, (lag + src.tap) * buf.strides[0], step))
             else:
                 v = nonseqs[src.k] if src.kind == "nonseq" else src.value
@@ -143,13 +145,13 @@ class FastLoop:
                 ops.append((v, 0, 0))
         if filled and self.deps is not None and any(filled.issuperset(d) for d in self.deps):
             return None
-        nits: list = [None] * info.n_nit
+        nits: list = [None] * self.n_nit
         for dst, dt in zip(self.outs, self.out_dtypes):
             if dst.kind == "state":
-                buf, lag = states[dst.k], info.lags[dst.k]
+                buf, lag = states[dst.k], lags[dst.k]
                 if buf.shape[1:] != row or buf.dtype != dt:  # the general loop says why
                     return None
-                last = info.state_last[dst.k]
+                last = state_last[dst.k]
                 ops.append((buf, (lag - 1 if last else lag) * buf.strides[0],
                             0 if last else buf.strides[0]))  # fmt: skip
             elif dst.kind == "nit":
