@@ -107,10 +107,6 @@ class ScalarOp(Op):
     # costs tens of instructions per element (polynomials, range reduction): fusion keeps
     # two dependent heavy functions in separate loops (graphc/opt/fusion.py: is_heavy)
     heavy: ClassVar[bool] = False
-    # returns subnormals (or values so small that a product with them is subnormal) for
-    # arguments of ordinary size (exp(-100) in float32): a float32 product or quotient of
-    # its result is formed without a microcode assist (graphc/scalar/c_code.py: _WIDE)
-    underflows: ClassVar[bool] = False
     # its gradient: "rule" (``grad_rule`` below, or per class in
     # graphc/tensor/elemwise_grad.py), "zero" (piecewise constant: floor, sign...) or
     # "undefined" (a bool or bit result: comparisons, logic)
@@ -299,7 +295,6 @@ class Mod(BinaryScalarOp):
 class Pow(BinaryScalarOp):
     ufunc = np.power
     heavy = True
-    underflows = True
 
 
 class Neg(UnaryScalarOp):
@@ -336,13 +331,11 @@ maximum, minimum = Maximum(), Minimum()
 
 class Exp(FloatUnaryOp):
     ufunc = np.exp
-    underflows = True
 
 
 class Exp2(FloatUnaryOp):
     ufunc = np.exp2
     libm = "exp2"
-    underflows = True
 
 
 class Expm1(FloatUnaryOp):
@@ -437,8 +430,6 @@ class Sqr(UnaryScalarOp):
 
 
 class Sigmoid(FloatOutUnaryOp):
-    underflows = True  # exp(x) for x << 0
-
     def impl(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x)
         out_dt = _float_out(str(x.dtype))
@@ -449,8 +440,6 @@ class Sigmoid(FloatOutUnaryOp):
 
 
 class Softplus(FloatOutUnaryOp):
-    underflows = True  # exp(x) for x << 0
-
     def impl(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x)
         out_dt = _float_out(str(x.dtype))

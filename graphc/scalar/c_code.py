@@ -361,56 +361,6 @@ _C_SUPPORT: dict[type[ScalarOp], str] = {
     ps.Clip: _MAX_MIN,
 }
 
-# ------------------------------------------------------------- subnormal operands
-# A float32 multiply or divide that reads or writes a subnormal takes a microcode assist on
-# x86 (~50 ns per vector instruction, measured on Sapphire Rapids), where a conversion to
-# or from double, an add or a compare does not. In a fused loop an operand is subnormal
-# when an Op that ``underflows`` computed it (exp(x) for x in [-104, -87]): its products
-# and quotients are formed in double, exactly, and rounded once to float. The double
-# product of two floats is exact and never subnormal in double, so its one rounding is the
-# float product, subnormals and signed zeros included; the double quotient has 53 bits,
-# at least 2*24 + 2, so rounding it again to float gives the correctly rounded float
-# quotient. ``fma(p, 1, -0.0)`` and ``fma(a, b, -0.0)`` keep gcc from narrowing the
-# double operation back to float (it does for ``(float)((double)a * (double)b)``, the
-# same value), cost one instruction, and leave every result unchanged (-0.0 + -0.0 is
-# -0.0). Products of loop inputs stay float multiplies, as numpy's (which assist too).
-
-_WIDE_C = """static inline npy_float32 gc_mulw_npy_float32(npy_float32 a, npy_float32 b) {
-    return (npy_float32)fma((npy_float64)a, (npy_float64)b, -0.0);
-}
-static inline npy_float32 gc_divw_npy_float32(npy_float32 a, npy_float32 b) {
-    return (npy_float32)fma((npy_float64)a / (npy_float64)b, 1.0, -0.0);
-}
-"""
-
-
-def _wide(helper: str, unary: bool = False) -> CExprRule:
-    """``gc_<helper>_npy_float32`` folded left over the operands (numpy's order, one
-    rounding per step); None (the plain rule) for any other output type."""
-
-    def rule(names: Sequence[str], in_dtypes: Sequence[str], out_dtype: str) -> str | None:
-        if out_dtype != "float32":
-            return None
-        args = _cast_all(names, "npy_float32")
-        acc, *rest = [args[0], args[0]] if unary else args
-        for a in rest:
-            acc = f"gc_{helper}_npy_float32({acc}, {a})"
-        return acc
-
-    return rule
-
-
-_WIDE: dict[type[ScalarOp], CExprRule] = {
-    ps.Mul: _wide("mulw"),
-    ps.Sqr: _wide("mulw", unary=True),
-    ps.True_div: _wide("divw"),
-}
-
-wide_for_op: RuleTable[CExprRule] = RuleTable("C expression, subnormal operands", _WIDE)
-"""Op class -> its C expression rule when an operand may be subnormal (``_WIDE_C``)."""
-
-_C_SUPPORT.update({ps.Mul: _WIDE_C, ps.Sqr: _WIDE_C, ps.True_div: _WIDE_C})
-
 support_for_op: RuleTable[str] = RuleTable("C support", _C_SUPPORT)
 """Op class -> the top-level C its expression calls (looked up along the MRO)."""
 
@@ -465,16 +415,12 @@ def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], li
     if not all(has_ctype(v.type.dtype) for v in values):
         return None
     expr: dict[Variable, str] = dict(zip(op.inputs, names))
-    tiny = subnormal_values(op)
     lines: list[str] = []
     for k, node in enumerate(op.nodes):
         ins = [expr[v] if v in expr else c_literal(v) for v in node.inputs]
         out = node.outputs[0]
         assert isinstance(node.op, ScalarOp)
-        in_dt = [i.type.dtype for i in node.inputs]
-        wide = wide_for_op.get(node.op) if any(v in tiny for v in node.inputs) else None
-        e = wide(ins, in_dt, out.type.dtype) if wide is not None else None
-        e = e or c_expr(node.op, ins, in_dt, out.type.dtype)
+        e = c_expr(node.op, ins, [i.type.dtype for i in node.inputs], out.type.dtype)
         if e is None:
             return None
         tmp = f"t{k}"
@@ -482,16 +428,6 @@ def composite_c_body(op: Composite, names: Sequence[str]) -> tuple[list[str], li
         expr[out] = tmp
     outs = [expr[o] if o in expr else c_literal(o) for o in op.outputs]
     return lines, outs
-
-
-def subnormal_values(op: Composite) -> set[Variable]:
-    """The float values inside ``op`` that may be subnormal while its inputs are not: the
-    results of Ops that ``underflows``, and every float value computed from one of them."""
-    tiny: set[Variable] = set()
-    for node in op.nodes:
-        if getattr(node.op, "underflows", False) or any(v in tiny for v in node.inputs):
-            tiny.update(o for o in node.outputs if o.type.dtype in FLOAT_DTYPES)
-    return tiny
 
 
 def c_literal(v: Variable) -> str:
