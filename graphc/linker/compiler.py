@@ -40,6 +40,9 @@ DEFAULT_CFLAGS: tuple[str, ...] = (
     "-shared",
     "-march=native",
     "-fno-math-errno",
+    # every + and * rounded as numpy rounds it: gcc's default for GNU C contracts a*b + c
+    # into one fma, and a fused loop then differs from the unfused graph in the last bit
+    "-ffp-contract=off",
     "-fopenmp-simd",
     "-fno-strict-aliasing",
     "-DNPY_NO_DEPRECATED_API=NPY_1_7_API_VERSION",
