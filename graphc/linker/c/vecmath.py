@@ -39,7 +39,10 @@ Design, the same for ``double`` and ``float``:
   corrected by its residual; in float one rounded division (the correction would make it
   1.6x slower).
 - ``sigmoid``: ``e = exp(-|x|)``, ``(x >= 0 ? 1 : e) / (1 + e)`` (as the Op's numpy code);
-  ``softplus``: ``max(x, 0) + log1p(exp(-|x|))``.
+  ``softplus``: ``max(x, 0) + log1p(exp(-|x|))``. Where ``1 + e`` rounds to 1 and
+  ``log1p(e)`` to e (``|x|`` past 18.5 in float, 38 in double) they are selected as e or 1,
+  and x or e, while the division and log1p get 0: a subnormal e would make them take the
+  assist (5-7x the time), and log1p's ``e*e`` underflowed from there on.
 
 ``Q`` and ``P`` are Chebyshev (near-minimax) fits made by ``scripts/vecmath_coefficients.py``
 (degree 9 and 6 for double, 4 and 2 for float).
@@ -76,6 +79,9 @@ FUNCTIONS = ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus")
 
 _F64 = r"""
 /* ---- graphc vector math, double (graphc/linker/c/vecmath.py) ---- */
+/* an exp and a log1p in one function: more than gcc inlines of a plain static inline in
+   a large module, and a call per element is a scalar loop */
+#define GCVM_INLINE static inline __attribute__((always_inline))
 static inline npy_int64 gcvm_bits_f64(double x) { npy_int64 i; memcpy(&i, &x, 8); return i; }
 static inline double gcvm_double(npy_int64 i) { double x; memcpy(&x, &i, 8); return x; }
 #define GCVM_SHIFT64 0x1.8p52
@@ -245,13 +251,30 @@ static inline double gc_vm_tanh_npy_float64(double x) {
     return copysign(fma(res, w, q), x);
 }
 
-static inline double gc_vm_sigmoid_npy_float64(double x) {
-    const double e = gc_vm_exp_npy_float64(-fabs(x));
-    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
+/* c ? +0 : v, as bits: gcc turns a floating-point select into a select of the operations
+   that read it (1 + (c ? 0 : v) -> c ? 1 : 1 + v), which would read a subnormal v */
+static inline double gcvm_zero_if_f64(int c, double v) {
+    return gcvm_double(gcvm_bits_f64(v) & (c ? 0LL : -1LL));
 }
 
-static inline double gc_vm_softplus_npy_float64(double x) {
-    return (x > 0.0 ? x : 0.0) + gcvm_log1p_core_f64(gc_vm_exp_npy_float64(-fabs(x)));
+/* e = exp(-|x|) small enough that 1 + e rounds to 1 and log1p(e) to e (|x| > 38: e below
+   2^-54): sigmoid is e (x < 0) or 1, softplus x (x > 0) or e. There the division, the sum
+   and log1p get 0 instead of e: gcc computes every arm, and an operation reading a
+   subnormal e takes a microcode assist (5-7x the time) or log1p's e*e underflows */
+GCVM_INLINE double gc_vm_sigmoid_npy_float64(double x) {
+    const double e = gc_vm_exp_npy_float64(-fabs(x));
+    const int tiny = fabs(x) > 38.0; /* a compare off exp's path */
+    const double num = x >= 0.0 ? 1.0 : e; /* selects of variables: gcc if-converts */
+    const double q = (tiny ? 1.0 : num) / (1.0 + gcvm_zero_if_f64(tiny, e));
+    return tiny ? num : q;
+}
+
+GCVM_INLINE double gc_vm_softplus_npy_float64(double x) {
+    const double e = gc_vm_exp_npy_float64(-fabs(x));
+    const int tiny = fabs(x) > 38.0;
+    const double xp = x > 0.0 ? x : 0.0, r = x > 0.0 ? x : e;
+    const double y = xp + gcvm_log1p_core_f64(gcvm_zero_if_f64(tiny, e));
+    return tiny ? r : y;
 }
 """
 
@@ -375,13 +398,25 @@ static inline float gc_vm_tanh_npy_float32(float x) {
     return copysignf(e / (e + 2.0f), x);
 }
 
-static inline float gc_vm_sigmoid_npy_float32(float x) {
-    const float e = gc_vm_exp_npy_float32(-fabsf(x));
-    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+static inline float gcvm_zero_if_f32(int c, float v) {
+    return gcvm_float(gcvm_bits_f32(v) & (c ? 0 : -1));
 }
 
-static inline float gc_vm_softplus_npy_float32(float x) {
-    return (x > 0.0f ? x : 0.0f) + gcvm_log1p_core_f32(gc_vm_exp_npy_float32(-fabsf(x)));
+/* as in double, for |x| > 18.5 (e below 2^-26) */
+GCVM_INLINE float gc_vm_sigmoid_npy_float32(float x) {
+    const float e = gc_vm_exp_npy_float32(-fabsf(x));
+    const int tiny = fabsf(x) > 18.5f;
+    const float num = x >= 0.0f ? 1.0f : e;
+    const float q = (tiny ? 1.0f : num) / (1.0f + gcvm_zero_if_f32(tiny, e));
+    return tiny ? num : q;
+}
+
+GCVM_INLINE float gc_vm_softplus_npy_float32(float x) {
+    const float e = gc_vm_exp_npy_float32(-fabsf(x));
+    const int tiny = fabsf(x) > 18.5f;
+    const float xp = x > 0.0f ? x : 0.0f, r = x > 0.0f ? x : e;
+    const float y = xp + gcvm_log1p_core_f32(gcvm_zero_if_f32(tiny, e));
+    return tiny ? r : y;
 }
 """
 
