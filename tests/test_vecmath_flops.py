@@ -102,6 +102,17 @@ def test_casts_negation_and_abs_are_free():
     assert loops_flops(f.maker.fgraph.toposort()) == 2  # the product and the sum
 
 
+def test_every_arithmetic_operator_is_counted():
+    """Each of + - * / min max sqrt clip counts its operations (a class left without its
+    count would raise NotImplementedError here)."""
+    x, y = T.dvector("x"), T.dvector("y")
+    cases = [(1, x / y), (2, x * y - y), (4, T.sqrt(T.maximum(x, y) + T.minimum(x, y))),
+             (4, T.clip(x, 0, 1) + y * y)]  # fmt: skip
+    for want, out in cases:
+        f = graphc.function([x, y], out)
+        assert loops_flops(f.maker.fgraph.toposort()) == want, out
+
+
 def test_an_uncounted_function_is_named():
     x = T.dvector("x")
     f = graphc.function([x], T.sin(x) * x)

@@ -286,13 +286,13 @@ class Sub(BinaryScalarOp):
 
 
 class True_div(BinaryScalarOp):  # the lowercased class name is the Op's name
+    flops_per_element = 1
     ufunc = np.true_divide
     float_only = True
     infix = "/"
 
 
 class Int_div(BinaryScalarOp):
-    flops_per_element = 1
     ufunc = np.floor_divide
     gradient = "zero"
 
