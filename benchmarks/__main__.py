@@ -32,7 +32,7 @@ from benchmarks.common import (
     numpy_mlp_step,
 )
 from benchmarks.machine import describe, header, load_average
-from benchmarks.roofline import Loop, loop_of, shares
+from benchmarks.roofline import Loop, bound_label, loop_of, shares
 
 
 @dataclass
@@ -812,9 +812,7 @@ def openmp(peers, quick) -> list[Result]:
                         f"{r['split'][load]:.0%} of its runs split")  # fmt: skip
                 what = "idle" if load == "idle" else "second core busy (spinning process)"
                 lim = r["limits"][load]
-                kinds = {b for b, _ in lim.values()}
-                bound = (next(iter(kinds)) if len(kinds) == 1
-                         else ", ".join(f"{k}: {b}" for k, (b, _) in lim.items()))  # fmt: skip
+                bound = bound_label({k: b for k, (b, _) in lim.items()})
                 out.append(Result(f"openmp {label}, 1e6 {dtype}, {what}", "ms", times, sp, note,
                                   roofline={k: v for k, (_, v) in lim.items()}, bound=bound,
                                   intensity=r["intensity"] if lim else None))  # fmt: skip

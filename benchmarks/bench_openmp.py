@@ -28,10 +28,10 @@ import graphc.tensor as T
 
 try:
     from benchmarks.common import interleaved_samples, median_spread, size_parser
-    from benchmarks.roofline import Loop, loop_of, peak_gflops, share
+    from benchmarks.roofline import Loop, candidate_shares, loop_of, peak_gflops
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from common import interleaved_samples, median_spread, size_parser  # type: ignore[no-redef]
-    from roofline import Loop, loop_of, peak_gflops, share  # type: ignore[no-redef]
+    from roofline import Loop, candidate_shares, loop_of, peak_gflops  # type: ignore[no-redef]
 
 EXPRS: dict[str, Callable] = {
     "(x*y + z)*x - y": lambda a, b, c, m: (a * b + c) * a - b,
@@ -103,13 +103,10 @@ def candidates(label: str, n: int, dtype: str) -> tuple[dict[str, Callable[[], o
 def binding_limit(n: int, dtype: str, med: dict[str, float], threads: int, loop: Loop,
                   peak: float) -> dict:  # fmt: skip
     """Per loop (serial, openmp): ``(bound, share)``, the limit that binds it and the
-    share of that limit it reaches (``roofline.share``): the bandwidth of the same-size
-    triad on as many threads, or ``peak`` GFLOP/s (one core's) times the threads."""
+    share of that limit it reaches (``roofline.candidate_shares``): the bandwidth of the
+    same-size triad on as many threads, or ``peak`` GFLOP/s (one core's) times the threads."""
     triad_bytes = 24 * (n * np.dtype(dtype).itemsize // 8)
-    out = {}
-    for cand, triad, nt in (("serial", "triad", 1), ("openmp", "triad openmp", threads)):
-        out[cand] = share(med[cand], loop, peak * nt, triad_bytes / med[triad] / 1e9)
-    return out
+    return candidate_shares(med, loop, peak, triad_bytes, threads)
 
 
 def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64") -> dict:

@@ -61,22 +61,35 @@ def loop_of(function: object, n: int, dtype: str, arrays: int = 4) -> Loop:
     return Loop(arrays * n * np.dtype(dtype).itemsize, per_element * n)
 
 
-def shares(med: dict[str, float], loop: Loop, dtype: str, triad_bytes: float,
-           threads: int | None = None) -> dict:  # fmt: skip
-    """Result fields ``roofline`` (candidate -> share) and ``bound`` for the candidates of
-    ``med`` beside the references ``triad`` and ``triad openmp`` (the bandwidth on one
-    thread and on all); an OpenMP candidate's peak is one core's times the threads."""
-    peak = peak_gflops(dtype)
-    if "triad" not in med or peak is None:
-        return {}
+def candidate_shares(med: dict[str, float], loop: Loop, peak: float, triad_bytes: float,
+                     threads: int | None = None) -> dict[str, tuple[str, float]]:  # fmt: skip
+    """Candidate -> ``share(...)`` for the candidates of ``med`` beside the references
+    ``triad`` and ``triad openmp`` (the bandwidth on one thread and on all); an OpenMP
+    candidate's peak is one core's ``peak`` times the threads."""
     threads = threads or os.cpu_count() or 1
-    out, bounds = {}, {}
+    out = {}
     for k, t in med.items():
         if k.startswith("triad"):
             continue
         par = "openmp" in k
         bw = triad_bytes / med["triad openmp" if par else "triad"] / 1e9
-        bounds[k], out[k] = share(t, loop, peak * (threads if par else 1), bw)
+        out[k] = share(t, loop, peak * (threads if par else 1), bw)
+    return out
+
+
+def bound_label(bounds: dict[str, str]) -> str:
+    """The binding limit, or per candidate where they differ."""
     kinds = sorted(set(bounds.values()))
-    bound = kinds[0] if len(kinds) == 1 else ", ".join(f"{k}: {b}" for k, b in bounds.items())
-    return {"roofline": out, "bound": bound}
+    return kinds[0] if len(kinds) == 1 else ", ".join(f"{k}: {b}" for k, b in bounds.items())
+
+
+def shares(med: dict[str, float], loop: Loop, dtype: str, triad_bytes: float,
+           threads: int | None = None) -> dict:  # fmt: skip
+    """Result fields ``roofline`` (candidate -> share) and ``bound`` (``candidate_shares``
+    at this machine's peak in ``dtype``); empty without the triad or the peak."""
+    peak = peak_gflops(dtype)
+    if "triad" not in med or peak is None:
+        return {}
+    got = candidate_shares(med, loop, peak, triad_bytes, threads)
+    return {"roofline": {k: v for k, (_, v) in got.items()},
+            "bound": bound_label({k: b for k, (b, _) in got.items()})}  # fmt: skip
