@@ -12,19 +12,21 @@ Design, the same for ``double`` and ``float``:
 
 - ``exp``: ``x = n*ln2 + r`` with ``n = rint(x/ln2)`` (the 1.5*2^52 shift trick) and
   ``|r| <= ln2/2``, reduced in two steps (Cody-Waite; ``ln2``'s high part has trailing zero
-  bits so ``n*LN2HI`` and ``x - n*LN2HI`` are exact); ``exp(r) = 1 + r + r*r*Q(r)``; the
-  result is scaled by ``2^n`` as two products (``2^(n+a) * 2^-a``) so that results past
-  the largest double become ``inf``. A subnormal result is rounded once, to an integer
-  (``p*2^(n+1074) + 2^52``), whose bits are the result's: no floating-point operation
-  underflows (an underflowing one takes a microcode assist on x86, ~100 cycles), and lanes
-  past the thresholds compute ``exp(0)``, replaced by ``inf`` or ``0``, so every input
-  range costs the same. gcc evaluates both arms of a select (``-fno-trapping-math``) and
-  moves operations across it, so the code leaves it no underflowing choice: ``n`` is
-  masked, not selected, and the rounding is one ``fma`` (before, 1e6 exps where the
-  result is subnormal took 4.9 ms in float and 10.3 ms in double, against 0.8 and 2.4
-  elsewhere; ``tests/test_vecmath_flags.py`` reads the MXCSR underflow flags). A
-  subnormal result leaves the function all the same: numpy's float operations on it
-  (a product, a quotient) take the assist, and so do graphc's fused loops.
+  bits so ``n*LN2HI`` and ``x - n*LN2HI`` are exact); ``exp(r) = 1 + r + r*r*Q(r)``.
+  ``x`` is first clamped to ``[-746, 710]`` by two integer mins on its bits (gcc makes
+  the float selects three compares and two blends), where exp is ``+inf`` or rounds to
+  ``+0``. A normal result is scaled by adding ``n << 52`` to ``p``'s bits, one integer
+  add instead of two products; past the largest double that sum is capped at ``inf``'s
+  bits. A subnormal result is rounded once, to an integer (``p*2^(n+1074) + 2^52``, the
+  first term's bits formed as ``p``'s plus ``(n + 1074) << 52``), whose bits are the
+  result's: no floating-point operation underflows or reads a subnormal (either takes a
+  microcode assist on x86, ~100 cycles), so every input range costs the same (before,
+  1e6 exps where the result is subnormal took 4.9 ms in float and 10.3 ms in double,
+  against 0.8 and 2.4 elsewhere; ``tests/test_vecmath_flags.py`` reads the MXCSR
+  underflow flags). gcc evaluates both arms of a select (``-fno-trapping-math``), so the
+  normal lanes' rounding sum adds ``2^52`` to ``2^52``. A subnormal result leaves the
+  function all the same: numpy's float operations on it (a product, a quotient) take the
+  assist, and so do graphc's fused loops.
 - ``expm1``: the same reduction, and ``2^n*(1 + expm1(r)) - 1`` evaluated as
   ``fma(2^n, r*r*Q(r) + c, fma(2^n, r, 2^n - 1))`` where ``c`` is the rounding error of the
   reduced argument: exact cancellation for ``n = 0``, one rounding of the large part else.
@@ -84,6 +86,15 @@ _F64 = r"""
 #define GCVM_INLINE static inline __attribute__((always_inline))
 static inline npy_int64 gcvm_bits_f64(double x) { npy_int64 i; memcpy(&i, &x, 8); return i; }
 static inline double gcvm_double(npy_int64 i) { double x; memcpy(&x, &i, 8); return x; }
+/* x clamped to [lo, hi] (lo < 0 < hi) by two integer operations on its bits: a signed
+   min with hi's (a negative double's bits are a negative integer) and an unsigned min with
+   lo's (a positive double's are below every negative's); a NaN becomes lo or hi. gcc
+   makes the two float selects three compares and two blends */
+static inline double gcvm_clamp_f64(double x, double lo, double hi) {
+    const npy_int64 b = gcvm_bits_f64(x), bh = gcvm_bits_f64(hi);
+    const npy_uint64 u = (npy_uint64)(b < bh ? b : bh), ul = (npy_uint64)gcvm_bits_f64(lo);
+    return gcvm_double((npy_int64)(u < ul ? u : ul));
+}
 #define GCVM_SHIFT64 0x1.8p52
 #define GCVM_LN2HI64 0x1.62e42fefa3800p-1 /* n * LN2HI is exact for |n| < 2^11 */
 #define GCVM_LN2LO64 0x1.ef35793c76730p-45
@@ -114,35 +125,26 @@ static inline double gcvm_reduce_f64(double x, npy_int64 *n, double *rc) {
 static inline double gc_vm_exp_npy_float64(double x) {
     double rc;
     npy_int64 n;
-    /* lanes past the thresholds compute exp(0) instead, selected away below: scaling by
-       2^n would underflow there, and a product that underflows takes a microcode assist
-       (the extreme range cost twice the others) */
-    const double xc = x > 710.0 ? 0.0 : (x < -746.0 ? 0.0 : x);
+    /* clamped where exp is +inf or rounds to +0 (n in [-1076, 1024]; a NaN is selected
+       back at the end): the scaling below then needs no select of its own there */
+    const double xc = gcvm_clamp_f64(x, -746.0, 710.0);
     const double r = gcvm_reduce_f64(xc, &n, &rc);
     const double p = 1.0 + (r + fma(r * r, gcvm_q_f64(r), rc));
-    /* 2^n as 2^h * 2^(n-h), h = n/2: both normal for n in [-1022, 1024] (the product
-       overflows to inf past the largest double) */
-    /* n = -1022 with p < 1 is subnormal too: 2^h * 2^(n-h) would underflow (an assist) */
-    const int sub = (n < -1022) | ((n == -1022) & (p < 1.0));
-    /* nn = sub ? 0 : n as a mask: from a select gcc computes yn with n itself (equal on
-       the lanes that keep yn, with -fno-trapping-math) and the sub lanes' product
-       underflows: a microcode assist on every vector holding a subnormal result */
-    const npy_int64 nn = n & -(npy_int64)!sub, h = nn >> 1;
-    const double yn = (p * gcvm_double((h + 1023) << 52)) * gcvm_double((nn - h + 1023) << 52);
-    /* n in [-1076, -1022], a subnormal result: p * 2^(n+1074) (in [2^-3, 2^52), exact) is
-       rounded once to an integer m by adding 2^52, and m is the bits of m * 2^-1074. No
-       floating-point operation underflows (one that does takes a microcode assist, and
-       made the range where exp underflows cost twice the others) */
-    /* one fma: gcc computes the product for every lane with the sub lanes' exponent (the
-       select sunk below it), tiny on the others, and as a multiply of its own (with
-       -ffp-contract=off) it would take an assist there */
-    const double t = fma(p, gcvm_double(((sub ? n : -1074) + 1074 + 1023) << 52), 0x1p52);
-    const double y = sub ? gcvm_double(gcvm_bits_f64(t) - gcvm_bits_f64(0x1p52)) : yn;
-    /* past these the result is +inf or +0 (and what was computed is meaningless); a NaN
-       fails both compares, has made p a (quiet) NaN, and n anything */
-    const double z = x > 710.0 ? INFINITY : y;
-    const double w = x < -746.0 ? 0.0 : z;
-    return x != x ? p : w;
+    /* p * 2^n as n added to p's exponent field (p in [0.7, 1.42]): the bits of the
+       result where it is normal; past the largest double the exponent field is 2047
+       (inf with a nonzero fraction: capped at inf's bits), below 2^-1022 it is 0 or
+       negative */
+    const npy_int64 b = gcvm_bits_f64(p) + (n << 52);
+    const npy_int64 yn = b < 0x7ff0000000000000LL ? b : 0x7ff0000000000000LL;
+    /* a subnormal result: p * 2^(n+1074) (in [2^-3, 2^52), exact: its bits are
+       b + (1074 << 52)) is rounded once to an integer m by adding 2^52, and m is the bits
+       of m * 2^-1074. No floating-point operation underflows or reads a subnormal (either
+       takes a microcode assist, ~100 cycles): the normal lanes add 2^52 to 2^52 (b capped
+       at 2^-1022's bits; gcc computes the sum on every lane) */
+    const npy_int64 bs = b < 0x0010000000000000LL ? b : 0x0010000000000000LL;
+    const double t = gcvm_double(bs + (1074LL << 52)) + 0x1p52;
+    const npy_int64 y = b < 0x0010000000000000LL ? gcvm_bits_f64(t) - gcvm_bits_f64(0x1p52) : yn;
+    return x != x ? x : gcvm_double(y);
 }
 
 /* expm1 for x in [-60, 709.8] (no special values); garbage outside. */
@@ -282,6 +284,11 @@ _F32 = r"""
 /* ---- graphc vector math, float (graphc/linker/c/vecmath.py) ---- */
 static inline npy_int32 gcvm_bits_f32(float x) { npy_int32 i; memcpy(&i, &x, 4); return i; }
 static inline float gcvm_float(npy_int32 i) { float x; memcpy(&x, &i, 4); return x; }
+static inline float gcvm_clamp_f32(float x, float lo, float hi) { /* as in double */
+    const npy_int32 b = gcvm_bits_f32(x), bh = gcvm_bits_f32(hi);
+    const npy_uint32 u = (npy_uint32)(b < bh ? b : bh), ul = (npy_uint32)gcvm_bits_f32(lo);
+    return gcvm_float((npy_int32)(u < ul ? u : ul));
+}
 #define GCVM_SHIFT32 0x1.8p23f
 #define GCVM_LN2HI32 0x1.62e4p-1f /* n * LN2HI is exact for |n| < 2^10 */
 #define GCVM_LN2LO32 0x1.7f7d1cp-20f
@@ -306,20 +313,16 @@ static inline float gcvm_reduce_f32(float x, npy_int32 *n, float *rc) {
 static inline float gc_vm_exp_npy_float32(float x) {
     float rc;
     npy_int32 n;
-    const float xc = x > 89.0f ? 0.0f : (x < -104.0f ? 0.0f : x); /* as in double */
+    /* as in double: n in [-150, 128] */
+    const float xc = gcvm_clamp_f32(x, -104.0f, 89.0f);
     const float r = gcvm_reduce_f32(xc, &n, &rc);
     const float p = 1.0f + (r + fmaf(r * r, gcvm_q_f32(r), rc));
-    const int sub = (n < -126) | ((n == -126) & (p < 1.0f)); /* as in double */
-    /* nn = sub ? 0 : n as a mask: from a select gcc computes yn with n itself (equal on
-       the lanes that keep yn) and the sub lanes' product underflows (an assist) */
-    const npy_int32 nn = n & -(npy_int32)!sub, h = nn >> 1;
-    const float yn = (p * gcvm_float((h + 127) << 23)) * gcvm_float((nn - h + 127) << 23);
-    /* one fma, as in double */
-    const float t = fmaf(p, gcvm_float(((sub ? n : -149) + 149 + 127) << 23), 0x1p23f);
-    const float y = sub ? gcvm_float(gcvm_bits_f32(t) - gcvm_bits_f32(0x1p23f)) : yn;
-    const float z = x > 89.0f ? INFINITY : y;
-    const float w = x < -104.0f ? 0.0f : z;
-    return x != x ? p : w;
+    const npy_int32 b = gcvm_bits_f32(p) + (n << 23);
+    const npy_int32 yn = b < 0x7f800000 ? b : 0x7f800000;
+    const npy_int32 bs = b < 0x00800000 ? b : 0x00800000;
+    const float t = gcvm_float(bs + (149 << 23)) + 0x1p23f;
+    const npy_int32 y = b < 0x00800000 ? gcvm_bits_f32(t) - gcvm_bits_f32(0x1p23f) : yn;
+    return x != x ? x : gcvm_float(y);
 }
 
 static inline float gcvm_expm1_core_f32(float x) {
@@ -452,10 +455,10 @@ def calls_bounded(kernel: str, strided_from: int | None = None) -> str:
 
 
 FLOPS: dict[str, dict[str, float]] = {
-    "float64": {"exp": 39, "expm1": 39, "log": 30, "log1p": 33,
-                "tanh": 58, "sigmoid": 41, "softplus": 73},
-    "float32": {"exp": 27, "expm1": 27, "log": 22, "log1p": 25,
-                "tanh": 33, "sigmoid": 29, "softplus": 53},
+    "float64": {"exp": 36, "expm1": 39, "log": 30, "log1p": 33,
+                "tanh": 58, "sigmoid": 38, "softplus": 70},
+    "float32": {"exp": 24, "expm1": 27, "log": 22, "log1p": 25,
+                "tanh": 33, "sigmoid": 26, "softplus": 50},
 }  # fmt: skip
 """dtype -> function -> floating-point operations per element, as a roofline counts
 executed operations (add, sub, mul, div, min, max 1, fma 2; compares, selects,
