@@ -133,8 +133,9 @@ static inline double gc_vm_exp_npy_float64(double x) {
     /* p * 2^n as n added to p's exponent field (p in [0.7, 1.42]): the bits of the
        result where it is normal; past the largest double the exponent field is 2047
        (inf with a nonzero fraction: capped at inf's bits), below 2^-1022 it is 0 or
-       negative */
-    const npy_int64 b = gcvm_bits_f64(p) + (n << 52);
+       negative. (n + the shift's bits: the bits of k, the reduction's rounded x/ln2,
+       whose low 12 bits are n's: one integer subtraction fewer) */
+    const npy_int64 b = gcvm_bits_f64(p) + ((n + gcvm_bits_f64(GCVM_SHIFT64)) << 52);
     const npy_int64 yn = b < 0x7ff0000000000000LL ? b : 0x7ff0000000000000LL;
     /* a subnormal result: p * 2^(n+1074) (in [2^-3, 2^52), exact: its bits are
        b + (1074 << 52)) is rounded once to an integer m by adding 2^52, and m is the bits
@@ -317,7 +318,7 @@ static inline float gc_vm_exp_npy_float32(float x) {
     const float xc = gcvm_clamp_f32(x, -104.0f, 89.0f);
     const float r = gcvm_reduce_f32(xc, &n, &rc);
     const float p = 1.0f + (r + fmaf(r * r, gcvm_q_f32(r), rc));
-    const npy_int32 b = gcvm_bits_f32(p) + (n << 23);
+    const npy_int32 b = gcvm_bits_f32(p) + ((n + gcvm_bits_f32(GCVM_SHIFT32)) << 23);
     const npy_int32 yn = b < 0x7f800000 ? b : 0x7f800000;
     const npy_int32 bs = b < 0x00800000 ? b : 0x00800000;
     const float t = gcvm_float(bs + (149 << 23)) + 0x1p23f;
