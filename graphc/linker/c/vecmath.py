@@ -149,7 +149,7 @@ static inline double gc_vm_exp_npy_float64(double x) {
     return x != x ? x : gcvm_double(y);
 }
 
-/* expm1 for x in [-60, 709.8] (no special values); garbage outside. */
+/* expm1 for x in [-60, 710] (no special values; +inf past 709.78); garbage outside. */
 static inline double gcvm_expm1_core_f64(double x) {
     double rc;
     npy_int64 n;
@@ -162,10 +162,11 @@ static inline double gcvm_expm1_core_f64(double x) {
 }
 
 static inline double gc_vm_expm1_npy_float64(double x) {
-    /* the core on 0 past the thresholds (no underflowing scale factor), selected away */
-    const double y = gcvm_expm1_core_f64(x > 710.0 ? 0.0 : (x < -60.0 ? 0.0 : x));
-    const double z = x > 710.0 ? INFINITY : (x < -60.0 ? -1.0 : y);
-    return fabs(x) < 0x1p-54 ? x : z; /* keeps -0.0 and the subnormals exact */
+    /* the core on x clamped where expm1 is +inf (its last product overflows) or rounds
+       to -1 (no underflowing scale factor), so no select of the result */
+    const double y = gcvm_expm1_core_f64(gcvm_clamp_f64(x, -60.0, 710.0));
+    /* keeps -0.0 and the subnormals exact, and a NaN (unordered: one compare) */
+    return !(fabs(x) >= 0x1p-54) ? x : y;
 }
 
 /* log(1+f) - f + f*f/2 ... : the log's polynomial part, P(z) for z = s*s (Horner) */
@@ -339,9 +340,8 @@ static inline float gcvm_expm1_core_f32(float x) {
 }
 
 static inline float gc_vm_expm1_npy_float32(float x) {
-    const float y = gcvm_expm1_core_f32(x > 89.0f ? 0.0f : (x < -30.0f ? 0.0f : x));
-    const float z = x > 89.0f ? INFINITY : (x < -30.0f ? -1.0f : y);
-    return fabsf(x) < 0x1p-25f ? x : z;
+    const float y = gcvm_expm1_core_f32(gcvm_clamp_f32(x, -30.0f, 89.0f)); /* as in double */
+    return !(fabsf(x) >= 0x1p-25f) ? x : y;
 }
 
 static inline float gcvm_log_sum_f32(float dk, float f, float c) {
