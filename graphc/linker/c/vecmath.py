@@ -464,7 +464,7 @@ FLOPS: dict[str, dict[str, float]] = {
     "float64": {"exp": 36, "expm1": 39, "log": 30, "log1p": 33,
                 "tanh": 58, "sigmoid": 38, "softplus": 70},
     "float32": {"exp": 24, "expm1": 27, "log": 22, "log1p": 25,
-                "tanh": 33, "sigmoid": 26, "softplus": 50},
+                "tanh": 25, "sigmoid": 26, "softplus": 50},
 }  # fmt: skip
 """dtype -> function -> floating-point operations per element, as a roofline counts
 executed operations (add, sub, mul, div, min, max 1, fma 2; compares, selects,
