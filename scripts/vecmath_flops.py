@@ -31,6 +31,8 @@ PRELUDE = """#include <math.h>
 #include <string.h>
 typedef int64_t npy_int64;
 typedef int32_t npy_int32;
+typedef uint64_t npy_uint64;
+typedef uint32_t npy_uint32;
 typedef double npy_float64;
 typedef float npy_float32;
 """

@@ -85,3 +85,15 @@ def test_sigmoid_and_softplus_raise_no_underflow_where_exp_of_minus_abs_x_is_sub
     tiny = np.abs(xs) > (18.5 if dtype == "float32" else 38)
     want = np.where(xs >= 0, 1, e) if fn == "sigmoid" else np.where(xs > 0, xs, e)
     np.testing.assert_array_equal(f(xs)[tiny], want[tiny])
+
+
+@pytest.mark.parametrize("fn", ["expm1", "tanh"])
+@pytest.mark.parametrize(("dtype", "lo", "hi"), [("float32", -110, 110), ("float64", -760, 760)])
+def test_expm1_and_tanh_raise_no_flag_on_any_range(csr, fn, dtype, lo, hi):
+    """expm1 is computed on x clamped to where it rounds to -1 or overflows, tanh on |x|
+    clamped to where it rounds to 1: no scale factor underflows and no operation reads
+    a subnormal, whatever the input."""
+    x = T.vector("x", dtype=dtype)
+    f = graphc.function([x], getattr(T, fn)(x), mode=graphc.Mode(linker="c|py"))
+    xs = np.linspace(lo, hi, 200_003).astype(dtype)
+    assert flags_of(csr, f, xs) == 0
