@@ -14,11 +14,14 @@
    keep coming: up to twice the recent gap between them (a moving average), at least
    GC_POOL_SPIN_MIN_NS and at most GC_POOL_SPIN_MAX_NS, then sleeps. It gives its core
    back at once when it sees that it was descheduled (its clock jumped by over
-   GC_POOL_JUMP_NS between two polls: another thread wants the core) or when a module's
-   policy runs a long run serially (rest()). */
+   GC_POOL_JUMP_NS between two polls and the kernel counts an involuntary context switch
+   of the thread: another thread wants the core; a jump without one is the host pausing
+   the virtual CPU, which no thread here is waiting for) or when a module's policy runs
+   a long run serially (rest()). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
@@ -32,7 +35,7 @@
 #define GC_POOL_SPIN_MAX_NS 20000000.0
 #endif
 #ifndef GC_POOL_JUMP_NS
-#define GC_POOL_JUMP_NS 250000.0
+#define GC_POOL_JUMP_NS 50000.0
 #endif
 #define GC_POOL_MAXOP 64
 #define GC_POOL_MAXW 63
@@ -126,16 +129,27 @@ static void gc_pool_sleep(long seen, int why) {
     pthread_mutex_unlock(&gc_pool.mu);
 }
 
+/* Involuntary context switches of the calling thread so far (-1 where unknown). */
+static long gc_pool_preempted(void) {
+#ifdef RUSAGE_THREAD
+    struct rusage u;
+    if (getrusage(RUSAGE_THREAD, &u) == 0) return u.ru_nivcsw;
+#endif
+    return -1;
+}
+
 /* Poll for the job after ``seen`` (sleeping when told to, see the top); its generation. */
 static long gc_pool_wait(long seen) {
     double start = gc_pool_now(), last = start;
     double bound = (double)__atomic_load_n(&gc_pool.spin_ns, __ATOMIC_RELAXED);
     long rests = __atomic_load_n(&gc_pool.rests, __ATOMIC_RELAXED), g;
+    long switches = gc_pool_preempted();
     for (int k = 1; (g = __atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE)) == seen; k++) {
         gc_pool_relax();
         if (k & 63) continue;
         double t = gc_pool_now();
-        int why = t - last > GC_POOL_JUMP_NS ? 1
+        int jump = t - last > GC_POOL_JUMP_NS;
+        int why = jump && (switches < 0 || gc_pool_preempted() != switches) ? 1
                   : __atomic_load_n(&gc_pool.rests, __ATOMIC_RELAXED) != rests ? 2
                   : t - start > bound ? 0 : -1;
         last = t;
@@ -144,6 +158,7 @@ static long gc_pool_wait(long seen) {
         start = last = gc_pool_now();
         bound = (double)__atomic_load_n(&gc_pool.spin_ns, __ATOMIC_RELAXED);
         rests = __atomic_load_n(&gc_pool.rests, __ATOMIC_RELAXED);
+        switches = gc_pool_preempted();
     }
     return g;
 }
