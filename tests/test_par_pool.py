@@ -69,8 +69,9 @@ def test_a_serial_run_sends_the_workers_to_sleep():
         g = graphc.function([x, y], x * y - 2)
     v = np.ones(N)
     g(v, v)
-    rested = par_pool.stats().slept_rest
-    for _ in range(20):  # retried: a descheduled main thread may come too late
+    clean = 0  # attempts in which no worker was descheduled (load from other processes)
+    for _ in range(100):
+        before = par_pool.stats()
         for _ in range(10):  # split runs 1 ms apart: the workers learn to poll ~2 ms
             f(v, v)
             time.sleep(0.001)
@@ -80,6 +81,12 @@ def test_a_serial_run_sends_the_workers_to_sleep():
         while (st := par_pool.stats()).sleeping < st.workers:
             assert time.monotonic() < deadline
             time.sleep(0.001)
-        if par_pool.stats().slept_rest > rested:
-            break
-    assert par_pool.stats().slept_rest > rested
+        if st.slept_rest > before.slept_rest:
+            return
+        clean += st.slept_descheduled == before.slept_descheduled
+        assert clean < 5, "the workers kept polling after a serial run"
+    pytest.skip("a worker was descheduled in every attempt: too busy to see it")
+
+
+def test_the_pool_is_built_once():
+    assert par_pool.module() is par_pool.module()

@@ -11,8 +11,12 @@
 
    Waking a sleeping thread on a virtual machine takes from 30 us to milliseconds (the
    host halts an idle vCPU), so an idle worker polls for the next run while split runs
-   keep coming: up to twice the recent gap between them (a moving average), at least
-   GC_POOL_SPIN_MIN_NS and at most GC_POOL_SPIN_MAX_NS, then sleeps. It gives its core
+   keep coming: up to twice the longer recent gaps between them, at least
+   GC_POOL_SPIN_MIN_NS and at most GC_POOL_SPIN_MAX_NS, then sleeps. The gap followed is
+   the longest lately (a longer gap takes its place, a shorter one pulls it down an eighth
+   of the way), since gaps come in two kinds: short between the calls of a loop, long
+   where the caller does other work between loops, and the long ones are the wake-ups to
+   save. A gap over GC_POOL_SPIN_MAX_NS is left out: a pause, not a rhythm to poll for. It gives its core
    back at once when it sees that it was descheduled (its clock jumped by over
    GC_POOL_JUMP_NS between two polls and the kernel counts an involuntary context switch
    of the thread: another thread wants the core; a jump without one is the host pausing
@@ -75,7 +79,7 @@ static struct {
     int sleepers;    /* under mu */
     int workers;
     long spin_ns;    /* how long an idle worker polls: from the gaps between runs */
-    double gap_ns;   /* moving average of the gaps between split runs */
+    double gap_ns;   /* the longest recent gap between split runs (see the top) */
     double last_end; /* when the last split run ended */
     long sleeps[3];  /* workers gone to sleep: spin over, descheduled, rest */
     pid_t pid;       /* the process that started the workers (none survive a fork) */
@@ -195,12 +199,11 @@ static int gc_pool_start(int want) {
 static void gc_pool_learn_gap(double t0) {
     if (gc_pool.last_end > 0.0) {
         double gap = t0 - gc_pool.last_end;
-        double *avg = &gc_pool.gap_ns;
-        *avg = *avg == 0.0 ? gap : *avg + 0.25 * (gap - *avg);
+        double *hi = &gc_pool.gap_ns;
+        if (gap <= GC_POOL_SPIN_MAX_NS) *hi = gap > *hi ? gap : *hi + 0.125 * (gap - *hi);
     }
     double spin = 2.0 * gc_pool.gap_ns;
-    if (spin < GC_POOL_SPIN_MIN_NS || gc_pool.gap_ns > GC_POOL_SPIN_MAX_NS)
-        spin = GC_POOL_SPIN_MIN_NS;
+    if (spin < GC_POOL_SPIN_MIN_NS) spin = GC_POOL_SPIN_MIN_NS;
     if (spin > GC_POOL_SPIN_MAX_NS) spin = GC_POOL_SPIN_MAX_NS;
     __atomic_store_n(&gc_pool.spin_ns, (long)spin, __ATOMIC_RELAXED);
 }
