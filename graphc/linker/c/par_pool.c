@@ -21,7 +21,9 @@
    GC_POOL_JUMP_NS between two polls and the kernel counts an involuntary context switch
    of the thread: another thread wants the core; a jump without one is the host pausing
    the virtual CPU, which no thread here is waiting for) or when a module's policy runs
-   a long run serially (rest()). */
+   a long run serially (rest()). After it was descheduled, the workers poll only
+   GC_POOL_SPIN_MIN_NS for the next GC_POOL_BACKOFF split runs: the core is wanted
+   elsewhere, and a worker polling on it would take a scheduler slice each time. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
@@ -40,6 +42,9 @@
 #endif
 #ifndef GC_POOL_JUMP_NS
 #define GC_POOL_JUMP_NS 50000.0
+#endif
+#ifndef GC_POOL_BACKOFF
+#define GC_POOL_BACKOFF 8
 #endif
 #define GC_POOL_MAXOP 64
 #define GC_POOL_MAXW 63
@@ -82,10 +87,11 @@ static struct {
     double gap_ns;   /* the longest recent gap between split runs (see the top) */
     double last_end; /* when the last split run ended */
     long sleeps[3];  /* workers gone to sleep: spin over, descheduled, rest */
+    int backoff;     /* split runs left after a worker was descheduled: short polls */
     pid_t pid;       /* the process that started the workers (none survive a fork) */
     gc_job job;
 } gc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0,
-             (long)GC_POOL_SPIN_MIN_NS, 0.0, 0.0, {0, 0, 0}, 0, {0}};
+             (long)GC_POOL_SPIN_MIN_NS, 0.0, 0.0, {0, 0, 0}, 0, 0, {0}};
 
 static double gc_pool_now(void) {
     struct timespec t;
@@ -126,6 +132,10 @@ static intptr_t gc_pool_work(const gc_job *j, long g) {
 static void gc_pool_sleep(long seen, int why) {
     pthread_mutex_lock(&gc_pool.mu);
     gc_pool.sleeps[why]++;
+    if (why == 1) { /* the core is wanted elsewhere: poll briefly for a while */
+        __atomic_store_n(&gc_pool.backoff, GC_POOL_BACKOFF, __ATOMIC_RELAXED);
+        __atomic_store_n(&gc_pool.spin_ns, (long)GC_POOL_SPIN_MIN_NS, __ATOMIC_RELAXED);
+    }
     gc_pool.sleepers++;
     while (__atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE) == seen)
         pthread_cond_wait(&gc_pool.cv, &gc_pool.mu);
@@ -203,6 +213,11 @@ static void gc_pool_learn_gap(double t0) {
         if (gap <= GC_POOL_SPIN_MAX_NS) *hi = gap > *hi ? gap : *hi + 0.125 * (gap - *hi);
     }
     double spin = 2.0 * gc_pool.gap_ns;
+    int backoff = __atomic_load_n(&gc_pool.backoff, __ATOMIC_RELAXED);
+    if (backoff > 0) {
+        __atomic_store_n(&gc_pool.backoff, backoff - 1, __ATOMIC_RELAXED);
+        spin = GC_POOL_SPIN_MIN_NS;
+    }
     if (spin < GC_POOL_SPIN_MIN_NS) spin = GC_POOL_SPIN_MIN_NS;
     if (spin > GC_POOL_SPIN_MAX_NS) spin = GC_POOL_SPIN_MAX_NS;
     __atomic_store_n(&gc_pool.spin_ns, (long)spin, __ATOMIC_RELAXED);
