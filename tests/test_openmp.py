@@ -143,6 +143,19 @@ def test_policy_falls_back_at_once_when_a_thread_is_late():
     assert sum(ways) <= 14  # so 1 run in 512 pays for a late split in the long run
 
 
+def test_policy_is_not_put_off_by_a_worker_that_woke_late():
+    from graphc.linker.c.par_policy import simulate
+
+    # a worker woke near the end and took the last block: the main thread ran 97% of the
+    # elements and waited 40 ns for the rest, under an eighth of its own time
+    woke_late = (1000, 1040, 1000, 1e6, 9.7e5)
+    runs = _runs(1000, 600, 550, 20) + [woke_late] + _runs(1000, 600, 550, 20)
+    out = simulate(runs)
+    assert out[-1][2] == 0  # no late split counted
+    ways = [w for w, _, _ in out]
+    assert sum(ways[21:]) >= 18  # still splitting but for a try or two
+
+
 def test_policy_returns_to_splitting_when_the_core_frees():
     from graphc.linker.c.par_policy import simulate
 

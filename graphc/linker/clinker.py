@@ -336,9 +336,11 @@ def _extra_cflags() -> tuple[str, ...]:
     if _compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
     if config.openmp:
+        from graphc.linker.c import par_pool
         from graphc.linker.c.par_policy import configure_runtime
 
         configure_runtime()  # before libgomp loads with the first such module
+        par_pool.module()  # built now, not on the first long run
         flags += ["-fopenmp", f"-DGC_PAR_MIN={int(config.openmp_elemwise_minsize)}"]
         if config.openmp_policy != "auto":
             flags.append(f"-DGC_PAR_FORCE={int(config.openmp_policy == 'split')}")

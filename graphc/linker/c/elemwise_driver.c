@@ -149,131 +149,31 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
    or the CPUs the process may use bound the threads). The decisions are also counted in
    graphc.linker.c.par_policy.COUNTS, over all modules (see par_policy.counts()).
 
-   A split run goes to this module's own pool of worker threads rather than an OpenMP
-   parallel region, whose end waits for every thread of the team: a worker whose core is
-   busy may not run for a scheduler slice (milliseconds), and the main thread would wait
-   for it. Here the run is cut into blocks that the main thread and the workers claim in
-   turn; the main thread waits only for blocks a worker has claimed, so a worker that
-   does not wake in time costs one wake-up, and one that runs slowly takes fewer blocks.
-   An idle worker polls for the next run for GC_POOL_SPIN_NS, then sleeps. */
+   A split run goes to the process's one pool of worker threads (par_pool.c, shared by
+   every module; its entry points are looked up once) rather than an OpenMP parallel
+   region, whose end waits for every thread of the team: a worker whose core is busy may
+   not run for a scheduler slice (milliseconds), and the main thread would wait for it.
+   There the run is cut into blocks that the main thread and the workers claim in turn;
+   the main thread waits only for blocks a worker has claimed. A run the policy keeps
+   serial tells the pool, whose idle workers then stop polling for the next run. */
 #ifdef _OPENMP
 #include <time.h>
-#include <pthread.h>
-#include <sched.h>
-#include <unistd.h>
-#ifndef GC_POOL_SPIN_NS
-#define GC_POOL_SPIN_NS 50000.0
-#endif
-#define GC_POOL_MAXW 63
-#define GC_POOL_SPAN (1L << 24) /* a ticket is generation * SPAN + next block */
+typedef struct {
+    int version;
+    int (*split)(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc, int nt,
+                 double t0, double *main_ns, npy_intp *n_main);
+    void (*rest)(void);
+} gc_pool_api; /* as par_pool.c defines it */
 static gc_par_state gc_par = GC_PAR_STATE_INIT;
 static npy_int64 *gc_par_counts = NULL; /* par_policy.COUNTS' data, once looked up */
 static int gc_par_looked = 0;
+static const gc_pool_api *gc_pool = NULL; /* the pool's entry points, once looked up */
+static int gc_pool_looked = 0;
 
 static double gc_now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static inline void gc_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-typedef struct {
-    int nop;
-    char *data[GC_MAXOP];
-    int es[GC_MAXOP];
-    gc_contig_fn fc;
-    npy_intp n, blk;
-    long nblk;
-} gc_job;
-
-static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    long gen;     /* the job's generation: stored after the job, read atomically */
-    long ticket;  /* gen * GC_POOL_SPAN + the next block to claim (CAS) */
-    long done;    /* blocks of the job finished */
-    int sleepers; /* under mu */
-    int workers;
-    pid_t pid;    /* the process that started the workers (none survive a fork) */
-    gc_job job;
-} gc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, {0}};
-
-/* Claim and run blocks of job ``g`` (a copy in ``j``) until none is left; the elements
-   run here. A copy taken while the next job was being written is never used: the claim
-   of a block fails once the ticket has moved on to another generation. */
-static npy_intp gc_pool_work(const gc_job *j, long g) {
-    npy_intp ran = 0;
-    for (;;) {
-        long t = __atomic_load_n(&gc_pool.ticket, __ATOMIC_ACQUIRE);
-        long b = t - g * GC_POOL_SPAN;
-        if (b < 0 || b >= j->nblk) return ran;
-        if (!__atomic_compare_exchange_n(&gc_pool.ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE))
-            continue;
-        npy_intp lo = (npy_intp)b * j->blk, hi = lo + j->blk < j->n ? lo + j->blk : j->n;
-        char *q[GC_MAXOP];
-        for (int op = 0; op < j->nop; op++) q[op] = j->data[op] + lo * j->es[op];
-        j->fc(hi - lo, q);
-        ran += hi - lo;
-        __atomic_add_fetch(&gc_pool.done, 1, __ATOMIC_RELEASE);
-    }
-}
-
-static void *gc_pool_worker(void *arg) {
-    long seen = (long)(intptr_t)arg;
-    for (;;) {
-        long g;
-        double t0 = 0.0;
-        for (int k = 0; (g = __atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE)) == seen; k++) {
-            gc_relax();
-            if ((k & 63) != 63) continue;
-            double t = gc_now_ns();
-            if (t0 == 0.0) t0 = t;
-            if (t - t0 < GC_POOL_SPIN_NS) continue;
-            pthread_mutex_lock(&gc_pool.mu);
-            gc_pool.sleepers++;
-            while (__atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE) == seen)
-                pthread_cond_wait(&gc_pool.cv, &gc_pool.mu);
-            gc_pool.sleepers--;
-            pthread_mutex_unlock(&gc_pool.mu);
-            t0 = 0.0;
-        }
-        seen = g;
-        gc_job j;
-        memcpy(&j, (const void *)&gc_pool.job, sizeof(j));
-        gc_pool_work(&j, g);
-    }
-    return NULL;
-}
-
-/* Workers started so far, up to ``want``. */
-static int gc_pool_start(int want) {
-    if (gc_pool.pid != getpid()) { /* first use, or a forked child: no workers here */
-        pthread_mutex_init(&gc_pool.mu, NULL);
-        pthread_cond_init(&gc_pool.cv, NULL);
-        gc_pool.workers = 0;
-        gc_pool.sleepers = 0;
-        gc_pool.pid = getpid();
-    }
-    if (want > GC_POOL_MAXW) want = GC_POOL_MAXW;
-    while (gc_pool.workers < want) {
-        pthread_t th;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&th, &attr, gc_pool_worker, (void *)(intptr_t)gc_pool.gen);
-        pthread_attr_destroy(&attr);
-        if (rc != 0) break;
-        gc_pool.workers++;
-    }
-    return gc_pool.workers;
 }
 
 /* par_policy.COUNTS (an int64 array kept alive by its module), or NULL; GIL held. */
@@ -293,37 +193,20 @@ static npy_int64 *gc_par_shared_counts(void) {
     return gc_par_counts; /* the reference to ``a`` is kept for good */
 }
 
-/* Split one run over the main thread and the pool (``nt`` threads in all, in blocks of
-   about a sixteenth of each one's share, a multiple of 64 elements); the elements the
-   main thread ran and the ns it took until no block was left. */
-static void gc_par_split(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc,
-                         int nt, double t0, double *main_ns, npy_intp *n_main) {
-    gc_job *j = &gc_pool.job;
-    long g = gc_pool.gen + 1;
-    npy_intp blk = (n / (16 * (npy_intp)nt) + 63) & ~(npy_intp)63;
-    if (blk < 4096) blk = 4096;
-    j->nop = nop;
-    for (int op = 0; op < nop; op++) {
-        j->data[op] = data[op];
-        j->es[op] = es[op];
-    }
-    j->fc = fc;
-    j->n = n;
-    j->blk = blk;
-    j->nblk = (long)((n + blk - 1) / blk);
-    gc_job mine = *j;
-    __atomic_store_n(&gc_pool.done, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&gc_pool.ticket, g * GC_POOL_SPAN, __ATOMIC_RELEASE);
-    __atomic_store_n(&gc_pool.gen, g, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&gc_pool.mu);
-    if (gc_pool.sleepers) pthread_cond_broadcast(&gc_pool.cv);
-    pthread_mutex_unlock(&gc_pool.mu);
-    *n_main = gc_pool_work(&mine, g);
-    *main_ns = gc_now_ns() - t0;
-    for (int k = 0; __atomic_load_n(&gc_pool.done, __ATOMIC_ACQUIRE) < mine.nblk; k++) {
-        gc_relax();
-        if ((k & 1023) == 1023) sched_yield();
-    }
+/* The pool's entry points (graphc.linker.c.par_pool.api(), a capsule kept alive by the
+   pool's module), or NULL: then every run goes serially; GIL held. */
+static const gc_pool_api *gc_pool_shared(void) {
+    if (gc_pool_looked) return gc_pool;
+    gc_pool_looked = 1;
+    PyObject *m = PyImport_ImportModule("graphc.linker.c.par_pool");
+    PyObject *c = m ? PyObject_CallMethod(m, "api", NULL) : NULL;
+    const gc_pool_api *p = c ? (const gc_pool_api *)PyCapsule_GetPointer(
+                                   c, "graphc.linker.c.par_pool.api") : NULL;
+    if (p && p->version == 1) gc_pool = p;
+    Py_XDECREF(c);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return gc_pool;
 }
 #endif
 
@@ -338,13 +221,13 @@ static int gc_ew_par(int nop, npy_intp n, char **data, const int *es, gc_contig_
     if (fit < nt) nt = (int)fit;
     long before[4];
     memcpy(before, gc_par.count, sizeof(before));
-    int split = gc_par_decide(&gc_par, nt);
-    if (split) nt = 1 + gc_pool_start(nt - 1);
-    if (nt < 2) split = 0;
+    const gc_pool_api *pool = nt >= 2 ? gc_pool_shared() : NULL;
+    int split = gc_par_decide(&gc_par, pool ? nt : 1);
     double main_ns = 0.0, t0 = gc_now_ns();
     npy_intp n_main = 0;
-    if (split) gc_par_split(nop, n, data, es, fc, nt, t0, &main_ns, &n_main);
-    else fc(n, data);
+    if (split) split = pool->split(nop, n, data, es, fc, nt, t0, &main_ns, &n_main);
+    else if (pool) pool->rest();
+    if (!split) fc(n, data);
     gc_par_learn(&gc_par, split, gc_now_ns() - t0, (double)n, main_ns, (double)n_main);
     npy_int64 *shared = gc_par_shared_counts();
     if (shared)

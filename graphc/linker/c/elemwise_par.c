@@ -14,12 +14,18 @@
    corrected by the runs it wins, at most a few of them). So does a split run in which
    the main thread waited for the others longer than its own share took: a thread that
    started late or ran slowly (its core is busy elsewhere), not a preempted main thread;
-   the next run then goes serially, and the split is tried again at the next gap.
+   the next run then goes serially, and the split is tried again at the next gap. A wait
+   of at most GC_PAR_LATE_WAIT of the main thread's own time (a block or two: a worker
+   that woke up near the end and took the last block) does not count as late: the run's
+   cost says what that wake-up cost.
 
    Built with GC_PAR_FORCE (config.openmp_policy split or serial), every run goes that
    way. */
 #ifndef GC_PAR_MARGIN
 #define GC_PAR_MARGIN 0.95
+#endif
+#ifndef GC_PAR_LATE_WAIT
+#define GC_PAR_LATE_WAIT 0.125
 #endif
 #ifndef GC_PAR_GAP0
 #define GC_PAR_GAP0 4
@@ -71,7 +77,8 @@ static int gc_par_decide(gc_par_state *s, int threads) {
 static void gc_par_learn(gc_par_state *s, int split, double ns, double n, double main_ns,
                          double n_main) {
     double per = ns / n, *c = &s->cost[split];
-    int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main);
+    int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main)
+               && ns - main_ns > GC_PAR_LATE_WAIT * main_ns;
     if (late) s->count[3]++;
     if (*c == 0.0 || late || split != s->chosen) *c = per;
     else *c += 0.25 * ((per < 2.0 * *c ? per : 2.0 * *c) - *c);

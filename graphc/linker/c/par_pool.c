@@ -1,0 +1,302 @@
+/* The process's one pool of worker threads for split element-wise runs (config.openmp),
+   built once through the compile cache by graphc.linker.c.par_pool and shared by every
+   compiled element-wise module: each looks up the entry points (gc_pool_api, in the
+   capsule api() returns) once, GIL held. One pool, so N OpenMP functions in a process
+   start at most cores - 1 workers between them, not N times as many, and a spinning
+   worker never competes with another module's run.
+
+   A run is cut into blocks that the caller and the workers claim by ticket; the caller
+   waits only for blocks a worker has claimed, so a worker that wakes late costs no more
+   than the serial loop, and one that runs slowly takes fewer blocks.
+
+   Waking a sleeping thread on a virtual machine takes from 30 us to milliseconds (the
+   host halts an idle vCPU), so an idle worker polls for the next run while split runs
+   keep coming: up to twice the longer recent gaps between them, at least
+   GC_POOL_SPIN_MIN_NS and at most GC_POOL_SPIN_MAX_NS, then sleeps. The gap followed is
+   the longest lately (a longer gap takes its place, a shorter one pulls it down an eighth
+   of the way), since gaps come in two kinds: short between the calls of a loop, long
+   where the caller does other work between loops, and the long ones are the wake-ups to
+   save. A gap over GC_POOL_SPIN_MAX_NS is left out: a pause, not a rhythm to poll for. It gives its core
+   back at once when it sees that it was descheduled (its clock jumped by over
+   GC_POOL_JUMP_NS between two polls and the kernel counts an involuntary context switch
+   of the thread: another thread wants the core; a jump without one is the host pausing
+   the virtual CPU, which no thread here is waiting for) or when a module's policy runs
+   a long run serially (rest()). After it was descheduled, the workers poll only
+   GC_POOL_SPIN_MIN_NS for the next GC_POOL_BACKOFF split runs: the core is wanted
+   elsewhere, and a worker polling on it would take a scheduler slice each time. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GC_POOL_SPIN_MIN_NS
+#define GC_POOL_SPIN_MIN_NS 50000.0
+#endif
+#ifndef GC_POOL_SPIN_MAX_NS
+#define GC_POOL_SPIN_MAX_NS 20000000.0
+#endif
+#ifndef GC_POOL_JUMP_NS
+#define GC_POOL_JUMP_NS 50000.0
+#endif
+#ifndef GC_POOL_BACKOFF
+#define GC_POOL_BACKOFF 8
+#endif
+#define GC_POOL_MAXOP 64
+#define GC_POOL_MAXW 63
+#define GC_POOL_SPAN (1L << 24) /* a ticket is generation * SPAN + next block */
+
+typedef void (*gc_pool_fn)(intptr_t n, char **p);
+
+/* The entry points, as elemwise_driver.c declares them too. */
+typedef struct {
+    int version;
+    /* Run ``n`` elements of ``fc`` over ``nop`` operands (element sizes ``es``) on the
+       caller and up to ``nt`` - 1 workers; 0 when the pool is taken or has no worker
+       (the caller runs the loop), else 1 with the caller's elements and its ns since
+       ``t0`` until no block was left. */
+    int (*split)(int nop, intptr_t n, char **data, const int *es, gc_pool_fn fc, int nt,
+                 double t0, double *main_ns, intptr_t *n_main);
+    void (*rest)(void); /* a long run goes serially: idle workers sleep now */
+} gc_pool_api;
+
+typedef struct {
+    int nop;
+    char *data[GC_POOL_MAXOP];
+    int es[GC_POOL_MAXOP];
+    gc_pool_fn fc;
+    intptr_t n, blk;
+    long nblk;
+} gc_job;
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long gen;        /* the job's generation: stored after the job, read atomically */
+    long ticket;     /* gen * GC_POOL_SPAN + the next block to claim (CAS) */
+    long done;       /* blocks of the job finished */
+    int busy;        /* a caller owns the job (CAS): a second caller runs serially */
+    long rests;      /* calls of rest() so far */
+    int sleepers;    /* under mu */
+    int workers;
+    long spin_ns;    /* how long an idle worker polls: from the gaps between runs */
+    double gap_ns;   /* the longest recent gap between split runs (see the top) */
+    double last_end; /* when the last split run ended */
+    long sleeps[3];  /* workers gone to sleep: spin over, descheduled, rest */
+    int backoff;     /* split runs left after a worker was descheduled: short polls */
+    pid_t pid;       /* the process that started the workers (none survive a fork) */
+    gc_job job;
+} gc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, 0, 0, 0,
+             (long)GC_POOL_SPIN_MIN_NS, 0.0, 0.0, {0, 0, 0}, 0, 0, {0}};
+
+static double gc_pool_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static inline void gc_pool_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Claim and run blocks of job ``g`` (a copy in ``j``) until none is left; the elements
+   run here. A copy taken while the next job was being written is never used: the claim
+   of a block fails once the ticket has moved on to another generation. */
+static intptr_t gc_pool_work(const gc_job *j, long g) {
+    intptr_t ran = 0;
+    for (;;) {
+        long t = __atomic_load_n(&gc_pool.ticket, __ATOMIC_ACQUIRE);
+        long b = t - g * GC_POOL_SPAN;
+        if (b < 0 || b >= j->nblk) return ran;
+        if (!__atomic_compare_exchange_n(&gc_pool.ticket, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            continue;
+        intptr_t lo = (intptr_t)b * j->blk, hi = lo + j->blk < j->n ? lo + j->blk : j->n;
+        char *q[GC_POOL_MAXOP];
+        for (int op = 0; op < j->nop; op++) q[op] = j->data[op] + lo * j->es[op];
+        j->fc(hi - lo, q);
+        ran += hi - lo;
+        __atomic_add_fetch(&gc_pool.done, 1, __ATOMIC_RELEASE);
+    }
+}
+
+/* Sleep until a job after ``seen`` is posted; ``why`` counts the reason. */
+static void gc_pool_sleep(long seen, int why) {
+    pthread_mutex_lock(&gc_pool.mu);
+    gc_pool.sleeps[why]++;
+    if (why == 1) { /* the core is wanted elsewhere: poll briefly for a while */
+        __atomic_store_n(&gc_pool.backoff, GC_POOL_BACKOFF, __ATOMIC_RELAXED);
+        __atomic_store_n(&gc_pool.spin_ns, (long)GC_POOL_SPIN_MIN_NS, __ATOMIC_RELAXED);
+    }
+    gc_pool.sleepers++;
+    while (__atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE) == seen)
+        pthread_cond_wait(&gc_pool.cv, &gc_pool.mu);
+    gc_pool.sleepers--;
+    pthread_mutex_unlock(&gc_pool.mu);
+}
+
+/* Involuntary context switches of the calling thread so far (-1 where unknown). */
+static long gc_pool_preempted(void) {
+#ifdef RUSAGE_THREAD
+    struct rusage u;
+    if (getrusage(RUSAGE_THREAD, &u) == 0) return u.ru_nivcsw;
+#endif
+    return -1;
+}
+
+/* Poll for the job after ``seen`` (sleeping when told to, see the top); its generation. */
+static long gc_pool_wait(long seen) {
+    double start = gc_pool_now(), last = start;
+    double bound = (double)__atomic_load_n(&gc_pool.spin_ns, __ATOMIC_RELAXED);
+    long rests = __atomic_load_n(&gc_pool.rests, __ATOMIC_RELAXED), g;
+    long switches = gc_pool_preempted();
+    for (int k = 1; (g = __atomic_load_n(&gc_pool.gen, __ATOMIC_ACQUIRE)) == seen; k++) {
+        gc_pool_relax();
+        if (k & 63) continue;
+        double t = gc_pool_now();
+        int jump = t - last > GC_POOL_JUMP_NS;
+        int why = jump && (switches < 0 || gc_pool_preempted() != switches) ? 1
+                  : __atomic_load_n(&gc_pool.rests, __ATOMIC_RELAXED) != rests ? 2
+                  : t - start > bound ? 0 : -1;
+        last = t;
+        if (why < 0) continue;
+        gc_pool_sleep(seen, why);
+        start = last = gc_pool_now();
+        bound = (double)__atomic_load_n(&gc_pool.spin_ns, __ATOMIC_RELAXED);
+        rests = __atomic_load_n(&gc_pool.rests, __ATOMIC_RELAXED);
+        switches = gc_pool_preempted();
+    }
+    return g;
+}
+
+static void *gc_pool_worker(void *arg) {
+    long seen = (long)(intptr_t)arg;
+    for (;;) {
+        long g = gc_pool_wait(seen);
+        seen = g;
+        gc_job j;
+        memcpy(&j, (const void *)&gc_pool.job, sizeof(j));
+        gc_pool_work(&j, g);
+    }
+    return NULL;
+}
+
+/* Workers started so far, up to ``want``. */
+static int gc_pool_start(int want) {
+    if (want > GC_POOL_MAXW) want = GC_POOL_MAXW;
+    while (gc_pool.workers < want) {
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&th, &attr, gc_pool_worker, (void *)(intptr_t)gc_pool.gen);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) break;
+        gc_pool.workers++;
+    }
+    return gc_pool.workers;
+}
+
+/* The spin bound from the gap since the last split run ended (``t0`` now). */
+static void gc_pool_learn_gap(double t0) {
+    if (gc_pool.last_end > 0.0) {
+        double gap = t0 - gc_pool.last_end;
+        double *hi = &gc_pool.gap_ns;
+        if (gap <= GC_POOL_SPIN_MAX_NS) *hi = gap > *hi ? gap : *hi + 0.125 * (gap - *hi);
+    }
+    double spin = 2.0 * gc_pool.gap_ns;
+    int backoff = __atomic_load_n(&gc_pool.backoff, __ATOMIC_RELAXED);
+    if (backoff > 0) {
+        __atomic_store_n(&gc_pool.backoff, backoff - 1, __ATOMIC_RELAXED);
+        spin = GC_POOL_SPIN_MIN_NS;
+    }
+    if (spin < GC_POOL_SPIN_MIN_NS) spin = GC_POOL_SPIN_MIN_NS;
+    if (spin > GC_POOL_SPIN_MAX_NS) spin = GC_POOL_SPIN_MAX_NS;
+    __atomic_store_n(&gc_pool.spin_ns, (long)spin, __ATOMIC_RELAXED);
+}
+
+/* Post one run to the workers, then take blocks of it here (see gc_pool_api.split); the
+   blocks are about a sixteenth of each thread's share, a multiple of 64 elements. */
+static int gc_pool_split(int nop, intptr_t n, char **data, const int *es, gc_pool_fn fc,
+                         int nt, double t0, double *main_ns, intptr_t *n_main) {
+    if (nop > GC_POOL_MAXOP || nt < 2) return 0;
+    if (gc_pool.pid != getpid()) { /* first use, or a forked child: no workers here */
+        pthread_mutex_init(&gc_pool.mu, NULL);
+        pthread_cond_init(&gc_pool.cv, NULL);
+        gc_pool.workers = gc_pool.sleepers = gc_pool.busy = 0;
+        gc_pool.pid = getpid();
+    }
+    int free_ = 0;
+    if (!__atomic_compare_exchange_n(&gc_pool.busy, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return 0;
+    if (gc_pool_start(nt - 1) < 1) {
+        __atomic_store_n(&gc_pool.busy, 0, __ATOMIC_RELEASE);
+        return 0;
+    }
+    gc_pool_learn_gap(t0);
+    gc_job *j = &gc_pool.job;
+    long g = gc_pool.gen + 1;
+    intptr_t blk = (n / (16 * (intptr_t)nt) + 63) & ~(intptr_t)63;
+    if (blk < 4096) blk = 4096;
+    j->nop = nop;
+    memcpy(j->data, data, (size_t)nop * sizeof(char *));
+    memcpy(j->es, es, (size_t)nop * sizeof(int));
+    j->fc = fc;
+    j->n = n;
+    j->blk = blk;
+    j->nblk = (long)((n + blk - 1) / blk);
+    gc_job mine = *j;
+    __atomic_store_n(&gc_pool.done, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&gc_pool.ticket, g * GC_POOL_SPAN, __ATOMIC_RELEASE);
+    __atomic_store_n(&gc_pool.gen, g, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&gc_pool.mu);
+    if (gc_pool.sleepers) pthread_cond_broadcast(&gc_pool.cv);
+    pthread_mutex_unlock(&gc_pool.mu);
+    *n_main = gc_pool_work(&mine, g);
+    *main_ns = gc_pool_now() - t0;
+    for (int k = 0; __atomic_load_n(&gc_pool.done, __ATOMIC_ACQUIRE) < mine.nblk; k++) {
+        gc_pool_relax();
+        if ((k & 1023) == 1023) sched_yield();
+    }
+    gc_pool.last_end = gc_pool_now();
+    __atomic_store_n(&gc_pool.busy, 0, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static void gc_pool_rest(void) { __atomic_add_fetch(&gc_pool.rests, 1, __ATOMIC_RELAXED); }
+
+static gc_pool_api gc_pool_entry = {1, gc_pool_split, gc_pool_rest};
+
+static PyObject *api(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    return PyCapsule_New(&gc_pool_entry, "graphc.linker.c.par_pool.api", NULL);
+}
+
+/* stats() -> (workers, sleeping, spin_ns, sleeps over: spin, descheduled, rest). */
+static PyObject *stats(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    if (gc_pool.pid != getpid()) /* no workers in this process (yet) */
+        return Py_BuildValue("(iillll)", 0, 0, 0L, 0L, 0L, 0L);
+    pthread_mutex_lock(&gc_pool.mu);
+    PyObject *r = Py_BuildValue("(iillll)", gc_pool.workers, gc_pool.sleepers,
+                                gc_pool.spin_ns, gc_pool.sleeps[0], gc_pool.sleeps[1],
+                                gc_pool.sleeps[2]);
+    pthread_mutex_unlock(&gc_pool.mu);
+    return r;
+}
+
+static PyMethodDef methods[] = {{"api", api, METH_NOARGS, "the entry points' capsule"},
+                                {"stats", stats, METH_NOARGS, "the pool's state"},
+                                {NULL, NULL, 0, NULL}};
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "graphc_par_pool", NULL, -1,
+                                 methods};
+PyMODINIT_FUNC GRAPHC_INIT(void) { return PyModule_Create(&mod); }

@@ -1,0 +1,93 @@
+"""config.openmp: every compiled element-wise module splits its runs over the process's
+one pool of worker threads (graphc/linker/c/par_pool.c)."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import graphc
+import graphc.tensor as T
+from graphc.linker.c import par_policy, par_pool
+
+N = 4099  # minsize 1000: long enough to split over 2 threads or more
+
+needs_two_cores = pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2, reason="a split needs two usable cores"
+)
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def _split_functions(k):
+    x, y = T.dvector("x"), T.dvector("y")
+    exprs = [x * y + 1, T.exp(x) * y, T.tanh(x) - y, x * x * y, T.sin(x) + y, abs(x) * y]
+    with graphc.config.change_flags(openmp=True, openmp_elemwise_minsize=1000,
+                                    openmp_policy="split"):  # fmt: skip
+        return [graphc.function([x, y], e) for e in exprs[:k]]
+
+
+@needs_two_cores
+def test_one_pool_however_many_openmp_functions():
+    fns = _split_functions(6)
+    v = np.random.default_rng(0).standard_normal(N)
+    before = par_policy.counts()["split"]
+    fns[0](v, v)
+    threads = _threads()
+    for f in fns:
+        f(v, v)
+    assert par_policy.counts()["split"] >= before + len(fns) + 1  # every run split
+    assert _threads() == threads  # no module started workers of its own
+    workers = par_pool.stats().workers
+    assert 1 <= workers <= len(os.sched_getaffinity(0)) - 1
+
+
+@needs_two_cores
+def test_idle_workers_give_their_core_back():
+    (f,) = _split_functions(1)
+    v = np.ones(N)
+    for _ in range(20):  # runs coming back to back: the workers poll between them
+        f(v, v)
+    st = par_pool.stats()
+    assert st.spin_ns <= 20_000_000
+    deadline = time.monotonic() + 10.0  # a liveness bound, far over the 20 ms poll
+    while par_pool.stats().sleeping < st.workers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    after = par_pool.stats()
+    assert after.sleeping == after.workers >= 1
+
+
+@needs_two_cores
+def test_a_serial_run_sends_the_workers_to_sleep():
+    (f,) = _split_functions(1)
+    x, y = T.dvector("x"), T.dvector("y")
+    with graphc.config.change_flags(openmp=True, openmp_elemwise_minsize=1000,
+                                    openmp_policy="serial"):  # fmt: skip
+        g = graphc.function([x, y], x * y - 2)
+    v = np.ones(N)
+    g(v, v)
+    clean = 0  # attempts in which no worker was descheduled (load from other processes)
+    before = par_pool.stats()
+    for _ in range(100):
+        last, before = before, par_pool.stats()
+        for _ in range(10):  # split runs 1 ms apart: the workers learn to poll ~2 ms
+            f(v, v)
+            time.sleep(0.001)
+        f(v, v)
+        g(v, v)  # at once a serial run: the polling workers go to sleep
+        deadline = time.monotonic() + 10.0  # a liveness bound
+        while (st := par_pool.stats()).sleeping < st.workers:
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        if st.slept_rest > before.slept_rest:
+            return
+        clean += st.slept_descheduled == last.slept_descheduled  # nor in the one before
+        assert clean < 5, "the workers kept polling after a serial run"
+    pytest.skip("a worker was descheduled in every attempt: too busy to see it")
+
+
+def test_the_pool_is_built_once():
+    assert par_pool.module() is par_pool.module()
