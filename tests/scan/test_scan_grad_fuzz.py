@@ -4,9 +4,9 @@ outer-only expressions (``W.T``, ``W[0]``, ``s * s``, ``exp(b)``, ``sum(W)``), t
 several non-sequences, sit-sot and mit-sot states, sequences with taps, a stacked output
 (possibly a state's Variable again), loops run backwards and loops stopped early by
 ``until``; the gradient is also run with the Python reference loop and must
-match the compiled loop driver bit for bit. A quarter of ``--fuzz-examples`` examples (each
-compiles three gradient graphs through every rewrite, ~1 s; ``make fuzz``: 500). Tolerances: rtol 1e-6 (first order), 1e-5 (Hessian-vector
-products)."""
+match the compiled loop driver bit for bit. A quarter of ``--fuzz-examples`` examples
+(each compiles three gradient graphs through every rewrite, ~1 s; ``make fuzz``: 500).
+Tolerances: rtol 1e-6 (first order), 1e-5 (Hessian-vector products)."""
 
 from __future__ import annotations
 
