@@ -1,12 +1,20 @@
-"""Shared pytest options: ``--fuzz-examples`` (examples per random-graph fuzz test) and the
-``fuzz`` marker. The bounded fuzz tests run in the default suite; ``make fuzz`` runs only
-them, with many more examples."""
+"""Shared pytest options: ``--fuzz-examples`` (examples per random-graph fuzz test), the
+``fuzz`` marker and the hypothesis profile. The bounded fuzz tests run in the default suite;
+``make fuzz`` runs only them, with many more examples."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run ("fixed", the default), so the C modules
+# they compile are found in the compile cache the next time; GRAPHC_HYPOTHESIS=explore draws
+# new ones each run, as hypothesis does by default. Explicit settings override either.
+settings.register_profile("fixed", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("GRAPHC_HYPOTHESIS", "fixed"))
 
 DEFAULT_FUZZ_EXAMPLES = 100  # about 2,000 examples over the fuzz tests, ~2.5 min
 

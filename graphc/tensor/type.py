@@ -37,7 +37,10 @@ class TensorType(Type):
             shape = [1 if b else None for b in broadcastable]
         shape = () if shape is None else shape
         self.name = name
-        dt = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
+        if type(dtype) is str and dtype in DTYPES:  # a canonical name: np.dtype is costly
+            dt = dtype
+        else:
+            dt = str(np.dtype(config.floatX if dtype == "floatX" else dtype))
         if dt not in DTYPES:
             raise TypeError(f"unsupported dtype {dt!r}; graphc supports {', '.join(DTYPES)}")
         self.dtype = dt

@@ -128,7 +128,8 @@ def _values(c, rng):
     return args
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(loops(), st.integers(0, 2**32 - 1))
 def test_the_fast_loop_is_the_general_loop_bit_for_bit(c, seed):
     f, *_ = _build(c)
