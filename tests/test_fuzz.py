@@ -9,7 +9,7 @@ A graph is a recipe (input specs plus a list of steps, each an op name and two i
 pick operands from the pool of values built so far), so hypothesis shrinks it like data. On a
 failure the shrunken graph is printed with ``graphc.printing.debugprint``.
 
-The number of examples is ``--fuzz-examples`` (default 30; ``make fuzz`` runs 2000).
+The number of examples is ``--fuzz-examples`` (default 100; ``make fuzz`` runs 2000).
 """
 
 from __future__ import annotations
