@@ -56,13 +56,20 @@ def test_gemm_peak_is_numpys_own_gemm_rate():
     assert numpy_gflops / 2 < ours < numpy_gflops * 2
 
 
-def test_limits_are_measured_once_and_cached(tmp_path):
+def test_limits_are_measured_once_and_cached(tmp_path, monkeypatch):
     with graphc.config.change_flags(compiledir=str(tmp_path)):
+        assert machine.machine_limits(measure=False) is None
         first = machine.machine_limits()
         path = machine.limits_path()
         cached = json.loads(path.read_text())
-        assert list(cached.values()) == [first]
-        cached[next(iter(cached))]["peak_gflops"] = 1234.0  # the file is what is read
+        assert cached[machine._key()] == first
+
+        def measured_again(*args, **kwargs):
+            raise AssertionError("the limits were measured a second time")
+
+        monkeypatch.setattr(machine, "triad_bandwidth", measured_again)
+        monkeypatch.setattr(machine, "gemm_gflops", measured_again)
+        cached[machine._key()]["peak_gflops"] = 1234.0  # the file is what is read
         path.write_text(json.dumps(cached))
         assert machine.machine_limits()["peak_gflops"] == 1234.0
 
