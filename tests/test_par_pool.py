@@ -91,3 +91,14 @@ def test_a_serial_run_sends_the_workers_to_sleep():
 
 def test_the_pool_is_built_once():
     assert par_pool.module() is par_pool.module()
+
+
+def test_the_pool_and_the_element_wise_modules_share_one_declaration():
+    from graphc.linker.c.common import c_source
+    from graphc.linker.c.elemwise_support import SUPPORT
+
+    api = c_source("par_pool_api.h").strip()
+    for text in (c_source("par_pool.c"), SUPPORT[-1]):
+        assert '#include "' not in text  # every local header taken in as text
+        assert text.count(api) == 1
+        assert text.count("} gc_pool_api;") == 1

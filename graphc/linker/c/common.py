@@ -7,11 +7,14 @@ expressions, below the linker, need it too); generators take it from here.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from graphc.scalar.basic import C_TYPES, DTYPES, FLOAT_DTYPES, INT_DTYPES, ctype
 
 __all__ = [
     "COMMON", "C_LIMITS", "C_TYPES", "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "TYPE_NUMBERS",
-    "c_string", "check_operand", "ctype", "typenum",
+    "c_source", "c_string", "check_operand", "ctype", "typenum",
 ]  # fmt: skip
 
 TYPE_NUMBERS = {dt: f"NPY_{dt.upper()}" for dt in DTYPES}
@@ -223,3 +226,16 @@ static int graphc_as_intp(PyArrayObject *a, npy_intp *out) {
     return -1;
 }
 """
+
+
+_LOCAL_INCLUDE = re.compile(r'^#include "([\w.]+)"$', re.MULTILINE)
+
+
+def c_source(name: str) -> str:
+    """The C file ``name`` kept beside this module (package data), each of its
+    ``#include "file.h"`` lines replaced by that file's text: a kernel is compiled from one
+    text, which the compile cache hashes, so an edit of a shared header rebuilds every
+    module that takes it in."""
+    here = Path(__file__).parent
+    text = (here / name).read_text(encoding="utf-8")
+    return _LOCAL_INCLUDE.sub(lambda m: c_source(m.group(1)).rstrip("\n"), text)

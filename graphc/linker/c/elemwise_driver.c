@@ -158,12 +158,7 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
    serial tells the pool, whose idle workers then stop polling for the next run. */
 #ifdef _OPENMP
 #include <time.h>
-typedef struct {
-    int version;
-    int (*split)(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc, int nt,
-                 double t0, double *main_ns, npy_intp *n_main);
-    void (*rest)(void);
-} gc_pool_api; /* as par_pool.c defines it */
+#include "par_pool_api.h"
 static gc_par_state gc_par = GC_PAR_STATE_INIT;
 static npy_int64 *gc_par_counts = NULL; /* par_policy.COUNTS' data, once looked up */
 static int gc_par_looked = 0;
@@ -176,20 +171,28 @@ static double gc_now_ns(void) {
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
+/* ``module.name`` (or what ``module.name()`` returns, when ``call``), a new reference, or
+   NULL without an exception set: the caller goes on without it; GIL held. */
+static PyObject *gc_module_value(const char *module, const char *name, int call) {
+    PyObject *m = PyImport_ImportModule(module);
+    PyObject *v = !m ? NULL
+                     : call ? PyObject_CallMethod(m, name, NULL) : PyObject_GetAttrString(m, name);
+    Py_XDECREF(m);
+    PyErr_Clear();
+    return v;
+}
+
 /* par_policy.COUNTS (an int64 array kept alive by its module), or NULL; GIL held. */
 static npy_int64 *gc_par_shared_counts(void) {
     if (gc_par_looked) return gc_par_counts;
     gc_par_looked = 1;
-    PyObject *m = PyImport_ImportModule("graphc.linker.c.par_policy");
-    PyObject *a = m ? PyObject_GetAttrString(m, "COUNTS") : NULL;
+    PyObject *a = gc_module_value("graphc.linker.c.par_policy", "COUNTS", 0);
     if (a && PyArray_Check(a) && PyArray_TYPE((PyArrayObject *)a) == NPY_INT64
         && PyArray_SIZE((PyArrayObject *)a) >= 4
         && PyArray_IS_C_CONTIGUOUS((PyArrayObject *)a))
         gc_par_counts = (npy_int64 *)PyArray_DATA((PyArrayObject *)a);
     else
         Py_CLEAR(a);
-    Py_XDECREF(m);
-    PyErr_Clear();
     return gc_par_counts; /* the reference to ``a`` is kept for good */
 }
 
@@ -198,14 +201,12 @@ static npy_int64 *gc_par_shared_counts(void) {
 static const gc_pool_api *gc_pool_shared(void) {
     if (gc_pool_looked) return gc_pool;
     gc_pool_looked = 1;
-    PyObject *m = PyImport_ImportModule("graphc.linker.c.par_pool");
-    PyObject *c = m ? PyObject_CallMethod(m, "api", NULL) : NULL;
+    PyObject *c = gc_module_value("graphc.linker.c.par_pool", "api", 1);
     const gc_pool_api *p = c ? (const gc_pool_api *)PyCapsule_GetPointer(
                                    c, "graphc.linker.c.par_pool.api") : NULL;
-    if (p && p->version == 1) gc_pool = p;
-    Py_XDECREF(c);
-    Py_XDECREF(m);
     PyErr_Clear();
+    if (p && p->version == GC_POOL_API_VERSION) gc_pool = p;
+    Py_XDECREF(c);
     return gc_pool;
 }
 #endif

@@ -13,9 +13,8 @@ the helpers their scalar Ops' C expressions call (``c_support`` in
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
-from graphc.linker.c.common import ctype
+from graphc.linker.c.common import c_source, ctype
 from graphc.linker.c.vecmath import VECMATH
 
 _UNARY_MVEC = (
@@ -38,9 +37,8 @@ def _mvec_decls() -> str:
 
 
 # The loop drivers, kept as C source beside this module (installed as package data).
-_HERE = Path(__file__).parent
-PAR_POLICY = (_HERE / "elemwise_par.c").read_text(encoding="utf-8")
-_DRIVER = "\n" + PAR_POLICY + (_HERE / "elemwise_driver.c").read_text(encoding="utf-8") + "\n"
+PAR_POLICY = c_source("elemwise_par.c")
+_DRIVER = "\n" + PAR_POLICY + c_source("elemwise_driver.c") + "\n"
 
 SUPPORT = (_mvec_decls(), VECMATH, _DRIVER)
 

@@ -1,6 +1,7 @@
 /* The process's one pool of worker threads for split element-wise runs (config.openmp),
    built once through the compile cache by graphc.linker.c.par_pool and shared by every
-   compiled element-wise module: each looks up the entry points (gc_pool_api, in the
+   compiled element-wise module: each looks up the entry points (gc_pool_api, declared in
+   par_pool_api.h, in the
    capsule api() returns) once, GIL held. One pool, so N OpenMP functions in a process
    start at most cores - 1 workers between them, not N times as many, and a spinning
    worker never competes with another module's run.
@@ -34,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "par_pool_api.h"
+
 #ifndef GC_POOL_SPIN_MIN_NS
 #define GC_POOL_SPIN_MIN_NS 50000.0
 #endif
@@ -50,19 +53,6 @@
 #define GC_POOL_MAXW 63
 #define GC_POOL_SPAN (1L << 24) /* a ticket is generation * SPAN + next block */
 
-typedef void (*gc_pool_fn)(intptr_t n, char **p);
-
-/* The entry points, as elemwise_driver.c declares them too. */
-typedef struct {
-    int version;
-    /* Run ``n`` elements of ``fc`` over ``nop`` operands (element sizes ``es``) on the
-       caller and up to ``nt`` - 1 workers; 0 when the pool is taken or has no worker
-       (the caller runs the loop), else 1 with the caller's elements and its ns since
-       ``t0`` until no block was left. */
-    int (*split)(int nop, intptr_t n, char **data, const int *es, gc_pool_fn fc, int nt,
-                 double t0, double *main_ns, intptr_t *n_main);
-    void (*rest)(void); /* a long run goes serially: idle workers sleep now */
-} gc_pool_api;
 
 typedef struct {
     int nop;
@@ -274,7 +264,7 @@ static int gc_pool_split(int nop, intptr_t n, char **data, const int *es, gc_poo
 
 static void gc_pool_rest(void) { __atomic_add_fetch(&gc_pool.rests, 1, __ATOMIC_RELAXED); }
 
-static gc_pool_api gc_pool_entry = {1, gc_pool_split, gc_pool_rest};
+static gc_pool_api gc_pool_entry = {GC_POOL_API_VERSION, gc_pool_split, gc_pool_rest};
 
 static PyObject *api(PyObject *self, PyObject *args) {
     (void)self; (void)args;

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import threading
 import types
-from pathlib import Path
 from typing import NamedTuple
 
-_SOURCE = (Path(__file__).parent / "par_pool.c").read_text(encoding="utf-8")
+from graphc.linker.c.common import c_source
+
+_SOURCE = c_source("par_pool.c")
 _LOCK = threading.Lock()
 _MODULE: list[types.ModuleType] = []  # the one loaded pool, once built
 
