@@ -16,6 +16,7 @@ from graphc.compile.io import In, Out
 from graphc.flags import config
 from graphc.graph.basic import Constant
 from graphc.graph.fg import FunctionGraph
+from graphc.vm import input_checker
 from graphc.vm.pyvm import FunctionBusy
 
 if TYPE_CHECKING:
@@ -234,15 +235,11 @@ class Function:
         path), then the shared values."""
         values = self._bind(args, kwargs) if kwargs or len(args) != self.n_in else list(args)
         if not self.trust_input:
-            for k, dt, ndim, static in self._checks:
-                v = values[k]
-                if (
-                    type(v) is not _ndarray
-                    or v.ndim != ndim
-                    or (v.dtype is not dt and v.dtype != dt)
-                    or (static is not None and v.shape != static and not _fits(v.shape, static))
-                ):
-                    values[k] = self._filter(k, v)
+            j = _first_unfit(values, self._checks, 0)
+            while j >= 0:
+                k = self._checks[j][0]
+                values[k] = self._filter(k, values[k])
+                j = _first_unfit(values, self._checks, j + 1)
         if self.shared:
             values += [s._value for s in self.shared]
         for k in self._mutable:
@@ -453,13 +450,8 @@ def _configured_sampling() -> int:
 
 
 _MISSING = object()
-_ndarray = np.ndarray
+_first_unfit = input_checker()
 _F8 = np.dtype("float64")
-
-
-def _fits(shape: tuple, static: tuple) -> bool:
-    """Whether a run-time shape has the static sizes (None = any) of an input's type."""
-    return all(b is None or a == b for a, b in zip(shape, static))
 
 
 def _known_axes(t) -> bool:

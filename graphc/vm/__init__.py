@@ -13,8 +13,9 @@ from typing import Any, Protocol
 
 from graphc.linker.program import Program
 from graphc.vm.pyvm import PyVM
+from graphc.vm.pyvm import first_unfit as _py_first_unfit
 
-__all__ = ["VM", "make_vm", "PyVM", "cvm_available"]
+__all__ = ["VM", "make_vm", "PyVM", "cvm_available", "input_checker"]
 
 
 class VM(Protocol):
@@ -72,3 +73,13 @@ def make_vm(program: Program, kind: str = "cvm", allow_gc: bool = True) -> VM:
             )
         return PyVM(program, allow_gc=allow_gc)
     return cls(program, allow_gc=allow_gc)
+
+
+def input_checker() -> Any:
+    """``first_unfit(values, checks, start)`` (see ``graphc.vm.pyvm.first_unfit``): the
+    compiled VM's when it is built, else the Python one."""
+    if _load_cvm() is None:
+        return _py_first_unfit
+    from graphc.vm._cvm import first_unfit
+
+    return first_unfit

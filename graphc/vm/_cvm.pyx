@@ -1473,3 +1473,36 @@ def clock_read_ns():
 def ticks_per_ns():
     """Profiling-clock units per nanosecond (``CallClock``'s ticks)."""
     return 1.0 / _ns_per_tick()
+
+
+cdef object _ndarray_type = np.ndarray
+
+
+def first_unfit(list values, tuple checks, Py_ssize_t start=0):
+    """``graphc.vm.pyvm.first_unfit`` in C: the position (from ``start``) of the first of
+    ``checks`` -- per input ``(k, dtype, ndim, static shape or None)`` -- that
+    ``values[k]`` fails, else -1."""
+    cdef Py_ssize_t j, d, ndim
+    cdef tuple check, static
+    cdef object v, size
+    cdef cnp.ndarray a
+    cdef cnp.npy_intp *dims
+    for j in range(start, len(checks)):
+        check = <tuple>checks[j]
+        v = values[<Py_ssize_t>check[0]]
+        if type(v) is not _ndarray_type:
+            return j
+        a = <cnp.ndarray>v
+        ndim = cnp.PyArray_NDIM(a)
+        if ndim != <Py_ssize_t>check[2]:
+            return j
+        if <object>cnp.PyArray_DESCR(a) is not check[1] and a.dtype != check[1]:
+            return j
+        if check[3] is not None:
+            static = <tuple>check[3]
+            dims = cnp.PyArray_DIMS(a)
+            for d in range(min(ndim, len(static))):
+                size = static[d]
+                if size is not None and dims[d] != <cnp.npy_intp>size:
+                    return j
+    return -1

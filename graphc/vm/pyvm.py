@@ -35,6 +35,21 @@ class FunctionBusy(RuntimeError):
         super().__init__(REENTERED)
 
 
+def first_unfit(values: list, checks: tuple, start: int = 0) -> int:
+    """The position (from ``start``) of the first of ``checks`` -- per input ``(k, dtype,
+    ndim, static shape or None)`` -- that ``values[k]`` fails, else -1: an exact ndarray of
+    the dtype and ndim, with the static sizes (None = any), passes as it is. (The compiled
+    VM's twin, ``graphc.vm._cvm.first_unfit``, is what a call uses when it is built.)"""
+    for j in range(start, len(checks)):
+        k, dt, ndim, static = checks[j]
+        v = values[k]
+        if type(v) is not np.ndarray or v.ndim != ndim or (v.dtype is not dt and v.dtype != dt):
+            return j
+        if static is not None and any(b is not None and a != b for a, b in zip(v.shape, static)):
+            return j
+    return -1
+
+
 def value_nbytes(value: Any) -> int:
     """Bytes owned by a value as seen by the memory profiler (0 for non-numpy values)."""
     if isinstance(value, np.ndarray):
