@@ -810,7 +810,7 @@ def openmp(peers, quick) -> list[Result]:
 
     out = []
     for dtype in ("float64", "float32"):
-        res = run(10**6, 7 if quick else 15, dtype)
+        res = run(10**6, 7 if quick else 15, dtype, wait=5.0 if quick else 30.0)
         for label, r in res["exprs"].items():
             for load in ("idle", "busy"):
                 keep = ("serial", "openmp", "triad", "triad openmp")
@@ -818,6 +818,10 @@ def openmp(peers, quick) -> list[Result]:
                 sp = {k: s for k, (_, s) in r[load].items() if k in keep}
                 note = (f"openmp speed-up {times['serial'] / times['openmp']:.2f}x, "
                         f"{r['split'][load]:.0%} of its runs split")  # fmt: skip
+                if load == "idle" and "free_core" in r:
+                    note += f"; the triad's own speed-up before it: {r['free_core']:.2f}x"
+                    if r["free_core"] < 1.5:
+                        note += " (no free second core within the wait: not an idle machine)"
                 what = "idle" if load == "idle" else "second core busy (spinning process)"
                 lim = r["limits"][load]
                 bound = bound_label({k: b for k, (b, _) in lim.items()})
