@@ -79,3 +79,25 @@ def test_compile_phases_add_up_to_a_stopwatch_around_function():
         text = buf.getvalue()
         assert "Loop step compile time (scan)" in text and ", profiler setup " in text
     assert min(gaps) <= 1.0, gaps
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_flops_of_a_fused_loop_are_what_its_generated_c_executes(dtype):
+    """A C element-wise loop counts its vector math at the cost counted in the compiled
+    code (``vecmath.FLOPS``), not one flop per function; numpy's loop (the py linker)
+    keeps one flop per scalar operation."""
+    from graphc.linker.c.vecmath import FLOPS
+
+    x, y, z = (T.vector(n, dtype=dtype) for n in "xyz")
+    expr = T.exp(x) * y + T.tanh(z)
+    n = 1000
+    vals = [np.full(n, 0.5, dtype=dtype)] * 3
+    per = {}
+    for linker in ("c|py", "py"):
+        f = graphc.function([x, y, z], expr, profile=True, mode=graphc.Mode(linker=linker))
+        f(*vals)
+        f.profile.refresh()
+        (node,) = f.profile.functions[0].nodes  # one fused loop
+        per[linker] = node.flops_per_call / n
+    assert per["c|py"] == FLOPS[dtype]["exp"] + FLOPS[dtype]["tanh"] + 2  # and a mul, an add
+    assert per["py"] == 4  # exp, mul, tanh, add

@@ -16,6 +16,7 @@ import numpy as np
 
 from graphc.flags import config
 from graphc.graph.basic import Constant
+from graphc.linker.c.loop_flops import node_flops
 from graphc.linker.clinker import has_c_code
 from graphc.linker.machine import machine_limits
 from graphc.linker.program import gc_schedule
@@ -24,7 +25,12 @@ from graphc.profile.data.model import FunctionProfile, StorageRecord
 from graphc.profile.data.vmstats import update_from_vm_stats
 from graphc.profile.registry import REGISTRY
 from graphc.profile.stats import ProfileStats
+from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.math import ElemwiseSums
 from graphc.vm.callclock import clock_read_ns, make_call_clock
+
+_LOOP_OPS = (Elemwise, ElemwiseSums)  # the element-wise C loops loop_flops counts
+_COUNTED = ("float32", "float64")  # the dtypes of the vector math's counts
 
 if TYPE_CHECKING:
     from graphc.compile.mode import CompilePlan
@@ -355,13 +361,14 @@ class FunctionProfiler:
         for i, sigs in enumerate(st["shapes"]):
             if sigs:
                 ins, outs = sigs[-1]
-                rec.nodes[i].flops_per_call = _flops(linked.schedule[i], ins, outs)
+                is_c = linked.impls[i].is_c
+                rec.nodes[i].flops_per_call = _flops(linked.schedule[i], ins, outs, is_c)
                 if "shape_ns" in st:
                     first = first_times[i] if first_times else []
                     rec.nodes[i].sampled_flops, rec.nodes[i].sampled_ns = _sampled_rate(
-                        linked.schedule[i], sigs, st["shape_ns"][i], first
+                        linked.schedule[i], sigs, st["shape_ns"][i], first, is_c
                     )
-                ws = _workspace(linked.schedule[i], ins, outs, linked.impls[i].is_c)
+                ws = _workspace(linked.schedule[i], ins, outs, is_c)
                 rec.nodes[i].workspace_bytes = max(rec.nodes[i].workspace_bytes, ws)
         inputs = linked.program.inputs
         for srec in rec.inputs:
@@ -408,17 +415,30 @@ def timed_call_cost_ns(parts: CompiledParts) -> float:
     return 2.0 * read_ns * (len(parts.linked.program.nodes) + 2) + fixed_ns
 
 
-def _flops(node: Apply, ins, outs):
+def _flops(node: Apply, ins, outs, c_impl: bool = False):
+    """Flops of one call of ``node`` with these input and output signatures: for an
+    element-wise loop that ran as generated C, the operations that C executes per element
+    (``loop_flops.node_flops``: exp, tanh... at their vector math's counted cost) times
+    the loop's elements; else the Op's own ``flops`` hook (one flop per scalar operation for
+    an Elemwise run by numpy); None when neither says."""
+    in_shapes, out_shapes = [s[1] for s in ins], [s[1] for s in outs]
+    if c_impl and isinstance(node.op, _LOOP_OPS) and node.outputs[0].type.dtype in _COUNTED:
+        try:
+            per = node_flops(node)
+            loop = np.broadcast_shapes(*in_shapes) if in_shapes else out_shapes[0]
+            return per * float(np.prod(loop))
+        except (NotImplementedError, ValueError, TypeError):
+            pass  # a scalar Op with no count: the Op's own hook
     fl = getattr(node.op, "flops", None)
     if fl is None:
         return None
     try:
-        return float(fl(node, [s[1] for s in ins], [s[1] for s in outs]))
+        return float(fl(node, in_shapes, out_shapes))
     except Exception:  # noqa: BLE001 - a flops hook must never break a summary
         return None
 
 
-def _sampled_rate(node: Apply, sigs, times, first) -> tuple[float | None, int]:
+def _sampled_rate(node: Apply, sigs, times, first, c_impl: bool) -> tuple[float | None, int]:
     """``(flops, ns)`` over the calls whose shapes were recorded, each signature's flops
     times its calls, with those calls' time; the first call's share (``first``: the
     per-signature counts then) is left out when other calls were recorded."""
@@ -429,7 +449,7 @@ def _sampled_rate(node: Apply, sigs, times, first) -> tuple[float | None, int]:
     for (ins, outs), (c, t) in zip(sigs, times):
         if not c:
             continue
-        fl = _flops(node, ins, outs)
+        fl = _flops(node, ins, outs, c_impl)
         if fl is None:
             return None, 0
         flops, ns = flops + fl * c, ns + t
