@@ -166,6 +166,19 @@ def test_policy_returns_to_splitting_when_the_core_frees():
     assert sum(ways[first_split + 1 :]) >= len(ways) - first_split - 1 - 8
 
 
+def test_policy_returns_to_splitting_soon_after_one_late_run():
+    from graphc.linker.c.par_policy import simulate
+
+    # a long steady state of splitting (the serial tries 512 runs apart by then), one split
+    # run late (another process took the core for a moment), then idle again
+    steady, late = _runs(1000, 600, 550, 1500), _runs(1000, 2000, 500, 1)
+    ways = [w for w, _, _ in simulate(steady + late + _runs(1000, 600, 550, 100))]
+    assert ways[1500] == 1 and ways[1501] == 0  # the late run, then serial at once
+    back = next(k for k in range(1501, len(ways)) if ways[k] == 1)
+    assert back - 1500 <= 6  # within a first gap, not the steady state's 512
+    assert sum(ways[back:]) >= len(ways) - back - 3
+
+
 def test_policy_needs_a_margin_and_two_threads():
     from graphc.linker.c.par_policy import simulate
 

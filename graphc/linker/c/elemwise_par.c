@@ -5,7 +5,11 @@
    second split; then each run takes the way that costs less per element (a split must
    beat the serial loop by GC_PAR_MARGIN), except that a run now and then tries the other
    way so that a change of load is noticed: after GC_PAR_GAP0 runs, then at gaps doubling
-   up to GC_PAR_GAP_MAX, so a steady state pays for a try rarely.
+   up to GC_PAR_GAP_MAX, so a steady state pays for a try rarely. After a split
+   run that was chosen (not a try) comes late, the gap starts again at GC_PAR_GAP0: in a
+   long steady state of splitting, one late run (another process took the core for a
+   moment) would else keep the loop serial for up to GC_PAR_GAP_MAX runs; a core that
+   stays busy makes every try late again, and the gaps double as before.
 
    The chosen way's cost is a moving average of its runs (each moves it a quarter of the
    way, a run over twice the average counting as twice): the mean is what a long job pays,
@@ -80,6 +84,10 @@ static void gc_par_learn(gc_par_state *s, int split, double ns, double n, double
     int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main)
                && ns - main_ns > GC_PAR_LATE_WAIT * main_ns;
     if (late) s->count[3]++;
+    if (late && s->chosen == 1) { /* a chosen split ran late: try it again soon */
+        s->gap = GC_PAR_GAP0;
+        s->next_try = s->calls + GC_PAR_GAP0;
+    }
     if (*c == 0.0 || late || split != s->chosen) *c = per;
     else *c += 0.25 * ((per < 2.0 * *c ? per : 2.0 * *c) - *c);
 }
