@@ -421,7 +421,10 @@ def _flops(node: Apply, ins, outs, c_impl: bool = False):
     (``loop_flops.node_flops``: exp, tanh... at their vector math's counted cost) times
     the loop's elements; else the Op's own ``flops`` hook (one flop per scalar operation for
     an Elemwise run by numpy); None when neither says."""
-    in_shapes, out_shapes = [s[1] for s in ins], [s[1] for s in outs]
+    try:
+        in_shapes, out_shapes = [s[1] for s in ins], [s[1] for s in outs]
+    except (TypeError, IndexError):  # a value with no shape recorded (a lazy node's)
+        return None
     if c_impl and isinstance(node.op, _LOOP_OPS) and node.outputs[0].type.dtype in _COUNTED:
         try:
             per = node_flops(node)
