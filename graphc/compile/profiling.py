@@ -415,6 +415,10 @@ def timed_call_cost_ns(parts: CompiledParts) -> float:
     return 2.0 * read_ns * (len(parts.linked.program.nodes) + 2) + fixed_ns
 
 
+def _out_dtype(node: Apply) -> str | None:
+    return getattr(node.outputs[0].type, "dtype", None) if node.outputs else None
+
+
 def _flops(node: Apply, ins, outs, c_impl: bool = False):
     """Flops of one call of ``node`` with these input and output signatures: for an
     element-wise loop that ran as generated C, the operations that C executes per element
@@ -425,7 +429,7 @@ def _flops(node: Apply, ins, outs, c_impl: bool = False):
         in_shapes, out_shapes = [s[1] for s in ins], [s[1] for s in outs]
     except (TypeError, IndexError):  # a value with no shape recorded (a lazy node's)
         return None
-    if c_impl and isinstance(node.op, _LOOP_OPS) and node.outputs[0].type.dtype in _COUNTED:
+    if c_impl and isinstance(node.op, _LOOP_OPS) and _out_dtype(node) in _COUNTED:
         try:
             per = node_flops(node)
             loop = np.broadcast_shapes(*in_shapes) if in_shapes else out_shapes[0]
