@@ -9,10 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphc.vm import cvm_available
 from graphc.vm.pyvm import first_unfit as py_first_unfit
-
-pytestmark = pytest.mark.skipif(not cvm_available(), reason="the compiled VM is not built")
 
 DTYPES = ("float64", "float32", "float16", "int64", "int8", "uint16", "bool", "complex128")
 

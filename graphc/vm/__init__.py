@@ -31,21 +31,28 @@ class VM(Protocol):
     def stats(self) -> dict[str, Any]: ...  # run-time counters (profiling)
 
 
-_CVM: Any = None
+_CVM_MODULE: Any = None
 _CVM_ERROR: str | None = None
 _warned = False
 
 
-def _load_cvm() -> Any:
-    global _CVM, _CVM_ERROR
-    if _CVM is None and _CVM_ERROR is None:
+def _cvm_module() -> Any:
+    """The compiled extension (``graphc.vm._cvm``), imported on first use, or None when it
+    is not built (``_CVM_ERROR`` says why)."""
+    global _CVM_MODULE, _CVM_ERROR
+    if _CVM_MODULE is None and _CVM_ERROR is None:
         try:
-            from graphc.vm._cvm import CVM
+            from graphc.vm import _cvm
         except ImportError as exc:
             _CVM_ERROR = str(exc)
         else:
-            _CVM = CVM
-    return _CVM
+            _CVM_MODULE = _cvm
+    return _CVM_MODULE
+
+
+def _load_cvm() -> Any:
+    module = _cvm_module()
+    return None if module is None else module.CVM
 
 
 def cvm_available() -> bool:
@@ -78,8 +85,5 @@ def make_vm(program: Program, kind: str = "cvm", allow_gc: bool = True) -> VM:
 def input_checker() -> Any:
     """``first_unfit(values, checks, start)`` (see ``graphc.vm.pyvm.first_unfit``): the
     compiled VM's when it is built, else the Python one."""
-    if _load_cvm() is None:
-        return _py_first_unfit
-    from graphc.vm._cvm import first_unfit
-
-    return first_unfit
+    module = _cvm_module()
+    return _py_first_unfit if module is None else module.first_unfit
