@@ -89,6 +89,44 @@ def test_a_serial_run_sends_the_workers_to_sleep():
     pytest.skip("a worker was descheduled in every attempt: too busy to see it")
 
 
+@needs_two_cores
+def test_a_split_says_when_it_woke_a_worker():
+    n = 1 << 18
+    a, a2, b, c = np.zeros(n), np.zeros(n), np.full(n, 1.0), np.full(n, 2.0)
+    clean = 0
+    for _ in range(50):
+        par_pool.rest()
+        deadline = time.monotonic() + 10.0  # a liveness bound
+        while (st := par_pool.stats()).sleeping < st.workers:
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        a[:], a2[:] = 0.0, 0.0
+        assert par_pool.triad(a, b, c, 2) == 2  # asleep (or not started yet): woken
+        before = par_pool.stats()
+        got = par_pool.triad(a2, b, c, 2)  # at once: the worker polls, if it woke in time
+        after = par_pool.stats()
+        assert np.all(a == 7.0) and np.all(a2 == 7.0) and got in (1, 2)
+        # (a worker can wake after the run that woke it ended, or sleep again under load)
+        if before.sleeping == 0 and after[3:] == before[3:]:
+            clean += 1
+            assert got == 1, "a split reported waking a worker that was polling"
+        if clean >= 3:
+            return
+    pytest.skip("a worker went to sleep between the runs in every attempt: too busy")
+
+
+def test_the_pool_triad_refuses_what_it_cannot_run():
+    v = np.ones(8)
+    with pytest.raises(ValueError, match="float64"):
+        par_pool.triad(v.astype(np.float32), v, v, 2)
+    with pytest.raises(ValueError, match="as long"):
+        par_pool.triad(np.ones(16), v, v, 2)
+    with pytest.raises(ValueError, match="contiguous"):
+        par_pool.triad(v, np.ones(16)[::2], v, 2)
+    a = np.zeros(8)
+    assert par_pool.triad(a, v, v, 1) == 0 and np.all(a == 4.0)  # one thread: not split
+
+
 def test_the_pool_is_built_once():
     assert par_pool.module() is par_pool.module()
 

@@ -32,22 +32,30 @@ _SIM_C = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 %(policy)s
-/* simulate(threads, runs) -> [(way, tries, late) ...]; runs: (serial_ns, split_ns,
-   main_ns, n, n_main) per run, the timing the way taken would show. */
+/* simulate(threads, runs) -> [(way, tries, late, woke) ...]; runs: (serial_ns, split_ns,
+   main_ns, n, n_main, woken_ns, pause) per run, the timing the way taken would show
+   (woken_ns: a split that had to wake the workers; pause: the workers fell asleep before
+   this run). The workers sleep until the first split, after a serial run that tells the
+   pool to rest (a chosen one, not a try) and after a pause. */
 static PyObject *simulate(PyObject *self, PyObject *args) {
     int threads; PyObject *runs;
     if (!PyArg_ParseTuple(args, "iO!", &threads, &PyList_Type, &runs)) return NULL;
     gc_par_state s = GC_PAR_STATE_INIT;
+    int asleep = 1;
     Py_ssize_t k, m = PyList_GET_SIZE(runs);
     PyObject *out = PyList_New(m);
     if (!out) return NULL;
     for (k = 0; k < m; k++) {
-        double ser, spl, main_ns, n, n_main;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, k), "ddddd", &ser, &spl, &main_ns, &n,
-                              &n_main)) { Py_DECREF(out); return NULL; }
-        int way = gc_par_decide(&s, threads);
-        gc_par_learn(&s, way, way ? spl : ser, n, main_ns, n_main);
-        PyList_SET_ITEM(out, k, Py_BuildValue("(ill)", way, s.count[2], s.count[3]));
+        double ser, spl, main_ns, n, n_main, woken_ns;
+        int pause;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(runs, k), "ddddddp", &ser, &spl, &main_ns, &n,
+                              &n_main, &woken_ns, &pause)) { Py_DECREF(out); return NULL; }
+        asleep |= pause;
+        int way = gc_par_decide(&s, threads), woke = way && asleep;
+        if (way) asleep = 0;
+        else if (!s.trying) asleep = 1;
+        gc_par_learn(&s, way, way ? (woke ? woken_ns : spl) : ser, n, main_ns, n_main, woke);
+        PyList_SET_ITEM(out, k, Py_BuildValue("(illi)", way, s.count[2], s.count[3], woke));
     }
     return out;
 }
@@ -80,14 +88,20 @@ def configure_runtime(environ: dict[str, str] | None = None) -> bool:
 
 
 def simulate(
-    runs: Sequence[tuple[float, float, float, float, float]], threads: int = 2
-) -> list[tuple[int, int, int]]:
-    """Run the policy over ``runs`` (per run: the ns a serial run would take, the ns a
+    runs: Sequence[tuple[float, ...]], threads: int = 2
+) -> list[tuple[int, int, int, int]]:
+    """Run the policy over ``runs``; per run: the ns a serial run would take, the ns a
     split one would take, the ns its main thread took for its share, the elements, the
-    main thread's elements); per run the way taken (1 split), the tries and late splits
-    so far."""
+    main thread's elements, and optionally the ns of a split that has to wake the workers
+    (default: as any split) and whether they fell asleep before it (a pause in the
+    caller). Per run: the way taken (1 split), the tries and late splits so far, and
+    whether the run woke the workers (they sleep until the first split and after a serial
+    run the policy chose)."""
     from graphc.linker.c.elemwise_support import PAR_POLICY
     from graphc.linker.cache import get_cache
 
     module = get_cache().load(_SIM_C % {"policy": PAR_POLICY}, name_hint="par_policy")
-    return [tuple(r) for r in module.simulate(threads, [tuple(map(float, r)) for r in runs])]
+    full = [tuple(map(float, r[:5])) + (float(r[5] if len(r) > 5 else r[1]),
+                                        bool(r[6]) if len(r) > 6 else False)
+            for r in runs]  # fmt: skip
+    return [tuple(r) for r in module.simulate(threads, full)]

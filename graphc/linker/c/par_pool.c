@@ -228,6 +228,7 @@ static int gc_pool_split(int nop, intptr_t n, char **data, const int *es, gc_poo
     if (!__atomic_compare_exchange_n(&gc_pool.busy, &free_, 1, 0, __ATOMIC_ACQUIRE,
                                      __ATOMIC_RELAXED))
         return 0;
+    int started = gc_pool.workers;
     if (gc_pool_start(nt - 1) < 1) {
         __atomic_store_n(&gc_pool.busy, 0, __ATOMIC_RELEASE);
         return 0;
@@ -247,8 +248,10 @@ static int gc_pool_split(int nop, intptr_t n, char **data, const int *es, gc_poo
     gc_job mine = *j;
     __atomic_store_n(&gc_pool.done, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&gc_pool.ticket, g * GC_POOL_SPAN, __ATOMIC_RELEASE);
-    __atomic_store_n(&gc_pool.gen, g, __ATOMIC_RELEASE);
+    /* posted under the lock, so that a worker either sleeps (counted) or sees the job */
     pthread_mutex_lock(&gc_pool.mu);
+    int woke = gc_pool.sleepers > 0 || gc_pool.workers > started;
+    __atomic_store_n(&gc_pool.gen, g, __ATOMIC_RELEASE);
     if (gc_pool.sleepers) pthread_cond_broadcast(&gc_pool.cv);
     pthread_mutex_unlock(&gc_pool.mu);
     *n_main = gc_pool_work(&mine, g);
@@ -259,12 +262,51 @@ static int gc_pool_split(int nop, intptr_t n, char **data, const int *es, gc_poo
     }
     gc_pool.last_end = gc_pool_now();
     __atomic_store_n(&gc_pool.busy, 0, __ATOMIC_RELEASE);
-    return 1;
+    return woke ? 2 : 1;
 }
 
 static void gc_pool_rest(void) { __atomic_add_fetch(&gc_pool.rests, 1, __ATOMIC_RELAXED); }
 
 static gc_pool_api gc_pool_entry = {GC_POOL_API_VERSION, gc_pool_split, gc_pool_rest};
+
+static void gc_pool_triad_block(intptr_t n, char **p) {
+    double *a = (double *)p[0];
+    const double *b = (const double *)p[1], *c = (const double *)p[2];
+    for (intptr_t i = 0; i < n; i++) a[i] = b[i] + 3.0 * c[i];
+}
+
+/* triad(a, b, c, threads) -> a[i] = b[i] + 3 c[i] over float64 buffers, split like an
+   element-wise run: split()'s answer (0: the caller ran it all, 1 split, 2 split after
+   waking a worker). */
+static PyObject *triad(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer a, b, c;
+    int threads;
+    if (!PyArg_ParseTuple(args, "w*y*y*i", &a, &b, &c, &threads)) return NULL;
+    if (b.len < a.len || c.len < a.len) {
+        PyBuffer_Release(&a); PyBuffer_Release(&b); PyBuffer_Release(&c);
+        PyErr_SetString(PyExc_ValueError, "triad: b and c must be as long as a");
+        return NULL;
+    }
+    char *p[3] = {(char *)a.buf, (char *)b.buf, (char *)c.buf};
+    const int es[3] = {8, 8, 8};
+    intptr_t n = a.len / 8, n_main;
+    double main_ns;
+    int split;
+    Py_BEGIN_ALLOW_THREADS
+    split = gc_pool_split(3, n, p, es, gc_pool_triad_block, threads, gc_pool_now(), &main_ns,
+                          &n_main);
+    if (!split) gc_pool_triad_block(n, p);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&a); PyBuffer_Release(&b); PyBuffer_Release(&c);
+    return PyLong_FromLong(split);
+}
+
+static PyObject *rest(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    gc_pool_rest();
+    Py_RETURN_NONE;
+}
 
 static PyObject *api(PyObject *self, PyObject *args) {
     (void)self; (void)args;
@@ -286,6 +328,8 @@ static PyObject *stats(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {{"api", api, METH_NOARGS, "the entry points' capsule"},
                                 {"stats", stats, METH_NOARGS, "the pool's state"},
+                                {"triad", triad, METH_VARARGS, "a triad split by the pool"},
+                                {"rest", rest, METH_NOARGS, "idle workers sleep now"},
                                 {NULL, NULL, 0, NULL}};
 static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "graphc_par_pool", NULL, -1,
                                  methods};

@@ -11,6 +11,8 @@ import threading
 import types
 from typing import NamedTuple
 
+import numpy as np
+
 from graphc.linker.c.common import c_source
 
 _SOURCE = c_source("par_pool.c")
@@ -50,3 +52,24 @@ def api() -> object:
 def stats() -> PoolStats:
     """The pool's state now (see ``PoolStats``)."""
     return PoolStats(*module().stats())
+
+
+def triad(a: np.ndarray, b: np.ndarray, c: np.ndarray, threads: int) -> int:
+    """``a[:] = b + 3 c`` (float64, contiguous) split across the pool as an element-wise
+    run on up to ``threads`` threads: the memory bandwidth on all threads as graphc's loops
+    get it, beside the pool's own wake-ups. Returns 0 when the caller ran it all (one
+    thread, or the pool taken), 1 when it was split, 2 when a worker had to be woken (or
+    started) for it."""
+    for name, v in (("a", a), ("b", b), ("c", c)):
+        if v.dtype != np.float64 or not v.flags.c_contiguous:
+            raise ValueError(f"triad: {name} must be a contiguous float64 array")
+    if not a.flags.writeable:
+        raise ValueError("triad: a must be writeable")
+    if b.size < a.size or c.size < a.size:
+        raise ValueError("triad: b and c must be as long as a")
+    return int(module().triad(a, b, c, threads))
+
+
+def rest() -> None:
+    """Tell the idle workers to sleep now, as a module whose run goes serially does."""
+    module().rest()
