@@ -63,16 +63,27 @@ class Spinner:
         self.proc.wait()
 
 
-def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], int]:
-    """The calibration's triad (``graphc.linker.machine``), on one thread or on all."""
-    from graphc.linker.c.par_policy import configure_runtime
+def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], object]:
+    """The calibration's triad (``graphc.linker.machine``) on one thread; on all, the same
+    pass split by graphc's worker pool, as the OpenMP loops are: a libgomp team of its own
+    would fight the pool's polling workers for the second core, and its threads, asleep
+    between the samples, took a millisecond to wake on a virtual machine, so that the
+    triad on two threads measured the wake-up, not the memory (0.9x of one thread on an
+    idle machine; 2x with libgomp's threads spinning)."""
+    from graphc.linker.c import par_pool
     from graphc.linker.cache import get_cache
     from graphc.linker.machine import _TRIAD_C
 
-    configure_runtime()  # as graphc's own OpenMP modules run
-    module = get_cache().load(_TRIAD_C, extra_cflags=["-fopenmp"] if threaded else [],
-                              name_hint="triad")  # fmt: skip
-    return lambda a, b, c: module.triad(a, b, c, 3.0, 1)
+    if not threaded:
+        module = get_cache().load(_TRIAD_C, name_hint="triad")
+        return lambda a, b, c: module.triad(a, b, c, 3.0, 1)
+    threads = _threads()
+    return lambda a, b, c: par_pool.triad(a, b, c, threads)
+
+
+def _threads() -> int:
+    """The threads a split run may use: the CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def references(n: int, dtype: str) -> dict[str, Callable[[], object]]:
