@@ -822,6 +822,13 @@ def openmp(peers, quick) -> list[Result]:
                     note += f"; the triad's own speed-up before it: {r['free_core']:.2f}x"
                     if r["free_core"] < 1.5:
                         note += " (no free second core within the wait: not an idle machine)"
+                    left = r.get("left_out", {})
+                    if left.get("triad"):
+                        med = {k: statistics.median(v) for k, v in left.items()}
+                        k = len(left["triad"])
+                        note += (f"; {k} round{'s' if k > 1 else ''} taken again, the triad on "
+                                 f"all threads under 1.5x in them (openmp "
+                                 f"{med['serial'] / med['openmp']:.2f}x there)")  # fmt: skip
                 what = "idle" if load == "idle" else "second core busy (spinning process)"
                 lim = r["limits"][load]
                 bound = bound_label({k: b for k, (b, _) in lim.items()})
