@@ -78,7 +78,15 @@ def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], obj
         module = get_cache().load(_TRIAD_C, name_hint="triad")
         return lambda a, b, c: module.triad(a, b, c, 3.0, 1)
     threads = _threads()
-    return lambda a, b, c: par_pool.triad(a, b, c, threads)
+
+    def every(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
+        # the workers as it found them: woken from sleep (the loops' policy had sent them
+        # there, or a pause), asleep again, not polling on the core the next candidate
+        # needs (with the second core busy, serial runs slowed 2x behind a polling worker)
+        if par_pool.triad(a, b, c, threads) == 2:
+            par_pool.rest()
+
+    return every
 
 
 def _threads() -> int:

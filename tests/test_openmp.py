@@ -154,7 +154,8 @@ def test_policy_does_not_learn_the_wake_up_from_a_try():
     ways = [w for w, *_ in out]
     assert ways[:3] == [0, 1, 1]  # the first split woke them: a second one measures
     assert sum(ways) >= 290
-    assert sum(o[3] for o in out) == 1  # the serial tries left the workers polling
+    # the split after each serial try woke them too: learnt, it moves the cost a little
+    assert all(out[k + 1][3] for k in range(3, 299) if ways[k] == 0)
 
 
 def test_policy_learns_the_wake_up_a_caller_always_pays():

@@ -155,8 +155,7 @@ static void gc_fill(char *buf, const char *v, int es, npy_intp n) {
    not run for a scheduler slice (milliseconds), and the main thread would wait for it.
    There the run is cut into blocks that the main thread and the workers claim in turn;
    the main thread waits only for blocks a worker has claimed. A run the policy keeps
-   serial (not a try) tells the pool, whose idle workers then stop polling for the next
-   run. */
+   serial tells the pool, whose idle workers then stop polling for the next run. */
 #ifdef _OPENMP
 #include <time.h>
 #include "par_pool_api.h"
@@ -228,7 +227,7 @@ static int gc_ew_par(int nop, npy_intp n, char **data, const int *es, gc_contig_
     double main_ns = 0.0, t0 = gc_now_ns();
     npy_intp n_main = 0;
     if (split) split = pool->split(nop, n, data, es, fc, nt, t0, &main_ns, &n_main);
-    else if (pool && !gc_par.trying) pool->rest(); /* a try leaves the workers polling */
+    else if (pool) pool->rest();
     if (!split) fc(n, data);
     gc_par_learn(&gc_par, split != 0, gc_now_ns() - t0, (double)n, main_ns,
                  (double)n_main, split == 2);

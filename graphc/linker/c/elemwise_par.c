@@ -19,9 +19,12 @@
    just started) measures the wake-up, 30 us to milliseconds on a virtual machine, more
    than the split: the first split and a try of splitting that did are not learnt from,
    and the next run splits again with the workers awake (once per try: a caller whose
-   runs always find them asleep pays the wake-up every time, and that run is learnt).
-   A try of the serial loop leaves the workers polling, so that the split run after it
-   finds them awake.
+   runs always find them asleep pays the wake-up every time, and that run is learnt). A
+   split that woke the workers is never taken for a late one: its wait was the wake-up,
+   not a busy core.
+   A try of the serial loop sends them to sleep like any serial run: with the other core
+   busy, a worker polling beside the main thread and another process slowed the serial
+   run, which then made a slower split look worth keeping.
 
    The chosen way's cost is a moving average of its runs (each moves it a quarter of the
    way, a run over twice the average counting as twice): the mean is what a long job pays,
@@ -111,7 +114,7 @@ static void gc_par_learn(gc_par_state *s, int split, double ns, double n, double
         return;
     }
     double per = ns / n, *c = &s->cost[split];
-    int late = split && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main)
+    int late = split && !woke && main_ns > 0.0 && n_main > 0.0 && ns > main_ns * (n / n_main)
                && ns - main_ns > GC_PAR_LATE_WAIT * main_ns;
     if (late) s->count[3]++;
     if (late && s->chosen == 1) { /* a chosen split ran late: try it again soon */

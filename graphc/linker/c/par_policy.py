@@ -35,8 +35,8 @@ _SIM_C = r"""
 /* simulate(threads, runs) -> [(way, tries, late, woke) ...]; runs: (serial_ns, split_ns,
    main_ns, n, n_main, woken_ns, pause) per run, the timing the way taken would show
    (woken_ns: a split that had to wake the workers; pause: the workers fell asleep before
-   this run). The workers sleep until the first split, after a serial run that tells the
-   pool to rest (a chosen one, not a try) and after a pause. */
+   this run). The workers sleep until the first split, after a serial run (which tells
+   the pool to rest) and after a pause. */
 static PyObject *simulate(PyObject *self, PyObject *args) {
     int threads; PyObject *runs;
     if (!PyArg_ParseTuple(args, "iO!", &threads, &PyList_Type, &runs)) return NULL;
@@ -52,8 +52,7 @@ static PyObject *simulate(PyObject *self, PyObject *args) {
                               &n_main, &woken_ns, &pause)) { Py_DECREF(out); return NULL; }
         asleep |= pause;
         int way = gc_par_decide(&s, threads), woke = way && asleep;
-        if (way) asleep = 0;
-        else if (!s.trying) asleep = 1;
+        asleep = !way;
         gc_par_learn(&s, way, way ? (woke ? woken_ns : spl) : ser, n, main_ns, n_main, woke);
         PyList_SET_ITEM(out, k, Py_BuildValue("(illi)", way, s.count[2], s.count[3], woke));
     }
@@ -96,7 +95,7 @@ def simulate(
     (default: as any split) and whether they fell asleep before it (a pause in the
     caller). Per run: the way taken (1 split), the tries and late splits so far, and
     whether the run woke the workers (they sleep until the first split and after a serial
-    run the policy chose)."""
+    run)."""
     from graphc.linker.c.elemwise_support import PAR_POLICY
     from graphc.linker.cache import get_cache
 
