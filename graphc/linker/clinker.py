@@ -332,7 +332,13 @@ def _extra_cflags() -> tuple[str, ...]:
     # -fno-trapping-math: no generated code reads the floating-point exception flags, and
     # without it gcc will not if-convert (so not vectorize) a select whose arms hold
     # floating-point operations, as the branch-free vector math (c/vecmath.py) has.
+    # -fschedule-insns -fsched-pressure: gcc schedules x86 code only after register
+    # allocation, so a loop body keeps its source order (all of exp, then all of tanh)
+    # and the core's scheduler fills with one long chain's waiting operations; scheduled
+    # before allocation too, the fused exp/tanh loop runs 1.1-1.2x faster (same bits)
+    # for 2% more compile time.
     flags = ["-mprefer-vector-width=512", "-fwrapv", "-fno-trapping-math"]
+    flags += ["-fschedule-insns", "-fsched-pressure"]
     if _compiler().has_mvec:
         flags.append("-DGRAPHC_HAVE_MVEC")
     if config.openmp:
