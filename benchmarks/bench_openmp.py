@@ -15,7 +15,6 @@ Times are medians of interleaved calls, with the interquartile spread over the m
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import time
@@ -28,10 +27,16 @@ import graphc.tensor as T
 
 try:
     from benchmarks.common import interleaved_samples, median_spread, size_parser
-    from benchmarks.roofline import Loop, candidate_shares, loop_of, peak_gflops
+    from benchmarks.roofline import Loop, candidate_shares, loop_of, peak_gflops, usable_threads
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from common import interleaved_samples, median_spread, size_parser  # type: ignore[no-redef]
-    from roofline import Loop, candidate_shares, loop_of, peak_gflops  # type: ignore[no-redef]
+    from roofline import (  # type: ignore[no-redef]
+        Loop,
+        candidate_shares,
+        loop_of,
+        peak_gflops,
+        usable_threads,
+    )
 
 EXPRS: dict[str, Callable] = {
     "(x*y + z)*x - y": lambda a, b, c, m: (a * b + c) * a - b,
@@ -77,7 +82,7 @@ def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], obj
     if not threaded:
         module = get_cache().load(_TRIAD_C, name_hint="triad")
         return lambda a, b, c: module.triad(a, b, c, 3.0, 1)
-    threads = _threads()
+    threads = usable_threads()
 
     def every(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         # the workers as it found them: woken from sleep (the loops' policy had sent them
@@ -87,11 +92,6 @@ def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], obj
             par_pool.rest()
 
     return every
-
-
-def _threads() -> int:
-    """The threads a split run may use: the CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def references(n: int, dtype: str) -> dict[str, Callable[[], object]]:
@@ -121,19 +121,20 @@ def await_free_core(
 
 
 def idle_samples(
-    cands: dict[str, Callable[[], object]], repeats: int, need: float = 1.5
+    cands: dict[str, Callable[[], object]], repeats: int, need: float = 1.5, warm_up: bool = True
 ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """``repeats`` rounds of interleaved samples (5 calls each) of ``cands`` (with the
     references), taken on an idle machine: a round in which the triad on all threads ran
     under ``need`` times as fast as on one (another tenant held the second core for the
-    moment) is left out and taken again, up to ``2 * repeats`` times. Returns the samples
-    kept and those left out (the idle rows report both)."""
+    moment) is left out and taken again, up to ``2 * repeats`` times; every candidate is
+    called once first unless ``warm_up`` is False. Returns the samples kept and those left
+    out (the idle rows report both)."""
     kept: dict[str, list[float]] = {k: [] for k in cands}
     left: dict[str, list[float]] = {k: [] for k in cands}
-    for _ in range(3 * repeats):
+    for i in range(3 * repeats):
         if len(kept["triad"]) >= repeats:
             break
-        one = interleaved_samples(cands, 1, number=5, gc_off=True, warm_up=False)
+        one = interleaved_samples(cands, 1, number=5, gc_off=True, warm_up=warm_up and i == 0)
         free = one["triad"][0] >= need * one["triad openmp"][0]
         if free or len(left["triad"]) >= 2 * repeats:
             for k, v in one.items():
@@ -177,7 +178,7 @@ def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64", wait: float =
     ``"bandwidth_gbs"`` the cached calibration."""
     from graphc.linker.c import par_policy
 
-    threads = os.cpu_count() or 1
+    threads = usable_threads()
     bw, peak = bandwidth_gbs(), peak_gflops(dtype)
     out: dict = {"n": n, "dtype": dtype, "bandwidth_gbs": bw, "peak_gflops": peak, "exprs": {}}
     refs = references(n, dtype)
@@ -191,8 +192,6 @@ def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64", wait: float =
             with Spinner() if load == "busy" else contextlib.nullcontext():
                 par_policy.reset_counts()
                 if load == "idle" and threads >= 2:
-                    for fn in cands.values():
-                        fn()
                     samples, left = idle_samples(cands, repeats)
                     r["left_out"] = {k: v for k, v in left.items() if v}
                 else:

@@ -33,7 +33,7 @@ def test_rounds_without_a_free_core_are_taken_again(monkeypatch):
 
     cands = {"serial": takes(1.0), "openmp": takes(0.6), "triad": takes(1.0),
              "triad openmp": triad_all}  # fmt: skip
-    kept, left = idle_samples(cands, 6)
+    kept, left = idle_samples(cands, 6, warm_up=False)
     assert len(kept["triad"]) == 6 and len(left["triad"]) == 3
     assert kept["triad openmp"] == pytest.approx([0.5] * 6)  # the rounds with a free core
     assert left["triad openmp"] == pytest.approx([1.0] * 3)
@@ -44,5 +44,5 @@ def test_a_machine_never_free_still_gives_its_samples(monkeypatch):
     takes = _fake_clock(monkeypatch)
     cands = {"serial": takes(1.0), "openmp": takes(1.0), "triad": takes(1.0),
              "triad openmp": takes(1.0)}  # fmt: skip
-    kept, left = idle_samples(cands, 5)
+    kept, left = idle_samples(cands, 5, warm_up=False)
     assert len(kept["triad"]) == 5 and len(left["triad"]) == 10  # at most 2 x repeats retaken
