@@ -24,19 +24,14 @@ import numpy as np
 
 import graphc
 import graphc.tensor as T
+from graphc.linker.blas_threads import usable_cpus
 
 try:
     from benchmarks.common import interleaved_samples, median_spread, size_parser
-    from benchmarks.roofline import Loop, candidate_shares, loop_of, peak_gflops, usable_threads
+    from benchmarks.roofline import Loop, candidate_shares, loop_of, peak_gflops
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from common import interleaved_samples, median_spread, size_parser  # type: ignore[no-redef]
-    from roofline import (  # type: ignore[no-redef]
-        Loop,
-        candidate_shares,
-        loop_of,
-        peak_gflops,
-        usable_threads,
-    )
+    from roofline import Loop, candidate_shares, loop_of, peak_gflops  # type: ignore[no-redef]
 
 EXPRS: dict[str, Callable] = {
     "(x*y + z)*x - y": lambda a, b, c, m: (a * b + c) * a - b,
@@ -82,7 +77,7 @@ def _triad(threaded: bool) -> Callable[[np.ndarray, np.ndarray, np.ndarray], obj
     if not threaded:
         module = get_cache().load(_TRIAD_C, name_hint="triad")
         return lambda a, b, c: module.triad(a, b, c, 3.0, 1)
-    threads = usable_threads()
+    threads = usable_cpus()
 
     def every(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         # the workers as it found them: woken from sleep (the loops' policy had sent them
@@ -178,7 +173,7 @@ def run(n: int = 10**6, repeats: int = 15, dtype: str = "float64", wait: float =
     ``"bandwidth_gbs"`` the cached calibration."""
     from graphc.linker.c import par_policy
 
-    threads = usable_threads()
+    threads = usable_cpus()
     bw, peak = bandwidth_gbs(), peak_gflops(dtype)
     out: dict = {"n": n, "dtype": dtype, "bandwidth_gbs": bw, "peak_gflops": peak, "exprs": {}}
     refs = references(n, dtype)

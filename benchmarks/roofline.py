@@ -8,7 +8,6 @@ time over the time measured, and the binding limit is the larger of the two.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,20 +60,14 @@ def loop_of(function: object, n: int, dtype: str, arrays: int = 4) -> Loop:
     return Loop(arrays * n * np.dtype(dtype).itemsize, per_element * n)
 
 
-def usable_threads() -> int:
-    """The threads a split loop may use: the CPUs this process may run on (what libgomp's
-    ``omp_get_max_threads`` defaults to)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def candidate_shares(med: dict[str, float], loop: Loop, peak: float, triad_bytes: float,
                      threads: int | None = None) -> dict[str, tuple[str, float]]:  # fmt: skip
     """Candidate -> ``share(...)`` for the candidates of ``med`` beside the references
     ``triad`` and ``triad openmp`` (the bandwidth on one thread and on all); an OpenMP
     candidate's peak is one core's ``peak`` times the threads."""
-    threads = threads or usable_threads()
+    from graphc.linker.blas_threads import usable_cpus
+
+    threads = threads or usable_cpus()
     out = {}
     for k, t in med.items():
         if k.startswith("triad"):

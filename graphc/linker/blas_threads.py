@@ -30,14 +30,16 @@ from collections.abc import Sequence
 from graphc.flags import config
 from graphc.linker.blas_lib import blas_library
 
-__all__ = ["coordinate", "plan_threads", "pools", "set_blas_threads"]
+__all__ = ["coordinate", "plan_threads", "pools", "set_blas_threads", "usable_cpus"]
 
 _lock = threading.Lock()
 _done = False
 _warned = False
 
 
-def _cpus() -> int:
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity; what libgomp's thread count
+    defaults to)."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -129,7 +131,7 @@ def coordinate() -> dict[str, int]:
                 _warn_missing()
             return {}
         libs = [lib for lib in ctl.lib_controllers if lib.user_api == "blas"]
-        plan = plan_threads([lib.num_threads for lib in libs], _cpus(), setting)
+        plan = plan_threads([lib.num_threads for lib in libs], usable_cpus(), setting)
         if plan is None:
             return {}
         for lib, n in zip(libs, plan):
