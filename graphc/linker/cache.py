@@ -54,7 +54,6 @@ from graphc.flags import config
 from graphc.linker.build_env import _cpu, _sha256_file, _versions
 from graphc.linker.buildlock import BuildLock, describe_holder
 from graphc.linker.compiler import (
-    DEFAULT_CFLAGS,
     CompileError,
     Compiler,
     CompilerUnavailable,
@@ -356,7 +355,7 @@ class CompileCache:
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         defaults = compiler.default_libraries
         libs = defaults + tuple(lib for lib in libraries if lib not in defaults)
-        return DEFAULT_CFLAGS + extra_cflags, libs
+        return compiler.default_cflags + extra_cflags, libs
 
     @staticmethod
     def _key(

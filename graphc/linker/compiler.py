@@ -1,10 +1,11 @@
 """Find the C compiler, describe it, and build one shared object with it.
 
 The compiler is ``$CC`` (it may carry arguments, e.g. ``CC="ccache gcc"``) or ``cc``.
-Its identity (resolved path and ``--version`` output) and whether it can link glibc's
-``libmvec`` are probed once per process and, when a probe directory is given, once per
-compiler binary on disk (keyed by the binary's path, inode, size and mtime), so loading
-an already built module never starts a compiler process.
+Its identity (resolved path and ``--version`` output), whether it can link glibc's
+``libmvec`` and whether its ``-march=native`` tuning knows this CPU's vector width are
+probed once per process and, when a probe directory is given, once per compiler binary on
+disk and CPU (keyed by the binary's path, inode, size and mtime, and the CPU's identity),
+so loading an already built module never starts a compiler process.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphc.flags import config
+from graphc.linker.build_env import _cpu
 
 __all__ = [
     "DEFAULT_CFLAGS",
@@ -77,10 +80,16 @@ class Compiler:
     path: str
     version: str
     has_mvec: bool
+    tune_flags: tuple[str, ...] = ()
 
     @property
     def default_libraries(self) -> tuple[str, ...]:
         return ("m", "mvec") if self.has_mvec else ("m",)
+
+    @property
+    def default_cflags(self) -> tuple[str, ...]:
+        """:data:`DEFAULT_CFLAGS` and the tuning this compiler needs on this CPU."""
+        return DEFAULT_CFLAGS + self.tune_flags
 
     def build(
         self,
@@ -214,7 +223,7 @@ def _probe_cached(argv: tuple[str, ...], path: str, probe_dir: Path | None) -> C
     if probe_dir is None:
         return _probe(argv, path)
     st = os.stat(path)
-    ident = json.dumps([argv, path, st.st_ino, st.st_size, st.st_mtime_ns])
+    ident = json.dumps([argv, path, st.st_ino, st.st_size, st.st_mtime_ns, _cpu()])
     memo_file = probe_dir / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
     try:
         data = json.loads(memo_file.read_text())
@@ -223,12 +232,15 @@ def _probe_cached(argv: tuple[str, ...], path: str, probe_dir: Path | None) -> C
             and data.get("ident") == ident
             and isinstance(data.get("version"), str)
             and isinstance(data.get("has_mvec"), bool)
+            and isinstance(data.get("tune_flags"), list)
         ):
-            return Compiler(argv, path, data["version"], data["has_mvec"])
+            tune = tuple(str(f) for f in data["tune_flags"])
+            return Compiler(argv, path, data["version"], data["has_mvec"], tune)
     except (OSError, ValueError, AttributeError):
         pass
     found = _probe(argv, path)
-    record = {"ident": ident, "version": found.version, "has_mvec": found.has_mvec}
+    record = {"ident": ident, "version": found.version, "has_mvec": found.has_mvec,
+              "tune_flags": list(found.tune_flags)}  # fmt: skip
     try:
         probe_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=probe_dir, suffix=".tmp")
@@ -259,7 +271,37 @@ def _probe(argv: tuple[str, ...], path: str) -> Compiler:
             f"C compiler {shlex.join(argv)!r} failed on --version: {proc.stderr.strip()}"
         )
     version = proc.stdout.strip()
-    return Compiler(argv, path, version, _links(argv, "mvec"))
+    return Compiler(argv, path, version, _links(argv, "mvec"), _tune_flags(argv))
+
+
+# AMD cores without AVX-512. A gcc older than the CPU takes a newer core for the newest
+# it knows (gcc 12.2 on Zen 4: znver3) and schedules the 512-bit code that
+# ``-march=native`` allows by a model with no 512-bit operations: the fused exp/tanh
+# loop took 0.92-0.99x the time, LeNet layers 0.95-0.97x, with "generic" (Zen 4, gcc 12.2;
+# the LSTM, scan, softmax and a bandwidth-bound loop level, same bits).
+_TUNES_WITHOUT_AVX512 = frozenset({"znver1", "znver2", "znver3"})
+
+
+def tune_flags_for(target_help: str) -> tuple[str, ...]:
+    """The tuning flags for the compiler whose ``-march=native -Q --help=target`` printed
+    ``target_help``: ``-mtune=generic`` when it tunes for an AMD core without AVX-512 on a
+    CPU with AVX-512, else none."""
+    opts = dict(re.findall(r"^\s*(-m[\w=.-]+)\s+(\S+)\s*$", target_help, re.MULTILINE))
+    stale = opts.get("-mtune=") in _TUNES_WITHOUT_AVX512 and opts.get("-mavx512f") == "[enabled]"
+    return ("-mtune=generic",) if stale else ()
+
+
+def _tune_flags(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`tune_flags_for` this compiler; none where it cannot say (not gcc)."""
+    cmd = [*argv, "-march=native", "-Q", "--help=target"]
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, errors="replace",
+            timeout=float(config.compile_timeout),
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return tune_flags_for(proc.stdout) if proc.returncode == 0 else ()
 
 
 def _links(argv: tuple[str, ...], library: str) -> bool:
