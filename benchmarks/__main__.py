@@ -24,6 +24,7 @@ import numpy as np
 import graphc
 import graphc.tensor as T
 from benchmarks.bench_openmp import references
+from benchmarks.bench_vecmath import largest_errors
 from benchmarks.common import (
     NumpyMlpStep,
     interleaved_samples,
@@ -33,6 +34,7 @@ from benchmarks.common import (
 )
 from benchmarks.machine import describe, header, load_average
 from benchmarks.roofline import Loop, bound_label, loop_of, shares
+from benchmarks.table import accuracy_text
 
 
 @dataclass
@@ -48,6 +50,9 @@ class Result:
     #: which limit: "bandwidth" or "peak FLOP rate" ("" when none applies), else per candidate
     bound: str = ""
     intensity: float | None = None  # flops per byte moved, of the roofline rows
+    #: candidate -> largest error in ulps of (exp, tanh) alone on the row's inputs (the
+    #: fused exp/tanh rows: what each candidate's speed is bought with)
+    accuracy: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
@@ -196,10 +201,31 @@ def fused(peers, quick) -> list[Result]:
                 cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
             cands.update(references(n, dtype))
             med, spr = interleaved(cands, 5 if quick else 11, 3, setup=_settle)
-            out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr,
+            accuracy = _exp_tanh_accuracy(xv, zv, peers) if "exp" in label else {}
+            out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr, accuracy=accuracy,
                               **_roofline(med, loop_of(f, n, dtype), n, dtype)))  # fmt: skip
     out.append(_multi_consumer(peers, quick))
     return out
+
+
+def _exp_tanh_accuracy(x: np.ndarray, z: np.ndarray, peers) -> dict[str, tuple[float, float]]:
+    """{candidate: largest error in ulps of exp on ``x``, of tanh on ``z``}: graphc's vector
+    math, the C library's, numpy's and JAX's, each function alone."""
+    v = T.tensor(str(x.dtype), (None,), name="v")
+    fns = ("exp", "tanh")
+    cands: dict[str, dict[str, Callable]] = {
+        "graphc": {fn: graphc.function([v], getattr(T, fn)(v)) for fn in fns},
+        "numpy": {fn: getattr(np, fn) for fn in fns},
+    }
+    with graphc.config.change_flags(c_vecmath=False):
+        cands["graphc libm"] = {fn: graphc.function([v], getattr(T, fn)(v)) for fn in fns}
+    if "jax" in peers:
+        import jax
+
+        cands["jax"] = {fn: jax.jit(getattr(jax.numpy, fn)) for fn in fns}
+    errs = [largest_errors({k: c[fn] for k, c in cands.items()}, fn, a)
+            for fn, a in zip(fns, (x, z))]  # fmt: skip
+    return {k: (errs[0][k], errs[1][k]) for k in cands}
 
 
 def _settle() -> None:
@@ -874,6 +900,8 @@ def render(results: list[Result]) -> str:
                 + ": "
                 + ", ".join(f"{k} {v:.0%}" for k, v in r.roofline.items())
             )
+        if r.accuracy:
+            cells += "; largest error in ulps, exp / tanh: " + accuracy_text(r.accuracy)
         lines.append(f"- {r.workload}: {cells}" + (f" [{r.note}]" if r.note else ""))
     return "\n".join(lines)
 

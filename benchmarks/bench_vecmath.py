@@ -37,6 +37,32 @@ except ImportError:  # run as a script: benchmarks/ itself is on sys.path
 
 FUNCTIONS = ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus")
 DISTRIBUTIONS = ("uniform", "normal", "wide", "extreme")
+L = np.longdouble
+
+
+def ulp_errors(got: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
+    """|got - ref| in ulps of ``ref`` (the smallest subnormal below the normal range);
+    0 where both are the same NaN or infinity, inf where one is special and the other not
+    or they differ."""
+    fi = np.finfo(dtype)
+    want = ref.astype(dtype)  # where the exact value rounds to (inf past the largest)
+    special = ~np.isfinite(want) | ~np.isfinite(got)
+    same_special = (np.isnan(want) & np.isnan(got)) | (want == got)
+    _, e = np.frexp(np.abs(ref))
+    e = np.maximum(e.astype(np.int64) - 1, int(np.log2(fi.smallest_normal)))
+    ulp = np.ldexp(L(1), e - fi.nmant)
+    with np.errstate(all="ignore"):
+        err = np.abs(got.astype(L) - ref) / ulp
+    return np.where(special, np.where(same_special, 0.0, np.inf), err)
+
+
+def largest_errors(cands: dict, fn: str, x: np.ndarray) -> dict[str, float]:
+    """{candidate: its largest error in ulps} computing numpy's ``fn`` (``exp``, ``tanh``...)
+    on ``x``, each candidate a function of one array, against 80-bit long double."""
+    with np.errstate(all="ignore"):
+        ref = getattr(np, fn)(x.astype(L))
+    got = {k: np.asarray(c(x)) for k, c in cands.items()}
+    return {k: float(ulp_errors(g, ref, str(x.dtype)).max()) for k, g in got.items()}
 
 
 def draw(dist: str, n: int, dtype: str, rng: np.random.Generator) -> np.ndarray:

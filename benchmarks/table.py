@@ -28,6 +28,11 @@ def _peer(times: dict[str, float], column: str) -> str | None:
     return next((k for k in COLUMNS[column] if k in times), None)
 
 
+def accuracy_text(accuracy: dict) -> str:
+    """``graphc 0.50 / 1.21, jax 1.59 / 6.50``: each candidate's largest errors in ulps."""
+    return ", ".join(f"{k} {e:.2f} / {t:.2f}" for k, (e, t) in accuracy.items())
+
+
 def _verdict(times: dict[str, float], ours: list[str], note: str) -> str:
     """graphc over the fastest peer; in a row without peers, the run's own note on it (the
     profiling rows: medians of per-round ratios), else each variant over the first."""
@@ -55,8 +60,10 @@ def row(result: dict) -> str:
         cells.append("-" if k is None else _cell(times[k], spread.get(k), unit))
     refs = "; ".join(f"{k}: {_cell(times[k], spread.get(k), unit)}" for k in REFERENCES
                      if k in times) or "-"  # fmt: skip
-    return (f"| {result['workload']} | {graphc} | " + " | ".join(cells)
-            + f" | {refs} | {_verdict(times, ours, result.get('note', ''))} |")  # fmt: skip
+    verdict = _verdict(times, ours, result.get("note", ""))
+    if result.get("accuracy"):
+        verdict += " (largest error in ulps, exp / tanh: " + accuracy_text(result["accuracy"]) + ")"
+    return f"| {result['workload']} | {graphc} | " + " | ".join(cells) + f" | {refs} | {verdict} |"
 
 
 def render(run: dict) -> str:

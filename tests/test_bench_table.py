@@ -3,8 +3,10 @@ run's, and the verdict column is graphc over the fastest peer present."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from benchmarks.bench_vecmath import largest_errors
 from benchmarks.machine import describe, header
 from benchmarks.table import END, START, render, replace_block, row
 
@@ -21,6 +23,28 @@ def test_the_verdict_is_graphc_over_the_fastest_peer_present():
     assert cells[2:6] == ["6 ms", "-", "2 ms", "-"]
     assert cells[6] == "triad: 1 ms"
     assert cells[7] == "**1.50x**"  # 3 ms over JAX's 2 ms, not over the triad's 1 ms
+
+
+def test_a_row_with_accuracy_names_each_candidates_largest_errors():
+    r = {**_result({"graphc": 2e-3, "jax": 1e-3}), "accuracy": {"graphc": (0.5, 1.25),
+                                                                "jax": [1.59, 6.5]}}  # fmt: skip
+    assert row(r).split("|")[-2].strip() == (
+        "**2.00x** (largest error in ulps, exp / tanh: graphc 0.50 / 1.25, jax 1.59 / 6.50)"
+    )
+
+
+def test_largest_errors_are_in_ulps_of_the_exact_value():
+    x = np.linspace(-5, 5, 1001)
+    rounded = lambda a: np.exp(a.astype(np.longdouble)).astype(np.float64)  # noqa: E731
+    cands = {
+        "rounded": rounded,
+        "one ulp up": lambda a: np.nextafter(rounded(a), np.inf),
+        "float32": lambda a: np.exp(a.astype(np.float32)).astype(np.float64),
+    }
+    errs = largest_errors(cands, "exp", x)
+    assert 0.4 < errs["rounded"] <= 0.5 + 1e-9
+    assert 1.0 < errs["one ulp up"] <= 1.5 + 1e-9
+    assert errs["float32"] > 2.0**20  # float32's rounding, in float64 ulps
 
 
 def test_a_row_without_peers_shows_its_note_or_its_ratios():

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import graphc
 import graphc.tensor as T
+from benchmarks.bench_vecmath import ulp_errors
 from graphc.linker import c_available
 from graphc.linker.c import gen_elemwise, vecmath
 from graphc.linker.c.vecmath import FUNCTIONS, ULP_BOUNDS, VECMATH
@@ -45,22 +46,6 @@ def reference(fn: str, x: np.ndarray) -> np.ndarray:
         if fn == "softplus":
             return np.maximum(xl, 0) + np.log1p(np.exp(-np.abs(xl)))
         return getattr(np, fn)(xl)
-
-
-def ulp_errors(got: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
-    """|got - ref| in ulps of ``ref`` (the smallest subnormal below the normal range);
-    0 where both are the same NaN or infinity, inf where one is special and the other not
-    or they differ."""
-    fi = np.finfo(dtype)
-    want = ref.astype(dtype)  # where the exact value rounds to (inf past the largest)
-    special = ~np.isfinite(want) | ~np.isfinite(got)
-    same_special = (np.isnan(want) & np.isnan(got)) | (want == got)
-    _, e = np.frexp(np.abs(ref))
-    e = np.maximum(e.astype(np.int64) - 1, int(np.log2(fi.smallest_normal)))
-    ulp = np.ldexp(L(1), e - fi.nmant)
-    with np.errstate(all="ignore"):
-        err = np.abs(got.astype(L) - ref) / ulp
-    return np.where(special, np.where(same_special, 0.0, np.inf), err)
 
 
 def domain(fn: str, v: np.ndarray) -> np.ndarray:
