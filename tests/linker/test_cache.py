@@ -138,7 +138,7 @@ def test_libraries_and_flags_reach_the_compiler(tmp_path: Path, logging_cc: Path
     cache = CompileCache(tmp_path / "root")
     cache.load(variant("flags"), extra_cflags=["-DGRAPHC_TEST_FLAG=1"], libraries=["m"])
     (cmd,) = [c for c in logging_cc.read_text().splitlines() if "GRAPHC_INIT" in c]
-    for flag in (*cache_mod.DEFAULT_CFLAGS, "-DGRAPHC_TEST_FLAG=1", "-lm"):
+    for flag in (*cache_mod.find_compiler().default_cflags, "-DGRAPHC_TEST_FLAG=1", "-lm"):
         assert flag in cmd.split()
     manifest = json.loads((only_entry(tmp_path / "root") / "manifest.json").read_text())
     assert manifest["libraries"][0] == "m" and manifest["libraries"].count("m") == 1
