@@ -93,7 +93,7 @@ def test_a_serial_run_sends_the_workers_to_sleep():
 def test_a_split_says_when_it_woke_a_worker():
     n = 1 << 18
     a, a2, b, c = np.zeros(n), np.zeros(n), np.full(n, 1.0), np.full(n, 2.0)
-    clean = 0
+    clean = woken = 0
     for _ in range(50):
         par_pool.rest()
         deadline = time.monotonic() + 10.0  # a liveness bound
@@ -101,7 +101,11 @@ def test_a_split_says_when_it_woke_a_worker():
             assert time.monotonic() < deadline
             time.sleep(0.001)
         a[:], a2[:] = 0.0, 0.0
-        assert par_pool.triad(a, b, c, 2) == 2  # asleep (or not started yet): woken
+        first = par_pool.triad(a, b, c, 2)  # asleep (or not started yet): woken
+        assert first in (1, 2)
+        woken += first == 2  # 1: the worker woke on its own just before (seen under load)
+        if first != 2:
+            continue
         before = par_pool.stats()
         got = par_pool.triad(a2, b, c, 2)  # at once: the worker polls, if it woke in time
         after = par_pool.stats()
@@ -112,6 +116,7 @@ def test_a_split_says_when_it_woke_a_worker():
             assert got == 1, "a split reported waking a worker that was polling"
         if clean >= 3:
             return
+    assert woken, "no split of a sleeping pool reported waking a worker"
     pytest.skip("a worker went to sleep between the runs in every attempt: too busy")
 
 
