@@ -29,8 +29,9 @@ def _peer(times: dict[str, float], column: str) -> str | None:
 
 
 def accuracy_text(accuracy: dict) -> str:
-    """``graphc 0.50 / 1.21, jax 1.59 / 6.50``: each candidate's largest errors in ulps."""
-    return ", ".join(f"{k} {e:.2f} / {t:.2f}" for k, (e, t) in accuracy.items())
+    """``graphc 0.5 / 1.21, jax 1.59 / 6.5``: each candidate's largest errors in ulps
+    (three significant digits: a flush of subnormals to zero is millions of ulps)."""
+    return ", ".join(f"{k} {e:.3g} / {t:.3g}" for k, (e, t) in accuracy.items())
 
 
 def _verdict(times: dict[str, float], ours: list[str], note: str) -> str:
