@@ -26,8 +26,8 @@ def test_the_verdict_is_graphc_over_the_fastest_peer_present():
 
 
 def test_a_row_with_accuracy_names_each_candidates_largest_errors():
-    r = {**_result({"graphc": 2e-3, "jax": 1e-3}), "accuracy": {"graphc": (0.5, 1.25),
-                                                                "jax": [4497252396510330.5, 6.5]}}  # fmt: skip
+    accuracy = {"graphc": (0.5, 1.25), "jax": [4497252396510330.5, 6.5]}  # JSON: lists
+    r = {**_result({"graphc": 2e-3, "jax": 1e-3}), "accuracy": accuracy}
     assert row(r).split("|")[-2].strip() == (
         "**2.00x** (largest error in ulps, exp / tanh: graphc 0.5 / 1.25, jax 4.5e+15 / 6.5)"
     )
