@@ -464,8 +464,9 @@ cdef class CVM:
         self._trace_use = self._trace_cap if on else 0
 
     def recycle(self, k, value):
-        """Offer ``value`` (a previous value of output ``k`` the caller no longer needs)
-        as that output's buffer on the next call (see PyVM.recycle)."""
+        """Offer ``value`` (a previous value of output ``k``: the one a call just returned,
+        or a shared variable's replaced value) as that output's buffer on the next call
+        (see PyVM.recycle)."""
         self._recycle(self.program.outputs[k], <PyObject *>value)
 
     cdef inline void _recycle(self, int s, PyObject *value) noexcept:
@@ -782,6 +783,9 @@ cdef class CVM:
             self._execute(self._argbuf, self._outbuf)
             result = PyList_New(self._n_outputs)
             for k in range(self._n_outputs):  # the list takes over the references
+                # kept as the output's buffer for the next call, which writes into it only
+                # if the caller has let go of it by then (see recycle)
+                self._recycle(self._output_slots[k], self._outbuf[k])
                 PyList_SET_ITEM(result, k, <object>self._outbuf[k])
                 self._outbuf[k] = NULL
             return result

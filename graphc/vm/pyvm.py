@@ -323,8 +323,8 @@ class PyVM:
         raise ValueError(f"slot {slot} is not written by a node")
 
     def recycle(self, k: int, value: Any) -> None:
-        """Offer ``value`` (a previous value of output ``k`` the caller no longer needs,
-        e.g. a shared variable's replaced value) as that output's buffer on the next call.
+        """Offer ``value`` (a previous value of output ``k``: the one a call just returned,
+        or a shared variable's replaced value) as that output's buffer on the next call.
         The C thunk overwrites it only if nothing else holds it by then."""
         s = self.program.outputs[k]
         if s in self._recyclable and type(value) is np.ndarray and value.flags.owndata:
@@ -455,6 +455,8 @@ class PyVM:
             self._clear_all()
             raise
         result = [storage[s] for s in program.outputs]
+        for k, value in enumerate(result):  # the next call's buffer, if let go by then
+            self.recycle(k, value)
         for s in self._clear_at_end:
             storage[s] = None
         if profiling:
