@@ -27,6 +27,7 @@ from benchmarks.bench_openmp import references
 from benchmarks.bench_vecmath import largest_errors
 from benchmarks.common import (
     NumpyMlpStep,
+    cores_busy,
     interleaved_samples,
     median_spread,
     mlp_graph,
@@ -34,7 +35,7 @@ from benchmarks.common import (
 )
 from benchmarks.machine import describe, header, load_average
 from benchmarks.roofline import Loop, bound_label, loop_of, shares
-from benchmarks.table import accuracy_text
+from benchmarks.table import accuracy_text, cores_text
 
 
 @dataclass
@@ -53,12 +54,20 @@ class Result:
     #: candidate -> largest error in ulps of (exp, tanh) alone on the row's inputs (the
     #: fused exp/tanh rows: what each candidate's speed is bought with)
     accuracy: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: candidate -> CPU time over wall time: the cores it kept busy (the fused rows)
+    cores: dict[str, float] = field(default_factory=dict)
 
 
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
-                setup: Callable[[], None] | None = None) -> tuple[dict, dict]:  # fmt: skip
-    """Median and relative spread of per-call time for each candidate, interleaved."""
-    samples = interleaved_samples(cands, repeat, number=number, setup=setup, gc_off=True)
+                setup: Callable[[], None] | None = None,
+                cores: dict[str, float] | None = None) -> tuple[dict, dict]:  # fmt: skip
+    """Median and relative spread of per-call time for each candidate, interleaved; a
+    ``cores`` dict receives each one's CPU time over wall time."""
+    cpu: dict[str, list[float]] = {}
+    samples = interleaved_samples(cands, repeat, number=number, setup=setup, gc_off=True,
+                                  cpu=cpu)  # fmt: skip
+    if cores is not None:
+        cores.update(cores_busy(samples, cpu))
     both = median_spread(samples)
     return {k: m for k, (m, _) in both.items()}, {k: s for k, (_, s) in both.items()}
 
@@ -200,9 +209,11 @@ def fused(peers, quick) -> list[Result]:
                 ja, jb, jc = (jax.numpy.asarray(v) for v in (xv, yv, zv))
                 cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
             cands.update(references(n, dtype))
-            med, spr = interleaved(cands, 5 if quick else 11, 3, setup=_settle)
+            cores: dict[str, float] = {}
+            med, spr = interleaved(cands, 5 if quick else 11, 3, setup=_settle, cores=cores)
             accuracy = _exp_tanh_accuracy(xv, zv, peers) if "exp" in label else {}
             out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr, accuracy=accuracy,
+                              cores=cores,
                               **_roofline(med, loop_of(f, n, dtype), n, dtype)))  # fmt: skip
     out.append(_multi_consumer(peers, quick))
     return out
@@ -902,6 +913,8 @@ def render(results: list[Result]) -> str:
             )
         if r.accuracy:
             cells += "; largest error in ulps, exp / tanh: " + accuracy_text(r.accuracy)
+        if r.cores:
+            cells += "; " + cores_text(r.cores)
         lines.append(f"- {r.workload}: {cells}" + (f" [{r.note}]" if r.note else ""))
     return "\n".join(lines)
 

@@ -28,12 +28,14 @@ def interleaved_samples(
     setup: Callable[[], None] | None = None,
     gc_off: bool = False,
     warm_up: bool = True,
+    cpu: dict[str, list[float]] | None = None,
 ) -> dict[str, list[float]]:
     """``repeat`` samples of the seconds per call of each candidate, taken in turns so that
     drifts (clock, heat, other load) hit every candidate alike. Every candidate is called
     once first unless ``warm_up`` is False. A sample times ``number`` calls, with the
     garbage collector off if ``gc_off``; with a ``setup``, it runs before each sample,
-    followed by one untimed call (the candidate's BLAS threads wake up)."""
+    followed by one untimed call (the candidate's BLAS threads wake up). A ``cpu`` dict
+    receives each sample's CPU seconds per call, of every thread of the process."""
     if warm_up:
         for fn in cands.values():
             fn()
@@ -45,10 +47,13 @@ def interleaved_samples(
                 fn()
             if gc_off:
                 gc.disable()
+            c0 = time.process_time() if cpu is not None else 0.0
             t0 = time.perf_counter()
             for _ in range(number):
                 fn()
             samples[name].append((time.perf_counter() - t0) / number)
+            if cpu is not None:
+                cpu.setdefault(name, []).append((time.process_time() - c0) / number)
             if gc_off:
                 gc.enable()
     return samples
@@ -184,6 +189,12 @@ def median_spread(samples: dict[str, list[float]]) -> dict[str, tuple[float, flo
         q = np.percentile(v, [25, 75])
         out[k] = (med, float((q[1] - q[0]) / med) if med else 0.0)
     return out
+
+
+def cores_busy(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> dict[str, float]:
+    """Per candidate: its median CPU time over its median wall time, the cores it kept busy
+    (1.0 for one thread; JAX's element-wise loops run on every core)."""
+    return {k: statistics.median(cpu[k]) / statistics.median(v) for k, v in wall.items()}
 
 
 def medians(samples: dict[str, list[float]]) -> dict[str, float]:

@@ -34,6 +34,13 @@ def accuracy_text(accuracy: dict) -> str:
     return ", ".join(f"{k} {e:.3g} / {t:.3g}" for k, (e, t) in accuracy.items())
 
 
+def cores_text(cores: dict) -> str:
+    """``cores busy (CPU time / wall time): graphc 1.00, jax 1.87``, the machine's
+    references left out."""
+    busy = ", ".join(f"{k} {v:.2f}" for k, v in cores.items() if k not in REFERENCES)
+    return "cores busy (CPU time / wall time): " + busy
+
+
 def _verdict(times: dict[str, float], ours: list[str], note: str) -> str:
     """graphc over the fastest peer; in a row without peers, the run's own note on it (the
     profiling rows: medians of per-round ratios), else each variant over the first."""
@@ -64,6 +71,8 @@ def row(result: dict) -> str:
     verdict = _verdict(times, ours, result.get("note", ""))
     if result.get("accuracy"):
         verdict += " (largest error in ulps, exp / tanh: " + accuracy_text(result["accuracy"]) + ")"
+    if result.get("cores"):
+        verdict += " (" + cores_text(result["cores"]) + ")"
     return f"| {result['workload']} | {graphc} | " + " | ".join(cells) + f" | {refs} | {verdict} |"
 
 

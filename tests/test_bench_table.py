@@ -3,10 +3,15 @@ run's, and the verdict column is graphc over the fastest peer present."""
 
 from __future__ import annotations
 
+import statistics
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from benchmarks.bench_vecmath import largest_errors
+from benchmarks.common import cores_busy, interleaved_samples
 from benchmarks.machine import describe, header
 from benchmarks.table import END, START, render, replace_block, row
 
@@ -31,6 +36,35 @@ def test_a_row_with_accuracy_names_each_candidates_largest_errors():
     assert row(r).split("|")[-2].strip() == (
         "**2.00x** (largest error in ulps, exp / tanh: graphc 0.5 / 1.25, jax 4.5e+15 / 6.5)"
     )
+
+
+def test_a_row_with_cores_names_each_candidates_cpu_over_wall_time():
+    cores = {"graphc": 1.0, "jax": 1.874, "triad openmp": 2.0}
+    r = {**_result({"graphc": 2e-3, "jax": 1e-3, "triad openmp": 5e-4}), "cores": cores}
+    assert row(r).split("|")[-2].strip() == (
+        "**2.00x** (cores busy (CPU time / wall time): graphc 1.00, jax 1.87)"
+    )
+
+
+def test_cpu_time_tells_a_two_thread_candidate_from_a_one_thread_one():
+    def spin(seconds):
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    def two_threads():
+        helper = threading.Thread(target=spin, args=(0.03,))
+        helper.start()
+        spin(0.03)
+        helper.join()
+
+    cands = {"one": lambda: spin(0.03), "two": two_threads, "sleep": lambda: time.sleep(0.03)}
+    cpu: dict[str, list[float]] = {}
+    wall = interleaved_samples(cands, 5, cpu=cpu, warm_up=False)
+    busy = cores_busy(wall, cpu)  # medians: a pool left spinning by an earlier test counts too
+    assert 0.8 < busy["one"] < 1.2 and busy["sleep"] < 0.2
+    # every thread's CPU time counts (whether the two ran at once or took turns)
+    assert statistics.median(cpu["two"]) > 1.5 * statistics.median(cpu["one"])
 
 
 def test_largest_errors_are_in_ulps_of_the_exact_value():
