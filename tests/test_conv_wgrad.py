@@ -129,6 +129,20 @@ def test_float64_winograd_error_stays_near_im2col():
     assert _relative_error(wino, exact) < max(4 * _relative_error(numpy, exact), 1e-14)
 
 
+def test_float32_winograd_error_stays_near_im2col():
+    """The same in float32: the Winograd gradient's error against the float64 gradient of
+    the same data is at most 4x that of numpy's float32 im2col + gemm."""
+    rng = np.random.default_rng(6)
+    xv = rng.standard_normal((4, 64, 12, 12)).astype("float32")
+    gv = rng.standard_normal((4, 64, 12, 12)).astype("float32")
+    exact = _wgrad("float64", "half", (1, 1), (1, 1), True, (3, 3), PY_MODE)(
+        xv.astype("float64"), gv.astype("float64")
+    )
+    wino = _wgrad("float32", "half", (1, 1), (1, 1), True, (3, 3))(xv, gv)
+    numpy = _wgrad("float32", "half", (1, 1), (1, 1), True, (3, 3), PY_MODE)(xv, gv)
+    assert _relative_error(wino, exact) < 4 * _relative_error(numpy, exact)
+
+
 def test_workspace_follows_the_path_the_c_takes():
     shapes, top = [(32, 64, 56, 56), (32, 64, 56, 56), (2,)], (64, 64, 3, 3)
     for dtype, size in (("float64", 8), ("float32", 4)):
@@ -136,13 +150,18 @@ def test_workspace_follows_the_path_the_c_takes():
         node = graphc.grad(conv2d(x, w, border_mode="half").sum(), w).owner
         assert isinstance(node.op, Conv2dGradWeights)
         got = node.op.workspace_bytes(node, shapes, [top], c_impl=True)
-        if dtype in WINO_WGRAD_DTYPES:
-            # 28 tiles a row; 1 MiB // (16 * 128 * 28 * 8 B) = 2 tile rows = 56 tiles a
-            # chunk: filters' gradient transformed (16 values), the chunk's transformed
-            # inputs and output gradients (each of 16 matrices a cache line longer), 8 rows
-            values = 16 * 64 * 64 + 16 * (64 * 56 + 16) * 2 + 8 * 58
-        else:
-            # one image a chunk: 1 MiB // (576 * 56 * 4 B) = 8 output rows of columns, the
-            # (F, C*9) gradient
-            values = 576 * 8 * 56 + 64 * 576
+        assert dtype in WINO_WGRAD_DTYPES
+        # 28 tiles a row; 1 MiB // (16 * 128 * 28 * size) = 2 tile rows (float64; 4 in
+        # float32) = 56 (112) tiles a chunk: filters' gradient transformed (16 values), the
+        # chunk's transformed inputs and output gradients (each of 16 matrices a cache line
+        # longer), 8 rows
+        tiles = (1 << 20) // (16 * 128 * 28 * size) * 28
+        values = 16 * 64 * 64 + 16 * (64 * tiles + 16) * 2 + 8 * 58
         assert got == values * size
+    # a 5x5 filter: im2col, one image a chunk: 1 MiB // (1600 * 52 * 4 B) = 3 output rows
+    # of columns, the (F, C*25) gradient
+    x, w = T.tensor4("x", dtype="float32"), T.tensor4("w", dtype="float32")
+    node = graphc.grad(conv2d(x, w).sum(), w).owner
+    got = node.op.workspace_bytes(node, [(32, 64, 56, 56), (32, 64, 52, 52), (2,)],
+                                  [(64, 64, 5, 5)], c_impl=True)  # fmt: skip
+    assert got == (1600 * 3 * 52 + 64 * 1600) * 4

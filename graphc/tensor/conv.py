@@ -49,10 +49,11 @@ C_WGRAD_CHUNK_BYTES = 1 << 19
 # whose transformed inputs and products fit WINO_BYTES (in L2 beside the filters).
 WINO_BYTES = 1 << 20
 WINO_MIN_CHANNELS = 4
-# ... and the weight gradients of those convolutions in these dtypes (25-40% faster than
-# im2col in float64 on the VGG-like layers; in float32, where OpenBLAS's products are
-# twice as fast, the transforms ate the gain: im2col runs them).
-WINO_WGRAD_DTYPES = ("float64",)
+# ... and the weight gradients of those convolutions in these dtypes: 25-40% faster than
+# im2col in float64 on the VGG-like layers; in float32 0.77-0.89x im2col's time on an AMD
+# EPYC (Zen 4; 9 interleaved rounds, one BLAS thread), where on an Intel Xeon (Sapphire
+# Rapids) the transforms had eaten the gain of OpenBLAS's twice-as-fast float32 products.
+WINO_WGRAD_DTYPES = ("float64", "float32")
 _MODES = ("valid", "full", "half")
 
 

@@ -9,7 +9,7 @@ NCHW order); larger ones one at a time, in tiles of whole output rows, the produ
 reading and writing the image's ``(F, OH*OW)`` plane in place (leading dimension OH*OW).
 The forward pass forms ``W @ cols``; the gradient w.r.t. the filters accumulates
 ``top @ cols^T`` (in float32 transposed, ``cols @ top^T``; images batched in chunks of
-at most ``C_WGRAD_CHUNK_BYTES``; in float64 by Winograd where the forward pass runs it); the
+at most ``C_WGRAD_CHUNK_BYTES``; by Winograd where the forward pass runs it); the
 gradient w.r.t. the input forms ``W^T @ top`` and adds it back over the windows
 (col2im). im2col and col2im copy each output row's in-image span without a test per
 element. BLAS is the library ``gen_blas.loader()`` loads. float32 and float64;
