@@ -54,7 +54,7 @@ class Result:
     #: candidate -> largest error in ulps of (exp, tanh) alone on the row's inputs (the
     #: fused exp/tanh rows: what each candidate's speed is bought with)
     accuracy: dict[str, tuple[float, float]] = field(default_factory=dict)
-    #: candidate -> CPU time over wall time: the cores it kept busy (the fused rows)
+    #: candidate -> CPU time over wall time: the cores it kept busy (fused rows, LSTM)
     cores: dict[str, float] = field(default_factory=dict)
 
 
@@ -829,6 +829,7 @@ def loops(peers, quick) -> list[Result]:
             "ms",
             {k: m for k, (m, _) in lstm.items()},
             {k: s for k, (_, s) in lstm.items()},
+            cores=results["lstm_cores"],
         ),  # fmt: skip
         Result(
             "scan, near-empty step (h + x[t]), time per step",

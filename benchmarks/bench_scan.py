@@ -20,6 +20,7 @@ import numpy as np
 
 try:
     from benchmarks.common import (
+        cores_busy,
         interleaved_samples,
         median_spread,
         peer_parser,
@@ -27,7 +28,14 @@ try:
         report_peers,
     )
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
-    from common import interleaved_samples, median_spread, peer_parser, peers, report_peers  # type: ignore[no-redef]
+    from common import (  # type: ignore[no-redef]
+        cores_busy,
+        interleaved_samples,
+        median_spread,
+        peer_parser,
+        peers,
+        report_peers,
+    )
 
 BATCH, STEPS, UNITS, LAYERS = 32, 64, 128, 2
 EMPTY_STEPS, EMPTY_SIZE = 2000, 8
@@ -178,9 +186,11 @@ def run(repeat: int, which: list[str]) -> dict:
     # JAX threads stop spinning) and an untimed call, as the suite's BLAS workloads do;
     # without it whichever candidate follows JAX's step shares a core with its threads
     cands = {n: (lambda fn=fn: fn(xv, pv, wv)) for n, fn in fns.items()}
-    lstm = median_spread(interleaved_samples(cands, repeat, setup=lambda: time.sleep(0.25)))
+    cpu: dict[str, list[float]] = {}
+    samples = interleaved_samples(cands, repeat, setup=lambda: time.sleep(0.25), cpu=cpu)
     empty = median_spread(interleaved_samples(empty_step_candidates(), repeat))
-    return {"lstm": lstm, "empty": {k: (m / EMPTY_STEPS, s) for k, (m, s) in empty.items()}}
+    return {"lstm": median_spread(samples), "lstm_cores": cores_busy(samples, cpu),
+            "empty": {k: (m / EMPTY_STEPS, s) for k, (m, s) in empty.items()}}  # fmt: skip
 
 
 def render(results: dict, title: str) -> str:
