@@ -98,6 +98,61 @@ def test_flattening_a_long_chain_stops_at_max_flat_inputs():
     np.testing.assert_allclose(f(*vals), np.prod(vals, axis=0), rtol=1e-12)
 
 
+def _increments(f):
+    return [n for n in f.maker.fgraph.toposort() if "IncSubtensor" in type(n.op).__name__]
+
+
+@FAST
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(6, 9)),
+                  elements=st.floats(-3, 3, width=64)))  # fmt: skip
+def test_gradients_of_slices_increment_one_array(a):
+    # grad of several slices of x: add(inc(zeros, g1), inc(zeros, g2), ...) becomes one
+    # chain of increments into one zero array, in place after the first
+    x, w = T.dmatrix("x"), T.dmatrix("w")
+    cost = T.sin(x[:, :3]).sum() + (T.cos(x[:, 3:5]) * w[:, 3:5]).sum() + (x[:, 5:] ** 2).sum()
+    cost += (x[[0, 0], 1] * 3.0).sum()  # an advanced increment joins the chain too
+    values = [a, np.cos(a)]
+    f = agree([x, w], graphc.grad(cost, x), values)
+    incs = _increments(f)
+    assert len(incs) == 4
+    assert sum(n.inputs[0].owner in incs for n in incs) == 3  # one chain ...
+    assert sum(n.op.inplace for n in incs) >= 3  # ... written in place
+    adds = [n for n in f.maker.fgraph.toposort() if "add" in scalar_names_of(n)]
+    assert not any(i.owner in incs for n in adds for i in n.inputs)  # no sum of full arrays
+    want = np.zeros_like(a)
+    want[:, :3] = np.cos(a[:, :3])
+    want[:, 3:5] = -np.sin(a[:, 3:5]) * values[1][:, 3:5]
+    want[:, 5:] = 2 * a[:, 5:]
+    want[0, 1] += 6.0
+    np.testing.assert_allclose(f(*values), want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_set_or_shared_increment_stays_out_of_the_chain():
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    zero = T.zeros_like(x)
+    shared_inc = T.inc_subtensor(zero[:, :1], y[:, :1])  # also read on its own
+    moved = T.inc_subtensor(zero[:, 2:], y[:, 2:])
+    out = T.set_subtensor(zero[:, 1:2], y[:, 1:2]) + shared_inc + moved
+    f = agree([x, y], [out, shared_inc * 2.0], [np.ones((2, 4)), np.arange(8.0).reshape(2, 4)],
+              excluding=("fusion",))  # fmt: skip
+    incs = _increments(f)
+    clients = f.maker.fgraph.clients
+    kept = {n for n in incs if n.op.set_instead_of_inc or len(clients[n.outputs[0]]) > 1}
+    assert len(kept) == 2  # the set and the twice-read increment ...
+    add = next(n for n in f.maker.fgraph.toposort() if "add" in scalar_names_of(n))
+    assert {i.owner for i in add.inputs} >= kept  # ... are still summed, not chained
+    assert [n for n in incs if n not in kept][0].inputs[0].owner is add  # the other one moved
+
+
+def scalar_names_of(node):
+    op = node.op
+    if not isinstance(op, Elemwise):
+        return []
+    if isinstance(op.scalar_op, Composite):
+        return [n.op.name for n in op.scalar_op.nodes]
+    return [op.scalar_op.name]
+
+
 @FAST
 @given(floats)
 def test_sub_self_is_zero(a):

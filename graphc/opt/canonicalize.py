@@ -23,9 +23,10 @@ from graphc.opt.utils import (
     scalar_op,
 )
 from graphc.scalar import basic as ps
-from graphc.tensor.basic import MakeVector, Reshape, Shape, Shape_i, shape_tuple
+from graphc.tensor.basic import Alloc, MakeVector, Reshape, Shape, Shape_i, shape_tuple
 from graphc.tensor.elemwise import DimShuffle, Elemwise
-from graphc.tensor.math import cast, second
+from graphc.tensor.math import add, cast, second
+from graphc.tensor.subtensor import AdvancedIncSubtensor, AdvancedIncSubtensor1, IncSubtensor
 
 if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Variable
@@ -59,6 +60,42 @@ def flatten_add_mul(fgraph: FunctionGraph, node):
     if not changed:
         return None
     return [fit(node.outputs[0], node.op.make_node(*new_inputs).outputs[0])]
+
+
+_INCREMENTS = (IncSubtensor, AdvancedIncSubtensor1, AdvancedIncSubtensor)
+
+
+def _zeros(v) -> bool:
+    """``v`` is ``Alloc(0, ...)``: zeros of a shape (a gradient's zeros_like)."""
+    return v.owner is not None and isinstance(v.owner.op, Alloc) and is_const(v.owner.inputs[0], 0)
+
+
+@register("canonicalize", *FULL, tracks=(ps.Add,))
+def serialize_inc_subtensor(fgraph: FunctionGraph, node):
+    # add(inc(z, a, i), inc(z, b, j), w) -> inc(inc(add(z, z, w), a, i), b, j): Theano's
+    # local_IncSubtensor_serialize. The gradient of several slices of one variable is a
+    # sum of arrays of its size, each zero but for its slice; chained, the increments go
+    # into one array (in place after the first, once the inplace pass has run).
+    out = node.outputs[0]
+
+    def movable(v) -> bool:
+        n = v.owner
+        return (n is not None and isinstance(n.op, _INCREMENTS) and not n.op.inplace
+                and not n.op.set_instead_of_inc and v.type == out.type
+                and len(fgraph.clients[v]) == 1)  # fmt: skip
+
+    moving = [v for v in node.inputs if movable(v)]
+    if not moving:
+        return None
+    rest = [v for v in node.inputs if not movable(v)]
+    for v in moving:  # one copy of a zero array serves as the base of all
+        base = v.owner.inputs[0]
+        if not (base in rest and _zeros(base)):
+            rest.append(base)
+    tip = add(*rest) if len(rest) > 1 else rest[0]
+    for v in moving:
+        tip = v.owner.op(tip, *v.owner.inputs[1:])
+    return [fit(out, tip)]
 
 
 @register("canonicalize", *CHEAP, tracks=(ps.Add, ps.Mul))
