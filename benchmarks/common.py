@@ -193,7 +193,7 @@ def median_spread(samples: dict[str, list[float]]) -> dict[str, tuple[float, flo
 
 def cores_busy(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> dict[str, float]:
     """Per candidate: its median CPU time over its median wall time, the cores it kept busy
-    (1.0 for one thread; JAX's element-wise loops run on every core)."""
+    (1.0 for one thread; more where a thread pool shares the work, as JAX's does)."""
     return {k: statistics.median(cpu[k]) / statistics.median(v) for k, v in wall.items()}
 
 
