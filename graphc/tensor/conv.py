@@ -50,9 +50,10 @@ C_WGRAD_CHUNK_BYTES = 1 << 19
 WINO_BYTES = 1 << 20
 WINO_MIN_CHANNELS = 4
 # ... and the weight gradients of those convolutions in these dtypes: 25-40% faster than
-# im2col in float64 on the VGG-like layers; in float32 0.77-0.89x im2col's time on an AMD
-# EPYC (Zen 4; 9 interleaved rounds, one BLAS thread), where on an Intel Xeon (Sapphire
-# Rapids) the transforms had eaten the gain of OpenBLAS's twice-as-fast float32 products.
+# im2col in float64 on the VGG-like layers; in float32 0.79-0.95x im2col's time on an AMD
+# EPYC (Zen 4; four runs of 9 interleaved rounds, one BLAS thread), where on an Intel Xeon
+# (Sapphire Rapids) the transforms had eaten the gain of OpenBLAS's twice-as-fast float32
+# products.
 WINO_WGRAD_DTYPES = ("float64", "float32")
 _MODES = ("valid", "full", "half")
 
