@@ -3,10 +3,9 @@ caller lets go of them, never overwritten while anything still holds them."""
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pytest
+from alloc_checks import peak_growth
 
 import graphc
 import graphc.tensor as T
@@ -63,14 +62,7 @@ def test_steady_state_calls_allocate_no_output(linker):
     xv, yv = _inputs(np.random.default_rng(2), 20000)
     for _ in range(3):
         f(xv, yv)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        f(xv, yv)
-        growth = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    _, growth = peak_growth(lambda: f(xv, yv))
     assert growth < xv.nbytes  # no new 160 KB output array
 
 

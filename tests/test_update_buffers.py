@@ -3,10 +3,9 @@ calls that leave every shared value bit-identical."""
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pytest
+from alloc_checks import peak_growth
 
 import graphc
 import graphc.tensor as T
@@ -68,14 +67,7 @@ def test_steady_state_update_allocates_nothing_big(linker):
     x = rng.normal(size=(8, 50))
     for _ in range(3):
         f(x)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        f(x)
-        growth = tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
+    _, growth = peak_growth(lambda: f(x))
     assert growth < w.get_value(borrow=True).nbytes  # no new 16 KB parameter array
 
 
