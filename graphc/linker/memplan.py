@@ -12,13 +12,14 @@ allocate only their outputs.  A thunk still allocates when the array is held els
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graphc.graph.basic import Apply, Variable
 from graphc.linker.program import Program, last_readers
 from graphc.opt.utils import size_key
+from graphc.tensor.elemwise import Elemwise
 
 __all__ = ["MemoryPlan", "SlotInfo", "plan_memory", "slot_infos", "NO_BUFFER"]
 
@@ -120,17 +121,15 @@ def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> Mem
 
 def slot_infos(order: Sequence[Apply], slots: dict[Variable, int]) -> list[SlotInfo]:
     """``SlotInfo`` per slot from the graph: for tensors the key is the dtype and, per
-    axis, a size key equal only for sizes surely equal at run time (so buffers change
-    hands only between values of one shape); ``alias_of`` from each Op's ``view_map`` and
-    ``destroy_map``."""
+    axis, a size class (``size_classes``), so buffers change hands between values of one
+    shape; ``alias_of`` from each Op's ``view_map`` and ``destroy_map``."""
     info = [SlotInfo() for _ in range(len(slots))]
-    memo: dict = {}
+    size_class = size_classes(order)
     for v, s in slots.items():
         t = v.type
         dtype, shape = getattr(t, "dtype", None), getattr(t, "shape", None)
         if isinstance(dtype, str) and isinstance(shape, tuple):
-            sizes = tuple(size_key(v, axis, memo) for axis in range(len(shape)))
-            info[s] = SlotInfo(key=(dtype, sizes))
+            info[s] = SlotInfo(key=(dtype, tuple(size_class(v, a) for a in range(len(shape)))))
     for node in order:
         aliases = {**node.op.view_map, **node.op.destroy_map}
         for o, ins in aliases.items():
@@ -138,3 +137,40 @@ def slot_infos(order: Sequence[Apply], slots: dict[Variable, int]) -> list[SlotI
                 s = slots[node.outputs[o]]
                 info[s] = SlotInfo(key=info[s].key, alias_of=slots[node.inputs[ins[0]]])
     return info
+
+
+def size_classes(order: Sequence[Apply]) -> Callable[[Variable, int], Hashable]:
+    """A function giving each (variable, axis) its size class: ``size_key`` (sizes surely
+    equal), with the sizes an Elemwise's output and inputs share on an axis no input has
+    static size 1 put in one class. Those are equal unless an input is broadcast from
+    size 1 at run time; a wrong guess costs the thunk one allocation, never a value."""
+    memo: dict = {}
+    parent: dict[Hashable, Hashable] = {}  # union-find over size keys
+
+    def find(key: Hashable) -> Hashable:
+        while parent.get(key, key) != key:
+            up = parent[key]
+            parent[key] = key = parent.get(up, up)  # path halving
+        return key
+
+    for group in _elemwise_size_groups(order):
+        roots = {find(size_key(v, axis, memo)) for v, axis in group}
+        first = min(roots, key=repr)  # a deterministic representative
+        for r in roots:
+            parent[r] = first
+    return lambda var, axis: find(size_key(var, axis, memo))
+
+
+def _elemwise_size_groups(order: Sequence[Apply]) -> Iterator[list[tuple[Variable, int]]]:
+    """Per Elemwise output and axis: that axis of the output and of every input it reads
+    that is not statically of size 1."""
+    for node in order:
+        if isinstance(node.op, Elemwise):
+            for k, out in enumerate(node.outputs):
+                ins = [node.inputs[j] for j in node.op.output_inputs(node, k)]
+                for axis in range(len(_shape(out))):
+                    yield [(out, axis)] + [(i, axis) for i in ins if _shape(i)[axis] != 1]
+
+
+def _shape(var: Variable) -> tuple[int | None, ...]:
+    return getattr(var.type, "shape", ())

@@ -137,6 +137,46 @@ def test_returned_outputs_never_reused(kind):
         np.testing.assert_array_equal(v, k)
 
 
+def _long_chain(steps: int):
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    out = x
+    for _ in range(steps):
+        out = (out + y) * z
+    return graphc.function([x, y, z], out, mode=NOFUSION)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_chain_of_unknown_lengths_alternates_two_buffers(kind):
+    """x, y and z have no static length; an Elemwise of them has their length unless one
+    is broadcast at run time, so 2 * 8 - 1 intermediates share two buffers, not 15."""
+    f = _long_chain(8)
+    buffers = set(f.linked.program.buffers) - {NO_BUFFER}
+    assert buffers == {0, 1}
+    vm = make_vm(f.linked.program, kind=kind)
+    a, b, c = (np.random.default_rng(k).random(50_000) for k in range(3))
+    want = a
+    for _ in range(8):
+        want = (want + b) * c
+    for _ in range(2):
+        np.testing.assert_array_equal(vm([a, b, c])[0], want)
+    assert vm.plan_bytes() == 2 * a.nbytes
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_runtime_broadcast_against_the_plan_is_computed_right(kind):
+    """The plan guesses equal lengths; y or z of length 1 (broadcast at run time) makes
+    values of other lengths pass through the shared buffers, call after call."""
+    vm = make_vm(_long_chain(4).linked.program, kind=kind)
+    rng = np.random.default_rng(0)
+    for nx, ny, nz in [(6, 6, 6), (6, 1, 6), (1, 6, 1), (1, 1, 6), (6, 6, 1), (6, 6, 6)]:
+        a, b, c = rng.random(nx), rng.random(ny), rng.random(nz)
+        want = a
+        for _ in range(4):
+            want = (want + b) * c
+        (got,) = vm([a, b, c])
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_no_plan_without_gc():
     f = _chain_function()
     vm = make_vm(f.linked.program, kind="py", allow_gc=False)
