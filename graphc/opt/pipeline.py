@@ -21,7 +21,7 @@ class PassSpec:
 
 
 PIPELINE: tuple[PassSpec, ...] = (
-    PassSpec("merge1", "once", ("opt.merge",)),
+    PassSpec("merge1", "once", ("opt.merge", "scan_module.rewrites")),
     PassSpec("constant_folding", "equilibrium", ("opt.merge",)),
     PassSpec("canonicalize", "equilibrium", ("opt.canonicalize", "opt.merge", "opt.shape_of")),
     PassSpec("stabilize", "equilibrium", ("opt.stabilize", "opt.merge")),

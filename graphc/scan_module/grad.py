@@ -13,14 +13,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from graphc.graph.basic import Variable, clone_replace
+from graphc.graph.basic import Variable, ancestors, clone_replace
 from graphc.reverse_mode import grad
 from graphc.scan_module.build import build_scan
-from graphc.scan_module.op import Scan
+from graphc.scan_module.op import Scan, ScanInner
 from graphc.tensor.basic import concatenate as t_concatenate
 from graphc.tensor.basic import shape_padleft as t_shape_padleft
 from graphc.tensor.basic import stack as t_stack
 from graphc.tensor.basic import zeros_like as t_zeros_like
+from graphc.tensor.blas import Dot, Gemm, Gemv, MatMul
+from graphc.tensor.conv import Conv2d
 from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.math import le as t_le
 from graphc.tensor.math import minimum as t_minimum
@@ -31,6 +33,9 @@ from graphc.tensor.subtensor import set_subtensor as t_set_subtensor
 __all__ = ["scan_grad"]
 
 FLOATS = ("float16", "float32", "float64")
+# Ops whose results in the forward step the backward step reads from the forward loop
+# (kept as extra per-step outputs) instead of computing them again
+KEPT_FOR_BACKWARD: tuple[type, ...] = (Dot, Gemm, Gemv, MatMul, Conv2d)
 
 
 def _is_float(v: Variable) -> bool:
@@ -52,7 +57,10 @@ def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     info = op.info
     if any(info.state_last):
         return _grad_with_every_state_stored(op, inputs, outs, output_grads)
-    backward = _Backward(op, inputs, outs, output_grads)
+    kept = _values_to_keep(op)
+    if kept:
+        op, outs = _keeping(op, inputs, outs, kept)
+    backward = _Backward(op, inputs, outs, output_grads, len(kept))
     n_back = backward.n_steps
     if info.truncate_gradient >= 0:
         n_back = t_minimum(n_back, info.truncate_gradient)
@@ -68,24 +76,70 @@ def scan_grad(op: Scan, inputs: list, outs: list, output_grads: list) -> list:
     return backward.gradients(back, n_back, len(inputs))
 
 
+def _values_to_keep(op: Scan) -> list[Variable]:
+    """The step's products (``KEPT_FOR_BACKWARD``) that change from step to step and whose
+    values the step's vector-Jacobian product reads (through sigmoid's or tanh's gradient,
+    say): the backward loop reads them instead of computing them again, as JAX keeps a
+    loop's residuals. None for a ``while`` loop."""
+    info = op.info
+    if info.as_while:
+        return []
+    inner = op.inner
+    outputs = inner.outputs[: info.n_states + info.n_nit]
+    seqs, taps, _ = op.inner_split()
+    varying = set(seqs) | {v for t in taps for v in t}
+    products = [
+        v
+        for v in ancestors(outputs)
+        if v.owner is not None
+        and isinstance(v.owner.op, KEPT_FOR_BACKWARD)
+        and v not in outputs
+        and varying & set(ancestors([v]))
+    ]
+    if not products:
+        return []
+    seeds = {o: o.type() for o in outputs if _is_float(o)}
+    wrt = [v for v in inner.inputs if _is_float(v)]
+    if not (seeds and wrt):
+        return []
+    used = set(ancestors(grad(None, wrt, known_grads=seeds, disconnected_inputs="ignore")))
+    return [v for v in products if v in used]
+
+
+def _keeping(op: Scan, inputs: list, outs: list, kept: list[Variable]) -> tuple[Scan, list]:
+    """The same loop with ``kept`` as extra per-step outputs (after its own), and its
+    outputs. Its step graph shares the original's Variables, so ``scan_keep_merge`` lets
+    the original loop's readers read this one instead: one forward loop, not two."""
+    info = op.info
+    inner = op.inner
+    keeping = Scan(
+        dataclasses.replace(info, n_nit=info.n_nit + len(kept)),
+        ScanInner(inner.inputs, list(inner.outputs) + list(kept)),
+    )
+    new_outs = keeping(*inputs)
+    return keeping, new_outs if isinstance(new_outs, list) else [new_outs]
+
+
 class _Backward:
     """The backward loop of one Scan node: its sequences (all reversed: the forward rows,
     each tap's stored value, the direct gradients of each step's outputs), its states (per
     forward state the window of pending adjoints, per float non-sequence an accumulator),
     its step, and the gradients read off its result."""
 
-    def __init__(self, op: Scan, inputs: list, outs: list, output_grads: list):
+    def __init__(self, op: Scan, inputs: list, outs: list, output_grads: list, n_kept: int = 0):
         info = self.info = op.info
         self.n_steps, self.seqs, self.inits, self.nonseqs = op.outer_split(inputs)
         if info.as_while:  # the steps the loop ran: its outputs' rows tell
             self.n_steps = t_shape(outs[0])[0] - (info.lags[0] if info.n_states else 0)
         self.in_seqs, in_taps, self.in_nonseqs = op.inner_split()
         self.flat_taps = [v for taps in in_taps for v in taps]
-        ns = info.n_states
-        self.forward_outputs = op.inner.outputs[: ns + info.n_nit]
+        ns, n_own = info.n_states, info.n_states + info.n_nit - n_kept
+        self.forward_outputs = op.inner.outputs[:n_own]
+        self.kept = op.inner.outputs[n_own : n_own + n_kept]  # step values the loop kept
+        self.kept_rows = outs[n_own : n_own + n_kept]
         self.outs = outs
         self.g_bufs = [_zeros_for(output_grads[k], outs[k]) for k in range(ns)]
-        self.g_nits = [_zeros_for(g, o) for g, o in zip(output_grads[ns:], outs[ns:])]
+        self.g_nits = [_zeros_for(g, o) for g, o in zip(output_grads[ns:], outs[ns:n_own])]
         self.float_nonseqs = [k for k, v in enumerate(self.nonseqs) if _is_float(v)]
         self.windows = [t_zeros_like(x[:lag]) for x, lag in zip(self.inits, info.lags)]
         self.accums = [t_zeros_like(self.nonseqs[k]) for k in self.float_nonseqs]
@@ -99,35 +153,41 @@ class _Backward:
                 for k in range(info.n_states) for t in info.state_taps[k]]  # fmt: skip
         g_rows = [self._last_n(g, lag) for g, lag in zip(self.g_bufs, info.lags)]
         return ([self._last_n(s) for s in self.seqs] + taps + g_rows
-                + [self._last_n(g) for g in self.g_nits])  # fmt: skip
+                + [self._last_n(g) for g in self.g_nits]
+                + [self._last_n(k) for k in self.kept_rows])  # fmt: skip
 
     def step(self, *args: Any):
         """One backward step: recompute the forward step, take its vector-Jacobian product,
         pass the adjoints of the state taps down the windows."""
         sizes = [len(self.seqs), len(self.flat_taps), len(self.g_bufs), len(self.g_nits),
-                 len(self.windows), len(self.accums)]  # fmt: skip
+                 len(self.kept), len(self.windows), len(self.accums)]  # fmt: skip
         parts, p = [], 0
         for n in sizes:
             parts.append(list(args[p : p + n]))
             p += n
-        xs, taps, gs, gys, ws, acc = parts
+        xs, taps, gs, gys, kept, ws, acc = parts
         nonseqs = list(args[p:])
-        grads, g_nonseqs = self._vjp(xs, taps, gs, gys, ws, nonseqs)
+        grads, g_nonseqs = self._vjp(xs, taps, gs, gys, kept, ws, nonseqs)
         new_acc = [a + g for a, g in zip(acc, g_nonseqs)]
         g_xs = [grads[x] if x in grads else t_zeros_like(x) for x in xs]
         return self._new_windows(taps, ws, grads) + new_acc + g_xs
 
-    def _vjp(self, xs, taps, gs, gys, ws, nonseqs) -> tuple[dict, list]:
+    def _vjp(self, xs, taps, gs, gys, kept, ws, nonseqs) -> tuple[dict, list]:
         """The gradients of the step's float sequence rows and taps (by Variable), and of
         its float non-sequences (in ``float_nonseqs`` order). The non-sequences reach the
         step as the outer Variables, which may be expressions of one another (``w`` and the
         hoisted ``w * w``): each is differentiated as an independent leaf (a placeholder,
-        put back afterwards), as the outer graph chains them itself."""
+        put back afterwards), as the outer graph chains them itself. The gradient is taken
+        through the recomputed step; the values the forward loop kept (``kept``) then
+        stand in for their recomputation, which only the gradient's arithmetic read."""
         leaves = [_placeholder_like(v) for v in nonseqs]
         replace: dict[Any, Any] = dict(zip(self.in_seqs, xs))
         replace.update(zip(self.flat_taps, taps))
         replace.update(zip(self.in_nonseqs, leaves))
-        recomputed = clone_replace(self.forward_outputs, replace)
+        n_own = len(self.forward_outputs)
+        recomputed = clone_replace(self.forward_outputs + self.kept, replace)
+        stand_ins = dict(zip(recomputed[n_own:], kept))
+        recomputed = recomputed[:n_own]
         ns = self.info.n_states
         known: dict[Any, Any] = {}
         seeds = [(o, g + w[0]) for o, g, w in zip(recomputed[:ns], gs, ws)]
@@ -140,7 +200,7 @@ class _Backward:
             found = [t_zeros_like(v) for v in rows + [nonseqs[k] for k in self.float_nonseqs]]
         else:
             found = grad(None, wrt, known_grads=known, disconnected_inputs="ignore")
-            found = clone_replace(found, dict(zip(leaves, nonseqs)))
+            found = clone_replace(found, stand_ins | dict(zip(leaves, nonseqs)))
         return dict(zip(rows, found[: len(rows)])), found[len(rows) :]
 
     def _new_windows(self, taps, ws, grads) -> list:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from graphc.graph.basic import Apply, Variable
     from graphc.graph.fg import FunctionGraph
 
-__all__ = ["merged_scan", "scan_merge", "scan_save_mem"]
+__all__ = ["merged_scan", "scan_keep_merge", "scan_merge", "scan_save_mem"]
 
 
 def _only_last_row_read(fgraph: FunctionGraph, var: Variable, lag: int) -> list | None:
@@ -126,6 +126,32 @@ def merged_scan(a, b):
     new_a = outs[:na_st] + outs[na_st + nb_st : na_st + nb_st + ia.n_nit]
     new_b = outs[na_st : na_st + nb_st] + outs[na_st + nb_st + ia.n_nit :]
     return dict(zip(a.outputs, new_a)) | dict(zip(b.outputs, new_b))
+
+
+def _same(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+@register("merge1", "fast_run", "fast_compile", "scan", tracks=(Scan,))
+def scan_keep_merge(fgraph, node):
+    """A loop that another loop over the same inputs repeats, with more per-step outputs
+    after its own (the copy a gradient makes to keep the step's products for the backward
+    loop, ``scan_module/grad.py``), is that loop: its readers read the other's outputs."""
+    info, inner = node.op.info, node.op.inner
+    n_own = info.n_states + info.n_nit
+    for client, _ in fgraph.clients.get(node.inputs[0], []):
+        if client is OUTPUT or client is node or not isinstance(client.op, Scan):
+            continue
+        other = client.op
+        if (
+            _same(client.inputs, node.inputs)
+            and _same(other.inner.inputs, inner.inputs)
+            and _same(other.inner.outputs[:n_own], inner.outputs)
+            and other.info == dataclasses.replace(info, n_nit=other.info.n_nit)
+            and not info.as_while
+        ):
+            return dict(zip(node.outputs, client.outputs[:n_own]))
+    return None
 
 
 @register("specialize", "fast_run", "scan", "scan_merge", tracks=(Scan,))
