@@ -279,6 +279,8 @@ def _sequence_rows(seqs: list[_Seq], n_steps, n_steps_var) -> tuple[list, list]:
             start = t - lo
             if n_steps is not None:
                 outer.append(s.outer[start : start + n_steps_var])
+            elif start == 0 and t == hi:  # every row: no slice (its gradient would copy)
+                outer.append(s.outer)
             else:
                 end = t - hi
                 outer.append(s.outer[start : (end if end != 0 else None)])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from graphc.graph.basic import Variable, ancestors, clone_replace
+from graphc.graph.basic import Constant, Variable, ancestors, clone_replace
 from graphc.reverse_mode import grad
 from graphc.scan_module.build import build_scan
 from graphc.scan_module.op import Scan, ScanInner
@@ -27,7 +27,9 @@ from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.math import le as t_le
 from graphc.tensor.math import minimum as t_minimum
 from graphc.tensor.math import switch as t_switch
+from graphc.tensor.shape import Shape, Shape_i
 from graphc.tensor.shape import shape as t_shape
+from graphc.tensor.subtensor import Subtensor
 from graphc.tensor.subtensor import set_subtensor as t_set_subtensor
 
 __all__ = ["scan_grad"]
@@ -46,6 +48,25 @@ def _placeholder_like(v: Variable) -> Variable:
     p = v.type()
     p.name = v.name
     return p
+
+
+def _all_rows(n_steps: Variable, seq: Variable) -> bool:
+    """Whether a loop of ``n_steps`` steps surely reads every row of ``seq``: ``n_steps`` is
+    ``shape(seq)[0]`` (as scan builds it for one sequence) or both are the same constant."""
+    node = n_steps.owner
+    if node is not None and isinstance(node.op, Subtensor) and node.op.idx_list == (0,):
+        node = node.inputs[0].owner
+        return node is not None and isinstance(node.op, Shape) and node.inputs[0] is seq
+    if node is not None and isinstance(node.op, Shape_i):
+        return node.op.i == 0 and node.inputs[0] is seq
+    rows = _rows(seq)
+    return rows is not None and isinstance(n_steps, Constant) and int(n_steps.data) == rows
+
+
+def _rows(v: Variable) -> int | None:
+    """``v``'s static number of rows, if known."""
+    shape = getattr(v.type, "shape", None)
+    return shape[0] if shape else None
 
 
 def _zeros_for(g, like: Variable):
@@ -234,7 +255,9 @@ class _Backward:
             g = g_rev[::-1]
             if truncated:
                 g = t_concatenate([t_zeros_like(s[: n_steps - n_back]), g], axis=0)
-            result[1 + k] = t_concatenate([g, t_zeros_like(s[n_steps:])], axis=0)
+            if not _all_rows(n_steps, s):
+                g = t_concatenate([g, t_zeros_like(s[n_steps:])], axis=0)
+            result[1 + k] = g
         # initial states: the last window (reversed into row order) plus the direct gradient
         for k, (x, lag) in enumerate(zip(self.inits, info.lags)):
             if not _is_float(x):
@@ -243,7 +266,9 @@ class _Backward:
             if truncated:
                 window = t_switch(t_le(n_steps, info.truncate_gradient), window, 0 * window)
             g = window + self.g_bufs[k][:lag]
-            result[1 + info.n_seqs + k] = t_concatenate([g, t_zeros_like(x[lag:])], axis=0)
+            if _rows(x) != lag:  # rows past the taps' (read by no step)
+                g = t_concatenate([g, t_zeros_like(x[lag:])], axis=0)
+            result[1 + info.n_seqs + k] = g
         base = 1 + info.n_seqs + ns
         for j, k in enumerate(self.float_nonseqs):
             result[base + k] = back[ns + j][0]
