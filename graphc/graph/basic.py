@@ -371,6 +371,9 @@ class Op(PropsValue):
     destroy_map: ClassVar[dict[int, list[int]]] = {}
     view_map: ClassVar[dict[int, list[int]]] = {}
     lazy: ClassVar[bool] = False
+    #: ``perform`` writes into an array its output cell holds on entry only through
+    #: ``take_own_array`` (nothing else holds it), so the memory plan may lend it buffers
+    reuses_outputs: ClassVar[bool] = False
 
     def make_node(self, *inputs: Variable) -> Apply:
         raise NotImplementedError(f"{type(self).__name__}.make_node")

@@ -146,6 +146,9 @@ def link(
                 c_params=impl.c_params,
                 lazy=impl.lazy,
                 destroys=tuple(destroys),
+                reuses_outputs=impl.c_thunk is None
+                and impl.perform is not None
+                and node.op.reuses_outputs,
             )
         )
     program = Program(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphc.graph.basic import Apply, Variable
-from graphc.linker.program import Program, last_readers
+from graphc.linker.program import NodeSpec, Program, last_readers
 from graphc.opt.utils import size_key
 from graphc.tensor.elemwise import Elemwise
 
@@ -60,7 +60,8 @@ def _roots(program: Program, info: Sequence[SlotInfo]) -> list[int]:
 def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> MemoryPlan:
     """Assign the intermediates of ``program`` to reusable buffers.
 
-    Only values written by nodes with a C thunk are planned (a numpy ``perform`` ignores
+    Only values written by nodes with a C thunk or a ``perform`` that reuses its output
+    cells' arrays (``NodeSpec.reuses_outputs``) are planned (a numpy ``perform`` ignores
     the previous value); program outputs, anything a program output aliases, lazy programs
     and values with a ``None`` key get no buffer.
     """
@@ -93,7 +94,7 @@ def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> Mem
         and s not in escapes
         and info[s].key is not None
         and info[s].alias_of is None
-        and program.nodes[producer[s]].c_thunk is not None
+        and _writes_into_buffers(program.nodes[producer[s]])
     ]
     by_start: dict[int, list[int]] = {}
     for s in candidates:
@@ -117,6 +118,10 @@ def plan_memory(program: Program, info: Sequence[SlotInfo] | None = None) -> Mem
             buffer_of[s] = b
             busy.setdefault(end[s], []).append((b, k))
     return MemoryPlan(buffer_of=tuple(buffer_of), n_buffers=n_buffers)
+
+
+def _writes_into_buffers(node: NodeSpec) -> bool:
+    return node.c_thunk is not None or node.reuses_outputs
 
 
 def slot_infos(order: Sequence[Apply], slots: dict[Variable, int]) -> list[SlotInfo]:

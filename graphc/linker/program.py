@@ -31,6 +31,9 @@ class NodeSpec:
     c_params: Any = None  # PyCapsule "graphc.params": the thunk's void *params
     lazy: Callable[[list, list, list], Sequence[int]] | None = None
     destroys: tuple[int, ...] = ()  # input positions overwritten in place
+    # perform writes into the arrays its output cells hold on entry when nothing else
+    # holds them (Op.reuses_outputs): the memory plan may lend it buffers
+    reuses_outputs: bool = False
 
     def __post_init__(self) -> None:
         for field in ("inputs", "outputs", "destroys"):
@@ -45,6 +48,8 @@ class NodeSpec:
             raise ValueError(f"node {self.name!r}: needs one of perform, c_thunk or lazy")
         if self.c_params is not None and self.c_thunk is None:
             raise ValueError(f"node {self.name!r}: c_params without c_thunk")
+        if self.reuses_outputs and (self.perform is None or self.c_thunk is not None):
+            raise ValueError(f"node {self.name!r}: reuses_outputs is for a perform-only node")
         for p in self.destroys:
             if not 0 <= p < len(self.inputs):
                 raise ValueError(f"node {self.name!r}: destroys input position {p} out of range")

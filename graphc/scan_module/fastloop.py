@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from graphc.flags import config
+from graphc.tensor.buffers import array_for
 from graphc.tensor.elemwise import Elemwise
 
 try:
@@ -88,13 +89,16 @@ class FastLoop:
         info = op.info  # read once: lags is computed from the taps
         self.lags, self.state_last, self.n_nit = info.lags, info.state_last, info.n_nit
 
-    def run(self, n: int, seqs: list, states: list, nonseqs: list) -> tuple[int, list] | None:
+    def run(
+        self, n: int, seqs: list, states: list, nonseqs: list, prev_nits: list | None = None
+    ) -> tuple[int, list] | None:
         """Run the loop into ``states``: ``(steps done, stacked outputs)`` as the loop
         driver returns them, or None (nothing done) when this call's arrays do not fit or
-        it runs fewer than ``min_steps`` steps."""
+        it runs fewer than ``min_steps`` steps. ``prev_nits``: per stacked output an array
+        to write it into if it has the right shape (or None)."""
         if n < self.min_steps:
             return None
-        got = self.operands(n, seqs, states, nonseqs)
+        got = self.operands(n, seqs, states, nonseqs, prev_nits)
         if got is None:
             return None
         n_elem, operands, nits = got
@@ -104,7 +108,9 @@ class FastLoop:
         self.runs += 1
         return done, nits
 
-    def operands(self, n: int, seqs: list, states: list, nonseqs: list) -> tuple | None:
+    def operands(
+        self, n: int, seqs: list, states: list, nonseqs: list, prev_nits: list | None = None
+    ) -> tuple | None:
         """``(elements per row, operands for run_kernel, stacked outputs)`` or None."""
         lags, state_last = self.lags, self.state_last
         shapes: list[tuple[int, ...]] = []
@@ -155,7 +161,8 @@ class FastLoop:
                 ops.append((buf, (lag - 1 if last else lag) * buf.strides[0],
                             0 if last else buf.strides[0]))  # fmt: skip
             elif dst.kind == "nit":
-                out = nits[dst.k] = np.empty((n, *row), dtype=dt)
+                prev = prev_nits[dst.k] if prev_nits else None
+                out = nits[dst.k] = array_for(prev, (n, *row), dt)
                 ops.append((out, 0, out.strides[0]))
             else:
                 ops.append((np.zeros((), dtype=bool), 0, 0))

@@ -28,6 +28,7 @@ from graphc.graph.basic import Apply, Op, Variable, io_toposort
 from graphc.linker.base import CompiledStep, StepClock
 from graphc.scan_module.fastloop import plan_fast_loop
 from graphc.scan_module.row_shapes import RowShapes
+from graphc.tensor.buffers import array_for, take_own_array
 from graphc.tensor.elemwise import GRAD_RULES
 from graphc.tensor.shape import Shape_i
 from graphc.tensor.type import TensorType
@@ -128,6 +129,9 @@ class Scan(Op):
     """A loop over a step graph (see the module docstring for the input layout)."""
 
     __props__ = ("info", "inner")
+    # the state and stacked-output buffers of the last call are written again when
+    # nothing else holds them (the memory plan lends them back)
+    reuses_outputs = True
 
     def __init__(self, info: ScanInfo, inner: ScanInner):
         if len(inner.inputs) != info.n_inner_inputs:
@@ -324,13 +328,14 @@ class _Runner:
                 raise ValueError(f"{name}: sequence {k} has {s.shape[0]} rows, fewer than the "
                                  f"{n} steps to run")  # fmt: skip
         lags = info.lags
+        prev = [take_own_array(cell) for cell in output_storage]  # last call's, if let go
         states = []  # per state: (buffer, row shape)
         for k, (x, lag) in enumerate(zip(inits, lags)):
             if x.shape[0] < lag:
                 raise ValueError(f"{name}: initial state {k} has {x.shape[0]} rows; its taps "
                                  f"need {lag}")  # fmt: skip
             rows = lag if info.state_last[k] else lag + n
-            buf = np.empty((rows, *x.shape[1:]), dtype=x.dtype)
+            buf = array_for(prev[k], (rows, *x.shape[1:]), x.dtype)
             buf[:lag] = x[:lag]
             states.append(buf)
         # per inner input read each step: (array, first row, rows advanced per step)
@@ -338,16 +343,17 @@ class _Runner:
         for buf, lag, last, tk in zip(states, lags, info.state_last, info.state_taps):
             readers += [(buf, lag + t, 0 if last else 1) for t in tk]
         ns, n_nit = info.n_states, info.n_nit
+        prev_nits = prev[ns : ns + n_nit]
         driver = self.python_steps if run_steps is None or not self.compiled_loop else run_steps
         keep_last = list(info.state_last)
         clock = self.clock  # an untimed call (profile_sample) reads no clock per step
         on_step = clock.on_step if clock is not None and clock.timing else None
         fast, got = self.fast, None
         if fast is not None and driver is run_steps and n > 0 and self.vm is fast.vm:
-            got = fast.run(n, seqs, states, nonseqs)  # None: this call's arrays do not fit
+            got = fast.run(n, seqs, states, nonseqs, prev_nits)  # None: the arrays do not fit
         if got is None:
             got = driver(self.vm, n, readers, list(nonseqs), states, list(lags), keep_last,
-                         n_nit, info.as_while, name, on_step)  # fmt: skip
+                         n_nit, info.as_while, name, on_step, prev_nits)  # fmt: skip
         done, nits = got
         for k, buf in enumerate(states):
             if info.as_while and not info.state_last[k]:
@@ -379,6 +385,7 @@ class _Runner:
         as_while: bool,
         name: str,
         on_step: Callable[[int], None] | None,
+        prev_nits: list | None = None,
     ) -> tuple[int, list]:
         """The loop in Python: the reference for ``graphc.vm._loop.run_steps`` (same
         arguments and result), used when that extension is not built."""
@@ -413,7 +420,8 @@ class _Runner:
                 v = np.asarray(outs[ns + j])
                 out = nits[j]
                 if out is None:
-                    out = nits[j] = np.empty((n, *v.shape), dtype=v.dtype)
+                    prev = prev_nits[j] if prev_nits else None
+                    out = nits[j] = array_for(prev, (n, *v.shape), v.dtype)
                 elif v.shape != out.shape[1:]:
                     raise ValueError(
                         f"{name}: step {i} returned output {ns + j} of shape {v.shape}; "

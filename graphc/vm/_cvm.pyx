@@ -883,12 +883,16 @@ cdef class CVM:
         return 0
 
     cdef int _run_py(self, int i, CNode *nd) except -1:
-        """Run a Python perform node through its persistent output cells."""
-        cdef int k
+        """Run a Python perform node through its persistent output cells. Each slot's
+        previous value (a planned buffer lent to it, or the last call's value) moves into
+        its cell: while ``perform`` runs the cell is its only holder in the VM."""
+        cdef int k, s
         cdef list cells = <list>self._cells[i]
         cdef list inputs = [<object>self._slots[nd.ins[k]] for k in range(nd.n_in)]
         for k in range(nd.n_out):
-            (<list>cells[k])[0] = self._value(nd.out_start + k)
+            s = nd.out_start + k
+            (<list>cells[k])[0] = self._value(s)
+            _clear(self._slots, s)
         try:
             self._performs[i](inputs, cells)
         except BaseException:
@@ -920,9 +924,9 @@ cdef class CVM:
     cdef inline int _run_node(self, int i, CNode *nd) except -1:
         """Run node ``i``: a C thunk into its planned or recycled buffer, or a Python one."""
         self._cur = i
+        if self._n_buf:  # (the plan lends buffers to C thunks and to performs that reuse them)
+            self._borrow(nd)
         if nd.kind == KIND_C:
-            if self._n_buf:
-                self._borrow(nd)
             if nd.recyclable and self._n_spare:
                 self._take_spare(nd)
             return self._run_c(i, nd)

@@ -15,6 +15,7 @@ def run_steps(
     as_while: bool,
     name: str,
     on_step: Callable[[int], None] | None,
+    prev_nits: list[Any] | None = None,
 ) -> tuple[int, list[Any]]: ...
 def run_kernel(
     vm: object,

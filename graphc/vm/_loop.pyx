@@ -205,6 +205,15 @@ cdef int _store(cnp.ndarray buf, Py_ssize_t i, cnp.ndarray v) except -1:
     return 0
 
 
+cdef object _stacked(object prev, Py_ssize_t n, cnp.ndarray row):
+    """``prev`` if it has the shape and dtype of ``n`` stacked ``row``s, else a new array."""
+    cdef tuple shape = (n, *(<object>row).shape)
+    cdef object dtype = (<object>row).dtype
+    if prev is not None and prev.shape == shape and prev.dtype == dtype:
+        return prev
+    return np.empty(shape, dtype=dtype)
+
+
 cdef inline cnp.ndarray _as_array(PyObject *value):
     if cnp.PyArray_Check(<object>value):
         return <cnp.ndarray>value
@@ -213,12 +222,13 @@ cdef inline cnp.ndarray _as_array(PyObject *value):
 
 def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
               list lags, list last_only, Py_ssize_t n_nit, bint as_while, str name,
-              object on_step):
+              object on_step, list prev_nits=None):
     """Run ``n`` steps; return ``(steps done, stacked outputs)``.
 
     ``readers``: per step input, ``(array, first row, rows per step)``; ``states``: the
     state buffers, each written at row ``lag + step`` (or, kept ``last_only``, shifted up
-    one row and written at its last row); stacked outputs are allocated at the first step.
+    one row and written at its last row); stacked outputs are allocated at the first step,
+    or written into ``prev_nits[j]`` where that array has their shape and dtype.
     """
     cdef Py_ssize_t n_read = len(readers), n_st = len(states)
     cdef Py_ssize_t n_outs = n_st + n_nit + (1 if as_while else 0)
@@ -230,7 +240,7 @@ def run_steps(object vm, Py_ssize_t n, list readers, list nonseqs, list states,
     loop = _Loop(n_read + len(nonseqs), n_outs, n_read, n_st)
     try:
         loop.setup(readers, nonseqs, states, lags, last_only)
-        return loop.run(vm, n, states, n_nit, as_while, name, on_step, c_vm)
+        return loop.run(vm, n, states, n_nit, as_while, name, on_step, c_vm, prev_nits)
     finally:
         if c_vm:  # a loop that stopped early or failed: keep no array for the next one
             _api.drop_spares(<PyObject *>vm)
@@ -316,7 +326,7 @@ cdef class _Loop:
         return _point(&self.args[r], <cnp.ndarray>self.arrays[r], self.first[r] + self.mult[r] * i)
 
     cdef object run(self, object vm, Py_ssize_t n, list states, Py_ssize_t n_nit,
-                    bint as_while, str name, object on_step, bint c_vm):
+                    bint as_while, str name, object on_step, bint c_vm, list prev_nits):
         cdef Py_ssize_t i, k, j, r, lag, row
         cdef Py_ssize_t n_st = self.n_st, n_outs = self.n_outs, n_args = self.n_args
         cdef list nits = [None] * n_nit
@@ -358,7 +368,7 @@ cdef class _Loop:
                 for j in range(n_nit):
                     if nits[j] is None:
                         v = _as_array(outs[n_st + j])
-                        nits[j] = np.empty((n, *(<object>v).shape), dtype=(<object>v).dtype)
+                        nits[j] = _stacked(prev_nits[j] if prev_nits else None, n, v)
                         nit_bytes[j] = graphc_row_bytes(<cnp.ndarray>nits[j])
                     out = <cnp.ndarray>nits[j]
                     if not graphc_row_copy(outs[n_st + j], out, <char *>cnp.PyArray_DATA(out)

@@ -544,8 +544,8 @@ class PyVM:
                 storage[s] = v
             return
         cells = self._cells[i]
-        for cell, s in zip(cells, node.outputs):
-            cell[0] = storage[s]
+        for cell, s in zip(cells, node.outputs):  # the cell becomes the only holder
+            cell[0], storage[s] = storage[s], None
         assert node.perform is not None  # NodeImpl validation: no C thunk, not lazy
         try:
             node.perform(inputs, cells)
