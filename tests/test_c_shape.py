@@ -1,4 +1,4 @@
-"""C Shape, Shape_i, Alloc, Reshape, Join and Subtensor thunks against Python."""
+"""C Shape, Shape_i, Alloc, Reshape, Join, Subtensor and IncSubtensor thunks against Python."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from graphc.graph.fg import FunctionGraph
 from graphc.linker import c_available
 from graphc.linker.clinker import link_cpy
 from graphc.tensor import basic as tb
+from graphc.tensor.subtensor import inc_subtensor, set_subtensor
 from graphc.tensor.type import TensorType
 from graphc.vm import make_vm
 
@@ -65,6 +66,10 @@ class Funcs:
             x3[i, :k:2],
             m[::k, -1],
             x3[-1],
+            inc_subtensor(x3[1:, ::-1, i], s),
+            set_subtensor(m[::k, -1], s),
+            inc_subtensor(x3[i, :k:2], v),  # v broadcast over the region's rows
+            set_subtensor(x3[:, 1:], x3[:, :1]),  # the value a view of the array indexed
         ]
         self.outputs = outs
         self.f = Linked(self.inputs, outs)
@@ -178,6 +183,10 @@ def test_errors(funcs):
     bad[6] = np.int64(-1)
     with pytest.raises(ValueError, match="negative"):
         f(*bad)
+    bad = list(ok)
+    bad[3] = np.zeros(5)  # v does not broadcast over rows of 4
+    with pytest.raises(ValueError, match=r"IncSubtensor\{Inc;int64, :int64:2\}: .* shape \(5,\)"):
+        f(*bad)
 
 
 def test_no_reference_leaks(funcs):
@@ -195,3 +204,24 @@ def test_no_reference_leaks(funcs):
     outs = f(*args)
     f(*args)  # a returned value is kept for reuse until the next call, no longer
     assert all(sys.getrefcount(o) == 3 for o in outs)
+
+
+@pytest.mark.parametrize("op", [inc_subtensor, set_subtensor])
+def test_in_place_writes_into_x_and_reads_an_overlapping_value_first(op):
+    m = TensorType("float64", (None, None))()
+    t = m * 2.0  # an intermediate the node may overwrite
+    # the value is a view of the array written, overlapping the region a row down
+    out = op(t[1:, ::-1], t[:-1], inplace=True)
+    f, g = (graphc.function([m], out, mode=mode) for mode in (C, PY))
+    node = f.maker.fgraph.outputs[0].owner
+    assert node.op.destroy_map == {0: [0]}
+    assert f.linked.impls[f.linked.schedule.index(node)].is_c
+    a = np.arange(12.0).reshape(4, 3)
+    want = 2 * a
+    region = want[1:, ::-1]
+    if op is set_subtensor:
+        region[...] = 2 * a[:-1]
+    else:
+        region += 2 * a[:-1]
+    np.testing.assert_array_equal(f(a), want)
+    np.testing.assert_array_equal(g(a), want)

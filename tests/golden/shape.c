@@ -29,15 +29,15 @@
     }
     PyArray_Descr *descr = PyArray_DESCR(i0);
     Py_INCREF(descr);
-    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 0, dims, strides, data,
-                                         PyArray_FLAGS(i0) & NPY_ARRAY_WRITEABLE, NULL);
-    if (out == NULL) FAIL;
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, 0, dims, strides, data,
+                                          PyArray_FLAGS(i0) & NPY_ARRAY_WRITEABLE, NULL);
+    if (view == NULL) FAIL;
     Py_INCREF(i0);
-    if (PyArray_SetBaseObject((PyArrayObject *)out, (PyObject *)i0) < 0) {
-        Py_DECREF(out);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *)i0) < 0) {
+        Py_DECREF(view);
         FAIL;
     }
-    Py_XSETREF(*o0, out);
+    Py_XSETREF(*o0, view);
 
 /* ---- thunk body of node 2: Elemwise{convert_to_int64,no_inplace} */
     const char *name = "Elemwise{convert_to_int64,no_inplace}";
@@ -281,15 +281,15 @@ done:
     }
     PyArray_Descr *descr = PyArray_DESCR(i0);
     Py_INCREF(descr);
-    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, strides, data,
-                                         PyArray_FLAGS(i0) & NPY_ARRAY_WRITEABLE, NULL);
-    if (out == NULL) FAIL;
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, 2, dims, strides, data,
+                                          PyArray_FLAGS(i0) & NPY_ARRAY_WRITEABLE, NULL);
+    if (view == NULL) FAIL;
     Py_INCREF(i0);
-    if (PyArray_SetBaseObject((PyArrayObject *)out, (PyObject *)i0) < 0) {
-        Py_DECREF(out);
+    if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *)i0) < 0) {
+        Py_DECREF(view);
         FAIL;
     }
-    Py_XSETREF(*o0, out);
+    Py_XSETREF(*o0, view);
 
 /* library text: graphc.linker.c.common.COMMON */
 

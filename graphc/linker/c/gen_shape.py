@@ -1,4 +1,4 @@
-"""C for shape Ops: Shape, Shape_i, Alloc, Reshape, Join (and basic Subtensor when present)."""
+"""C for shape Ops: Shape, Shape_i, Alloc, Reshape, Join, and basic Subtensor and IncSubtensor."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from graphc.graph.basic import Apply
 from graphc.linker.c.common import COMMON, DTYPES, ctype, typenum
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.tensor import basic as tb
-from graphc.tensor.subtensor import SliceIdx, Subtensor
+from graphc.tensor.subtensor import IncSubtensor, SliceIdx, Subtensor
 
 # ------------------------------------------------------------------ Shape, Shape_i
 
@@ -295,50 +295,114 @@ def _int_axis(name: str, axis: int, e: str | int, positions: Iterator[int]) -> l
     ]
 
 
-def _view(first_rest: int, nd_in: int, nd_out: int) -> str:
-    """The axes after the index, then the view of ``i0`` (its base) into the output slot."""
+def _view(arr: str, first_rest: int, nd_in: int, nd_out: int) -> str:
+    """The axes after the index, then ``view``: the region of ``arr`` (its base)."""
     return f"""    for (int k = {first_rest}; k < {nd_in}; k++, d++) {{
-        dims[d] = PyArray_DIM(i0, k);
-        strides[d] = PyArray_STRIDE(i0, k);
+        dims[d] = PyArray_DIM({arr}, k);
+        strides[d] = PyArray_STRIDE({arr}, k);
     }}
-    PyArray_Descr *descr = PyArray_DESCR(i0);
+    PyArray_Descr *descr = PyArray_DESCR({arr});
     Py_INCREF(descr);
-    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, {nd_out}, dims, strides, data,
-                                         PyArray_FLAGS(i0) & NPY_ARRAY_WRITEABLE, NULL);
-    if (out == NULL) FAIL;
-    Py_INCREF(i0);
-    if (PyArray_SetBaseObject((PyArrayObject *)out, (PyObject *)i0) < 0) {{
-        Py_DECREF(out);
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, {nd_out}, dims, strides, data,
+                                          PyArray_FLAGS({arr}) & NPY_ARRAY_WRITEABLE, NULL);
+    if (view == NULL) FAIL;
+    Py_INCREF({arr});
+    if (PyArray_SetBaseObject((PyArrayObject *)view, (PyObject *){arr}) < 0) {{
+        Py_DECREF(view);
         FAIL;
-    }}
-    Py_XSETREF(*o0, out);"""
+    }}"""
 
 
-@register_c(Subtensor)
-def gen_subtensor(node: Apply) -> CThunkCode | None:
-    """A view of the input (no copy; numpy's base rules) for ints and slices."""
-    op = node.op
-    x = node.inputs[0]
+def _region(op, arr: str, first_input: int, nd_in: int, nd_out: int) -> list[str]:
+    """C making ``view``, the region of ``arr`` that ``op``'s ints and slices index (no
+    copy; numpy's base rules); the index's symbolic parts are the node's inputs from
+    ``first_input`` on, in the index's order."""
     name = str(op).replace('"', "'")
-    nd_in, nd_out = x.ndim, node.outputs[0].ndim
-    positions = itertools.count(1)  # the symbolic inputs, in the index's order
+    positions = itertools.count(first_input)
     lines = [
         f"    npy_intp dims[{max(nd_out, 1)}], strides[{max(nd_out, 1)}];",
-        "    char *data = PyArray_DATA(i0);",
+        f"    char *data = PyArray_DATA({arr});",
         "    npy_intp v, start, stop, step;",
         "    int d = 0;",
     ]
     for axis, e in enumerate(op.idx_list):
         lines.append(f"    {{ /* axis {axis}: {e} */")
         lines.append(
-            f"    const npy_intp n = PyArray_DIM(i0, {axis}), s = PyArray_STRIDE(i0, {axis});"
+            f"    const npy_intp n = PyArray_DIM({arr}, {axis}), s = PyArray_STRIDE({arr}, {axis});"
         )
         if isinstance(e, SliceIdx):
             lines += _slice_axis(name, e, positions)
         else:
             lines += _int_axis(name, axis, e, positions)
         lines.append("    }")
-    lines.append(_view(len(op.idx_list), nd_in, nd_out))
-    body = "\n".join(lines)
-    key = ("Subtensor", op.idx_list, tuple(v.type for v in node.inputs))
+    lines.append(_view(arr, len(op.idx_list), nd_in, nd_out))
+    return lines
+
+
+@register_c(Subtensor)
+def gen_subtensor(node: Apply) -> CThunkCode | None:
+    """A view of the input (no copy; numpy's base rules) for ints and slices."""
+    nd_in, nd_out = node.inputs[0].ndim, node.outputs[0].ndim
+    lines = _region(node.op, "i0", 1, nd_in, nd_out)
+    body = "\n".join([*lines, "    Py_XSETREF(*o0, view);"])
+    key = ("Subtensor", node.op.idx_list, tuple(v.type for v in node.inputs))
     return CThunkCode(body=body, support=(COMMON,), key=key)
+
+
+_INC_SUPPORT = r"""
+/* The error numpy set while writing y into x's region, restated with the node's name and
+   both shapes (as the Python perform's message). */
+static void graphc_region_error(const char *name, PyArrayObject *x, PyArrayObject *y) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *xs = graphc_shape_tuple(x), *ys = graphc_shape_tuple(y);
+    if (type != NULL && value != NULL && xs != NULL && ys != NULL)
+        PyErr_Format(type, "%s: %S (into an array of shape %S, value shape %S)", name, value,
+                     xs, ys);
+    else
+        PyErr_Restore(type, value, tb), type = value = tb = NULL;
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    Py_XDECREF(xs);
+    Py_XDECREF(ys);
+}
+"""
+
+
+@register_c(IncSubtensor)
+def gen_inc_subtensor(node: Apply) -> CThunkCode | None:
+    """``x`` (in place, or a copy in the output's buffer) with its region set to or
+    incremented by ``y`` through numpy (broadcasting and errors as the perform's)."""
+    op = node.op
+    x, y = node.inputs[:2]
+    dt = x.type.dtype
+    if dt not in DTYPES or y.type.dtype != dt:
+        return None
+    name = str(op).replace('"', "'")
+    if op.inplace:
+        take = "    Py_INCREF(i0);\n    Py_XSETREF(*o0, (PyObject *)i0);"
+    else:
+        take = f"""    PyArrayObject *copy =
+        graphc_out_array(o0, {x.ndim}, PyArray_DIMS(i0), {typenum(dt)});
+    if (copy == NULL) FAIL;
+    Py_XSETREF(*o0, (PyObject *)copy);
+    if (PyArray_CopyInto(copy, i0) < 0) FAIL;"""
+    nd_region = x.ndim - sum(not isinstance(e, SliceIdx) for e in op.idx_list)
+    region = _region(op, "out", 2, x.ndim, nd_region)
+    write = (
+        "    int rc = PyArray_CopyInto((PyArrayObject *)view, i1);"
+        if op.set_instead_of_inc
+        else "    PyObject *sum = PyNumber_InPlaceAdd(view, (PyObject *)i1);\n"
+        "    int rc = sum == NULL ? -1 : 0;\n    Py_XDECREF(sum);"
+    )
+    fail = f"""    if (rc < 0) {{
+        graphc_region_error("{name}", i0, i1);
+        FAIL;
+    }}"""
+    lines = [take, "    PyArrayObject *out = (PyArrayObject *)*o0;", *region, write]
+    body = "\n".join([*lines, "    Py_DECREF(view);", fail])
+    key = ("IncSubtensor", op.idx_list, op.inplace, op.set_instead_of_inc,
+           tuple(v.type for v in node.inputs))  # fmt: skip
+    return CThunkCode(body=body, support=(COMMON, _INC_SUPPORT), key=key)
