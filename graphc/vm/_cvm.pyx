@@ -652,11 +652,15 @@ cdef class CVM:
                 src = self._aliased_input(nd, p)
                 if src >= 0:
                     # in place or a view of an input: no new bytes; the buffer's count
-                    # moves with it, so freeing the input slot does not forget it
+                    # moves with it, so freeing the input slot does not forget it (unless
+                    # that slot's array goes back to the plan's pool, held, when freed)
                     b = 0
                     self._live -= self._slot_bytes[s]
-                    self._slot_bytes[s] = self._slot_bytes[src]
-                    self._slot_bytes[src] = 0
+                    if self._poolable(src):
+                        self._slot_bytes[s] = 0
+                    else:
+                        self._slot_bytes[s] = self._slot_bytes[src]
+                        self._slot_bytes[src] = 0
                 else:
                     b = _nbytes(p)
                     self._live += b - self._slot_bytes[s]
@@ -718,16 +722,22 @@ cdef class CVM:
             self._live -= self._slot_bytes[s]
         self._slot_bytes[s] = 0
 
+    cdef inline bint _poolable(self, int s) noexcept:
+        """Whether clearing slot ``s`` puts its array back in its buffer."""
+        cdef PyObject *tmp = self._slots[s]
+        return (self._buf_of[s] >= 0 and tmp != NULL and cnp.PyArray_CheckExact(<object>tmp)
+                and cnp.PyArray_CHKFLAGS(<cnp.ndarray>tmp, cnp.NPY_ARRAY_OWNDATA))
+
     cdef inline bint _release(self, int s) noexcept:
         """Clear slot ``s``; a planned slot's array goes back to its buffer (returns 1)."""
         cdef PyObject *tmp = self._slots[s]
         cdef int b = self._buf_of[s]
-        self._slots[s] = NULL
-        if (b >= 0 and tmp != NULL and cnp.PyArray_CheckExact(<object>tmp)
-                and cnp.PyArray_CHKFLAGS(<cnp.ndarray>tmp, cnp.NPY_ARRAY_OWNDATA)):
+        if self._poolable(s):
+            self._slots[s] = NULL
             Py_XDECREF(self._pool[b])
             self._pool[b] = tmp
             return 1
+        self._slots[s] = NULL
         Py_XDECREF(tmp)
         return 0
 

@@ -334,12 +334,16 @@ class PyVM:
         """Bytes of the memory plan's buffers kept between calls."""
         return sum(value_nbytes(v) for v in self._pool)
 
+    def _poolable(self, s: int) -> bool:
+        """Whether clearing slot ``s`` puts its array back in its buffer."""
+        v = self._storage[s]
+        return self._buffer_of[s] >= 0 and type(v) is np.ndarray and v.flags.owndata
+
     def _release(self, s: int) -> None:
         """Clear slot ``s``; a planned slot's array goes back to its buffer."""
-        v, self._storage[s] = self._storage[s], None
-        b = self._buffer_of[s]
-        if b >= 0 and type(v) is np.ndarray and v.flags.owndata:
-            self._pool[b] = v
+        if self._poolable(s):
+            self._pool[self._buffer_of[s]] = self._storage[s]
+        self._storage[s] = None
 
     def reset_stats(self) -> None:
         """Zero every counter (the profiling choices are kept)."""
@@ -501,13 +505,16 @@ class PyVM:
     def _track_live(self, i: int) -> None:
         """Add node ``i``'s fresh outputs to the live total and update the peak; an output
         that is an input's buffer (in place) or a view of it takes over that input's count
-        instead of adding bytes."""
+        instead of adding bytes (unless that input's array goes back to the plan's pool,
+        held, when its slot is cleared)."""
         node, storage = self.program.nodes[i], self._storage
         ins = [storage[s] for s in node.inputs]
         for s in node.outputs:
             k = aliased_input(storage[s], ins)
             self._live -= self._slot_bytes.get(s, 0)
-            if k is not None:  # the count moves from the input's slot: live is unchanged
+            if k is not None and self._poolable(node.inputs[k]):
+                self._slot_bytes[s] = 0
+            elif k is not None:  # the count moves from the input's slot: live is unchanged
                 self._slot_bytes[s] = self._slot_bytes.pop(node.inputs[k], 0)
             else:
                 self._slot_bytes[s] = value_nbytes(storage[s])
