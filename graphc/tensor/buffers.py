@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,13 +20,23 @@ __all__ = ["array_for", "take_own_array"]
 _OWN = ("C_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED")
 
 
+def _take(cell: list) -> tuple[Any, int]:
+    """Empty ``cell``: its value and that value's reference count as seen here."""
+    a = cell[0]
+    cell[0] = None
+    return a, sys.getrefcount(a)
+
+
+# The count ``_take`` sees for an array the cell held alone, measured rather than assumed:
+# an interpreter may count the local and the call's argument or borrow them (3.14 may).
+_ALONE = _take([np.empty(0)])[1]
+
+
 def take_own_array(cell: list) -> np.ndarray | None:
     """Empty ``cell`` and return the array it held if nothing else holds it (a
     C-contiguous, writeable array owning its data), else None."""
-    a = cell[0]
-    cell[0] = None
-    # two references: ``a`` and getrefcount's argument
-    if type(a) is np.ndarray and sys.getrefcount(a) == 2 and all(a.flags[f] for f in _OWN):
+    a, refs = _take(cell)
+    if type(a) is np.ndarray and refs == _ALONE and all(a.flags[f] for f in _OWN):
         return a
     return None
 
