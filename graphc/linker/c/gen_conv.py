@@ -52,6 +52,20 @@ _CHUNK = (
 )
 
 _GEOMETRY = r"""
+/* n bytes of a row; the widths of small images' rows as fixed-size copies, which the
+   compiler inlines: a memcpy call per 8-double row cost more than the copy (im2col of
+   LeNet's layer 2: the filters' gradient 0.93x the time, the forward pass 0.94x) */
+static inline void graphc_copy_row(void *dst, const void *src, size_t n) {
+    switch (n) {
+    case 32: memcpy(dst, src, 32); return;
+    case 64: memcpy(dst, src, 64); return;
+    case 96: memcpy(dst, src, 96); return;
+    case 128: memcpy(dst, src, 128); return;
+    case 192: memcpy(dst, src, 192); return;
+    case 256: memcpy(dst, src, 256); return;
+    default: memcpy(dst, src, n);
+    }
+}
 
 /* The geometry of one convolution; sizes are checked before any buffer is touched. */
 typedef struct {
@@ -183,7 +197,7 @@ static void graphc_im2col_REAL(const REAL *restrict x, REAL *restrict cols, npy_
                     const REAL *src = x + (c * g->h + y) * g->w + off;
                     for (npy_intp j = 0; j < j0; j++) dst[j] = 0;
                     if (sw == 1)
-                        for (npy_intp j = j0; j < j1; j++) dst[j] = src[j];
+                        graphc_copy_row(dst + j0, src + j0, (size_t)(j1 - j0) * sizeof(REAL));
                     else
                         for (npy_intp j = j0; j < j1; j++) dst[j] = src[j * sw];
                     for (npy_intp j = j1; j < ow; j++) dst[j] = 0;
