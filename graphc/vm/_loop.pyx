@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from graphc.tensor.buffers import array_for
+
 cnp.import_array()
 
 cdef extern from "numpy/arrayobject.h":
@@ -205,15 +207,6 @@ cdef int _store(cnp.ndarray buf, Py_ssize_t i, cnp.ndarray v) except -1:
     return 0
 
 
-cdef object _stacked(object prev, Py_ssize_t n, cnp.ndarray row):
-    """``prev`` if it has the shape and dtype of ``n`` stacked ``row``s, else a new array."""
-    cdef tuple shape = (n, *(<object>row).shape)
-    cdef object dtype = (<object>row).dtype
-    if prev is not None and prev.shape == shape and prev.dtype == dtype:
-        return prev
-    return np.empty(shape, dtype=dtype)
-
-
 cdef inline cnp.ndarray _as_array(PyObject *value):
     if cnp.PyArray_Check(<object>value):
         return <cnp.ndarray>value
@@ -368,7 +361,8 @@ cdef class _Loop:
                 for j in range(n_nit):
                     if nits[j] is None:
                         v = _as_array(outs[n_st + j])
-                        nits[j] = _stacked(prev_nits[j] if prev_nits else None, n, v)
+                        nits[j] = array_for(prev_nits[j] if prev_nits else None,
+                                            (n, *(<object>v).shape), (<object>v).dtype)
                         nit_bytes[j] = graphc_row_bytes(<cnp.ndarray>nits[j])
                     out = <cnp.ndarray>nits[j]
                     if not graphc_row_copy(outs[n_st + j], out, <char *>cnp.PyArray_DATA(out)
