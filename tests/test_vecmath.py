@@ -245,7 +245,9 @@ def test_c_linker_agrees_with_numpy_on_strided_and_broadcast_inputs(fn, dtype):
 
 
 def _contiguous_kernels(f) -> str:
-    return "".join(re.findall(r"static void gc_ew_\w+_c\(.*?\n}\n", f.linked.c_source, re.S))
+    """The contiguous kernels' C, with the block functions of the blocked ones."""
+    kernel = r"(?:static|GCVM_INLINE) void gc_ew_\w+_[bc]\(.*?\n}\n"
+    return "".join(re.findall(kernel, f.linked.c_source, re.S))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -457,11 +457,25 @@ compile 40% slower, while out-of-line calls cost a kernel ~10%."""
 _CALL = re.compile(r"\bgc_vm_(?=\w+\()")
 
 
+_FLOPS_CALL = re.compile(r"\bgc_vm_(\w+)_npy_(float64|float32)\(")
+
+
+def vector_math_flops(code: str) -> float:
+    """The floating-point operations (:data:`FLOPS`) of the vector-math calls in C text
+    ``code``: a kernel body's per element."""
+    return sum(FLOPS[ct][fn] for fn, ct in _FLOPS_CALL.findall(code))
+
+
+def stays_inline(kernel: str) -> bool:
+    """Whether :func:`calls_bounded` leaves ``kernel``'s vector-math calls inline."""
+    return len(_CALL.findall(kernel)) <= INLINE_CALLS
+
+
 def calls_bounded(kernel: str, strided_from: int | None = None) -> str:
     """``kernel`` (C text), its vector-math calls made out of line when there are more than
     ``INLINE_CALLS`` of them; from ``strided_from`` on (the strided loop, which is not
     vectorized) always out of line, so each function is inlined once per node at most."""
-    if len(_CALL.findall(kernel)) > INLINE_CALLS:
+    if not stays_inline(kernel):
         return _CALL.sub("gc_vmo_", kernel)
     if strided_from is None:
         return kernel

@@ -1,0 +1,147 @@
+"""Blocked contiguous kernels (``gen_elemwise._blocked_kernel``): bodies with long
+vector-math chains run in blocks of a few vectors, the last block padded.
+
+Each graph is compiled twice, blocked and (with ``BLOCKED_FLOPS`` out of reach) as the
+plain loop, and the two must agree bit for bit on every length around the block size, on
+misaligned views, in place, with several outputs and with sums (those within rounding:
+the blocks add their terms in another order)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphc
+import graphc.tensor as T
+from graphc.linker import c_available
+from graphc.linker.c import gen_elemwise
+from graphc.scalar import basic as ps
+from graphc.tensor.elemwise import Elemwise
+from graphc.tensor.math import ElemwiseSums
+
+pytestmark = pytest.mark.skipif(not c_available(), reason="no C compiler")
+
+C_ONLY = graphc.Mode(linker="c|py", optimizer=None)
+DTYPES = ("float64", "float32")
+
+
+def _scalars(dtype: str, k: int) -> list:
+    return [ps.ScalarType(dtype)(n) for n in "abc"[:k]]
+
+
+def _outputs(a, b, c) -> list:
+    """exp(a)*b + tanh(c) - a*a and tanh(c)*a: the fused benchmark's body, and a second
+    output reading the same chain."""
+    first = ps.sub(ps.add(ps.mul(ps.exp(a), b), ps.tanh(c)), ps.mul(a, a))
+    return [first, ps.mul(ps.tanh(c), a)]
+
+
+def _graphs(dtype: str) -> dict[str, tuple[list, list]]:
+    """name -> (inputs, outputs) of the graphs the tests compile."""
+    x, y, z = (T.tensor(dtype, (None,), name=n) for n in "xyz")
+    a, b, c = _scalars(dtype, 3)
+    two = Elemwise(ps.Composite([a, b, c], _outputs(a, b, c)))(x, y, z)
+    a, b, c = _scalars(dtype, 3)
+    inplace = Elemwise(ps.Composite([a, b, c], _outputs(a, b, c)[:1]), inplace_pattern={0: 0})
+    a, b, c = _scalars(dtype, 3)
+    sums = ElemwiseSums(ps.Composite([a, b, c], _outputs(a, b, c)), (0,), (1,))(x, y, z)
+    return {
+        "two outputs": ([x, y, z], list(two)),
+        "in place": ([graphc.In(x, mutable=True), y, z], [inplace(x, y, z)]),
+        "kept and summed": ([x, y, z], list(sums)),
+    }
+
+
+def _compile(dtype: str, blocked: bool) -> dict[str, graphc.Function]:
+    saved = gen_elemwise.BLOCKED_FLOPS
+    gen_elemwise.BLOCKED_FLOPS = saved if blocked else math.inf
+    try:
+        return {k: graphc.function(i, o, mode=C_ONLY) for k, (i, o) in _graphs(dtype).items()}
+    finally:
+        gen_elemwise.BLOCKED_FLOPS = saved
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict[tuple[str, bool], dict[str, graphc.Function]]:
+    return {(d, b): _compile(d, b) for d in DTYPES for b in (True, False)}
+
+
+def test_the_blocked_kernel_is_the_one_compiled(compiled):
+    for dtype in DTYPES:
+        for name, f in compiled[(dtype, True)].items():
+            assert "_b(" in f.linked.c_source, (dtype, name)
+        for name, f in compiled[(dtype, False)].items():
+            assert "_b(" not in f.linked.c_source, (dtype, name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_chains_keep_the_plain_loop(dtype):
+    # exp alone (24-34 flops) runs no faster blocked; the double tanh (56) does
+    x, y = (T.tensor(dtype, (None,), name=n) for n in "xy")
+    plain = graphc.function([x, y], T.exp(x) + y, mode=graphc.Mode(linker="c|py"))
+    assert "_b(" not in plain.linked.c_source
+    if dtype == "float64":
+        long = graphc.function([x, y], T.tanh(x) * y, mode=graphc.Mode(linker="c|py"))
+        assert "_b(" in long.linked.c_source
+
+
+def _values(dtype: str, n: int, offset: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    # offset: a view starting `offset` elements in (C-contiguous, not 64-byte aligned)
+    return [rng.uniform(-3, 3, n + offset).astype(dtype)[offset:] for _ in range(3)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    dtype=st.sampled_from(DTYPES),
+    n=st.integers(0, 200),
+    offset=st.integers(0, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_blocked_equals_the_plain_loop_bit_for_bit(compiled, dtype, n, offset, seed):
+    blocked, plain = compiled[(dtype, True)], compiled[(dtype, False)]
+    for name in ("two outputs", "kept and summed"):
+        vals = _values(dtype, n, offset, seed)
+        got, want = blocked[name](*vals), plain[name](*vals)
+        np.testing.assert_array_equal(got[0], want[0])
+        if name == "two outputs":
+            np.testing.assert_array_equal(got[1], want[1])
+        else:
+            tol = 64 * float(np.finfo(dtype).eps) * (1 + float(np.abs(want[0]).sum()))
+            assert abs(float(got[1]) - float(want[1])) <= tol
+    xb, y, z = _values(dtype, n, offset, seed)
+    xp = xb.copy()
+    (out_b,) = blocked["in place"](xb, y, z)
+    (out_p,) = plain["in place"](xp, y, z)
+    np.testing.assert_array_equal(out_b, out_p)
+    np.testing.assert_array_equal(xb, out_b)  # written into the input: the in-place path ran
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_blocked_agrees_with_numpy(compiled, dtype):
+    x, y, z = _values(dtype, 1000, 1, seed=3)
+    wide = [np.float64(v) for v in (x, y, z)]
+    first = np.exp(wide[0]) * wide[1] + np.tanh(wide[2]) - wide[0] ** 2
+    second = np.tanh(wide[2]) * wide[0]
+    got = compiled[(dtype, True)]["two outputs"](x, y, z)
+    rtol = 8 * float(np.finfo(dtype).eps)
+    np.testing.assert_allclose(got[0], first, rtol=rtol, atol=rtol * 20)
+    np.testing.assert_allclose(got[1], second, rtol=rtol, atol=rtol)
+    kept, total = compiled[(dtype, True)]["kept and summed"](x, y, z)
+    np.testing.assert_array_equal(kept, got[0])
+    assert float(total) == pytest.approx(float(second.sum()), rel=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_strided_and_broadcast_operands(compiled, dtype):
+    # the driver's other paths (strided kernel, block buffers for a broadcast operand)
+    x, y, z = _values(dtype, 301, 0, seed=5)
+    f = compiled[(dtype, True)]["two outputs"]
+    plain = compiled[(dtype, False)]["two outputs"]
+    for args in ((x[::2], y[::2], z[::2]), (x, np.broadcast_to(y[:1], x.shape), z)):
+        for g, w in zip(f(*args), plain(*args)):
+            np.testing.assert_array_equal(g, w)
