@@ -1,5 +1,6 @@
 """Blocked contiguous kernels (``gen_elemwise._blocked_kernel``): bodies with long
-vector-math chains run in blocks of a few vectors, the last block padded.
+vector-math chains run in blocks of four vectors, then one vector at a time, the last
+partial vector in the plain loop.
 
 Each graph is compiled twice, blocked and (with ``BLOCKED_FLOPS`` out of reach) as the
 plain loop, and the two must agree bit for bit on every length around the block size, on
@@ -145,3 +146,24 @@ def test_strided_and_broadcast_operands(compiled, dtype):
     for args in ((x[::2], y[::2], z[::2]), (x, np.broadcast_to(y[:1], x.shape), z)):
         for g, w in zip(f(*args), plain(*args)):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("width", [3, 8, 12, 40, 100])
+def test_a_loop_step_over_short_rows(width):
+    # a scan step of one element-wise node runs its kernel once per step (the fast loop)
+    def build():
+        X, h0, w = T.dmatrix("X"), T.dvector("h0"), T.dvector("w")
+        hs, _ = graphc.scan(lambda xt, h, w: T.tanh(h * w + xt), sequences=X, outputs_info=h0,
+                            non_sequences=w)  # fmt: skip
+        return graphc.function([X, h0, w], hs)
+
+    saved = gen_elemwise.BLOCKED_FLOPS
+    try:
+        gen_elemwise.BLOCKED_FLOPS = math.inf
+        plain = build()
+    finally:
+        gen_elemwise.BLOCKED_FLOPS = saved
+    blocked = build()
+    rng = np.random.default_rng(width)
+    args = rng.normal(size=(70, width)), rng.normal(size=width), rng.normal(size=width)
+    np.testing.assert_array_equal(blocked(*args), plain(*args))

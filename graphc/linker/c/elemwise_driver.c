@@ -244,16 +244,6 @@ static int gc_ew_par(int nop, npy_intp n, char **data, const int *es, gc_contig_
 /* The fast path of a thunk whose inputs all have one shape, C-contiguous and aligned: one
    contiguous run (no broadcasting, dimension merging or strides), the same kernel and
    elements as gc_ew_loop. */
-/* ``dst``: the ``m`` elements of ``es`` bytes at ``src``, the last repeated up to ``b``
-   (a blocked kernel's last block: its padding lanes compute a value computed anyway and
-   are not stored). */
-static const void *gc_ew_pad(void *dst, const void *src, npy_intp m, npy_intp b, size_t es) {
-    memcpy(dst, src, (size_t)m * es);
-    for (npy_intp j = m; j < b; j++)
-        memcpy((char *)dst + (size_t)j * es, (const char *)src + (size_t)(m - 1) * es, es);
-    return dst;
-}
-
 static void gc_ew_flat(int nop, npy_intp n, char **data, const int *es, gc_contig_fn fc) {
     if (n > 0 && !gc_ew_par(nop, n, data, es, fc)) fc(n, data);
 }

@@ -88,6 +88,7 @@ _F64 = r"""
 /* an exp and a log1p in one function: more than gcc inlines of a plain static inline in
    a large module, and a call per element is a scalar loop */
 #define GCVM_INLINE static inline __attribute__((always_inline))
+#define GCVM_NOINLINE static __attribute__((noinline))
 static inline npy_int64 gcvm_bits_f64(double x) { npy_int64 i; memcpy(&i, &x, 8); return i; }
 static inline double gcvm_double(npy_int64 i) { double x; memcpy(&x, &i, 8); return x; }
 /* x clamped to [lo, hi] (lo < 0 < hi) by two integer operations on its bits: a signed
