@@ -9,6 +9,7 @@ the blocks add their terms in another order)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -57,13 +58,20 @@ def _graphs(dtype: str) -> dict[str, tuple[list, list]]:
     }
 
 
-def _compile(dtype: str, blocked: bool) -> dict[str, graphc.Function]:
+@contextlib.contextmanager
+def _blocking(on: bool):
+    """Kernels compiled inside are blocked as usual (``on``) or never."""
     saved = gen_elemwise.BLOCKED_FLOPS
-    gen_elemwise.BLOCKED_FLOPS = saved if blocked else math.inf
+    gen_elemwise.BLOCKED_FLOPS = saved if on else math.inf
     try:
-        return {k: graphc.function(i, o, mode=C_ONLY) for k, (i, o) in _graphs(dtype).items()}
+        yield
     finally:
         gen_elemwise.BLOCKED_FLOPS = saved
+
+
+def _compile(dtype: str, blocked: bool) -> dict[str, graphc.Function]:
+    with _blocking(blocked):
+        return {k: graphc.function(i, o, mode=C_ONLY) for k, (i, o) in _graphs(dtype).items()}
 
 
 @pytest.fixture(scope="module")
@@ -157,12 +165,8 @@ def test_a_loop_step_over_short_rows(width):
                             non_sequences=w)  # fmt: skip
         return graphc.function([X, h0, w], hs)
 
-    saved = gen_elemwise.BLOCKED_FLOPS
-    try:
-        gen_elemwise.BLOCKED_FLOPS = math.inf
+    with _blocking(False):
         plain = build()
-    finally:
-        gen_elemwise.BLOCKED_FLOPS = saved
     blocked = build()
     rng = np.random.default_rng(width)
     args = rng.normal(size=(70, width)), rng.normal(size=width), rng.normal(size=width)
