@@ -23,7 +23,9 @@ _MODULE: list[types.ModuleType] = []  # the one loaded pool, once built
 class PoolStats(NamedTuple):
     """The pool's state: workers started (in this process), workers asleep, how long an
     idle worker polls (ns), and the times a worker went to sleep because its poll ran out,
-    because it was descheduled, or because a long run went serially."""
+    because it was descheduled, or because a long run went serially; the times a worker
+    moved off the CPU of the thread that split the run, and the blocks a worker ran on
+    that CPU all the same."""
 
     workers: int
     sleeping: int
@@ -31,6 +33,8 @@ class PoolStats(NamedTuple):
     slept_spin: int
     slept_descheduled: int
     slept_rest: int
+    moved_off_caller: int
+    blocks_on_caller: int
 
 
 def module() -> types.ModuleType:
