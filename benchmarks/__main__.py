@@ -32,10 +32,12 @@ from benchmarks.common import (
     median_spread,
     mlp_graph,
     numpy_mlp_step,
+    ratio_note,
+    round_ratios,
 )
 from benchmarks.machine import describe, header, load_average
 from benchmarks.roofline import Loop, bound_label, loop_of, shares
-from benchmarks.table import accuracy_text, cores_text
+from benchmarks.table import PEERS, accuracy_text, cores_text
 
 
 @dataclass
@@ -56,18 +58,25 @@ class Result:
     accuracy: dict[str, tuple[float, float]] = field(default_factory=dict)
     #: candidate -> CPU time over wall time: the cores it kept busy (fused rows, LSTM)
     cores: dict[str, float] = field(default_factory=dict)
+    #: peer -> its time over graphc's within each round: (median, first and third
+    #: quartile) of those ratios (fused and convolution rows; ``common.round_ratios``)
+    ratios: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
 
 def interleaved(cands: dict[str, Callable[[], object]], repeat: int, number: int,
                 setup: Callable[[], None] | None = None,
-                cores: dict[str, float] | None = None) -> tuple[dict, dict]:  # fmt: skip
+                cores: dict[str, float] | None = None,
+                ratios: dict | None = None) -> tuple[dict, dict]:  # fmt: skip
     """Median and relative spread of per-call time for each candidate, interleaved; a
-    ``cores`` dict receives each one's CPU time over wall time."""
+    ``cores`` dict receives each one's CPU time over wall time, a ``ratios`` dict the
+    peers' per-round ratios to the first candidate (``round_ratios``)."""
     cpu: dict[str, list[float]] = {}
     samples = interleaved_samples(cands, repeat, number=number, setup=setup, gc_off=True,
                                   cpu=cpu)  # fmt: skip
     if cores is not None:
         cores.update(cores_busy(samples, cpu))
+    if ratios is not None:
+        ratios.update(round_ratios(samples, only=PEERS))
     both = median_spread(samples)
     return {k: m for k, (m, _) in both.items()}, {k: s for k, (_, s) in both.items()}
 
@@ -210,10 +219,12 @@ def fused(peers, quick) -> list[Result]:
                 cands["jax"] = lambda jf=jf, ja=ja, jb=jb, jc=jc: jf(ja, jb, jc).block_until_ready()
             cands.update(references(n, dtype))
             cores: dict[str, float] = {}
-            med, spr = interleaved(cands, 5 if quick else 11, 3, setup=_settle, cores=cores)
+            ratios: dict = {}
+            med, spr = interleaved(cands, 5 if quick else 11, 3, setup=_settle, cores=cores,
+                                   ratios=ratios)  # fmt: skip
             accuracy = _exp_tanh_accuracy(xv, zv, peers) if "exp" in label else {}
             out.append(Result(f"{label}, 1e6 {dtype}", "ms", med, spr, accuracy=accuracy,
-                              cores=cores,
+                              cores=cores, ratios=ratios,
                               **_roofline(med, loop_of(f, n, dtype), n, dtype)))  # fmt: skip
     out.append(_multi_consumer(peers, quick))
     return out
@@ -799,7 +810,7 @@ def conv(peers, quick) -> list[Result]:
 
 
 def conv_ops(peers, quick) -> list[Result]:
-    from benchmarks.bench_conv import op_run, ratio_note
+    from benchmarks.bench_conv import op_run
 
     dtypes = ("float32",) if quick else ("float32", "float64")
     ratios: dict = {}
@@ -811,7 +822,8 @@ def conv_ops(peers, quick) -> list[Result]:
             "ms",
             {k: m for k, (m, _) in t.items()},
             {k: s for k, (_, s) in t.items()},
-            note=note + ("; " + ratio_note(ratios[label]) if ratios.get(label) else ""),
+            note=note,
+            ratios=ratios.get(label, {}),
         )  # fmt: skip
         for label, t in results.items()
     ]
@@ -916,6 +928,8 @@ def render(results: list[Result]) -> str:
             cells += "; largest error in ulps, exp / tanh: " + accuracy_text(r.accuracy)
         if r.cores:
             cells += "; " + cores_text(r.cores)
+        if r.ratios:
+            cells += "; " + ratio_note(r.ratios)
         lines.append(f"- {r.workload}: {cells}" + (f" [{r.note}]" if r.note else ""))
     return "\n".join(lines)
 

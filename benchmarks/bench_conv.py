@@ -27,7 +27,6 @@ import atexit
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
@@ -49,7 +48,9 @@ try:
         medians,
         peer_parser,
         peers,
+        ratio_note,
         report_peers,
+        round_ratios,
     )
 except ImportError:  # run as a script: benchmarks/ itself is on sys.path
     from bench_blas import openblas_core  # type: ignore[no-redef]
@@ -59,7 +60,9 @@ except ImportError:  # run as a script: benchmarks/ itself is on sys.path
         medians,
         peer_parser,
         peers,
+        ratio_note,
         report_peers,
+        round_ratios,
     )
 
 LAYERS = {
@@ -306,27 +309,6 @@ def rotated_samples(cands: dict[str, Callable[[], object]], repeat: int) -> dict
             cands[name]()
             samples[name].append(time.perf_counter() - t0)
     return samples
-
-
-def round_ratios(samples: dict[str, list[float]]) -> dict[str, tuple[float, float, float]]:
-    """Each candidate's time over the first one's (graphc's) within each round, where they
-    ran a second apart: (median, first quartile, third quartile) of those ratios. On a
-    shared machine the load drifts between rounds; a ratio of neighbours cancels most of it."""
-    names = list(samples)
-    base = samples[names[0]]
-    out = {}
-    for k in names[1:]:
-        rv = [a / b for a, b in zip(samples[k], base)]
-        q1, q3 = np.percentile(rv, [25, 75])
-        out[k] = (statistics.median(rv), float(q1), float(q3))
-    return out
-
-
-def ratio_note(ratios: dict[str, tuple[float, float, float]]) -> str:
-    """The per-round ratios as one line: ``corrmm 1.10x (IQR 1.05-1.15)``, ..."""
-    return "per-round time / graphc's: " + ", ".join(
-        f"{k} {m:.3f}x (IQR {lo:.3f}-{hi:.3f})" for k, (m, lo, hi) in ratios.items()
-    )
 
 
 def op_run(

@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 
@@ -189,6 +189,33 @@ def median_spread(samples: dict[str, list[float]]) -> dict[str, tuple[float, flo
         q = np.percentile(v, [25, 75])
         out[k] = (med, float((q[1] - q[0]) / med) if med else 0.0)
     return out
+
+
+def round_ratios(
+    samples: dict[str, list[float]], only: Collection[str] | None = None
+) -> dict[str, tuple[float, float, float]]:
+    """Each candidate's time over the first one's (graphc's) within each round, where they
+    ran moments apart: (median, first quartile, third quartile) of those ratios; of the
+    candidates in ``only`` where given. On a shared machine the load drifts between rounds;
+    a ratio of neighbours cancels most of it."""
+    names = list(samples)
+    base = samples[names[0]]
+    out = {}
+    for k in names[1:]:
+        if only is not None and k not in only:
+            continue
+        rv = [a / b for a, b in zip(samples[k], base)]
+        q1, q3 = np.percentile(rv, [25, 75])
+        out[k] = (statistics.median(rv), float(q1), float(q3))
+    return out
+
+
+def ratio_note(ratios: dict[str, tuple[float, float, float]]) -> str:
+    """The per-round ratios as one line: ``per-round time / graphc's: corrmm 1.100x (IQR
+    1.050-1.150), ...``."""
+    return "per-round time / graphc's: " + ", ".join(
+        f"{k} {m:.3f}x (IQR {lo:.3f}-{hi:.3f})" for k, (m, lo, hi) in ratios.items()
+    )
 
 
 def cores_busy(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> dict[str, float]:

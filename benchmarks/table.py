@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from benchmarks.common import ratio_note
+
 #: the peers' columns: each holds the first of its candidates a row has
 COLUMNS = {"numpy": ("numpy", "numpy loop"), "pytensor": ("pytensor",), "jax": ("jax",),
            "corrmm": ("corrmm",)}  # fmt: skip
@@ -73,6 +75,8 @@ def row(result: dict) -> str:
         verdict += " (largest error in ulps, exp / tanh: " + accuracy_text(result["accuracy"]) + ")"
     if result.get("cores"):
         verdict += " (" + cores_text(result["cores"]) + ")"
+    if result.get("ratios"):
+        verdict += " (" + ratio_note(result["ratios"]) + ")"
     return f"| {result['workload']} | {graphc} | " + " | ".join(cells) + f" | {refs} | {verdict} |"
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks.bench_vecmath import largest_errors
-from benchmarks.common import cores_busy, interleaved_samples
+from benchmarks.common import cores_busy, interleaved_samples, round_ratios
 from benchmarks.machine import describe, header
 from benchmarks.table import END, START, render, replace_block, row
 
@@ -44,6 +44,25 @@ def test_a_row_with_cores_names_each_candidates_cpu_over_wall_time():
     assert row(r).split("|")[-2].strip() == (
         "**2.00x** (cores busy (CPU time / wall time): graphc 1.00, jax 1.87)"
     )
+
+
+def test_a_row_with_per_round_ratios_names_each_peers_median_and_quartiles():
+    ratios = {"jax": [1.05, 0.98, 1.12]}  # JSON: lists
+    r = {**_result({"graphc": 2e-3, "jax": 2.2e-3}), "ratios": ratios}
+    assert row(r).split("|")[-2].strip() == (
+        "**0.91x** (per-round time / graphc's: jax 1.050x (IQR 0.980-1.120))"
+    )
+
+
+def test_per_round_ratios_pair_each_round_and_leave_the_references_out():
+    # the machine slows 3x after five rounds, for every candidate alike: within a round
+    # jax takes 1.1x graphc's time throughout
+    slow = [1.0] * 5 + [3.0] * 6
+    samples = {"graphc": [2.0 * s for s in slow], "jax": [2.2 * s for s in slow],
+               "triad": [1.0] * 11}  # fmt: skip
+    ratios = round_ratios(samples, only=("jax", "numpy"))
+    assert list(ratios) == ["jax"]
+    assert ratios["jax"] == pytest.approx((1.1, 1.1, 1.1))
 
 
 def test_cpu_time_tells_a_two_thread_candidate_from_a_one_thread_one():
