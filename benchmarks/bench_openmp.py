@@ -4,7 +4,7 @@ limit that binds each loop (``binding_limit``): the bandwidth of a triad timed b
 the peak FLOP rate (``benchmarks/roofline.py``).
 
 - ``(x*y + z)*x - y``: memory-bound (4 arrays moved, 4 flops an element);
-- ``exp(x)*y + tanh(z) - x**2``: 94 flops an element in float64 (53 in float32), bound
+- ``exp(x)*y + tanh(z) - x**2``: 93 flops an element in float64 (53 in float32), bound
   by the peak FLOP rate on the roofline.
 
 Times are medians of interleaved calls, with the interquartile spread over the median.
