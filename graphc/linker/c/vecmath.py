@@ -164,10 +164,15 @@ static inline double gc_vm_exp_npy_float64(double x) {
        b + (1074 << 52)) is rounded once to an integer m by adding 2^52, and m is the bits
        of m * 2^-1074. No floating-point operation underflows or reads a subnormal (either
        takes a microcode assist, ~100 cycles): the normal lanes add 2^52 to 2^52 (b capped
-       at 2^-1022's bits; gcc computes the sum on every lane) */
+       at 2^-1022's bits; gcc computes the sum on every lane), so their m is 2^-1022's
+       bits, at most yn. A subnormal lane's m is above its b (negative, or p * 2^n's
+       fraction bits: (v - 1) * 2^52 against m = v * 2^51 rounded, v in [1, 2)), so the
+       larger of m and yn is the result on every lane: one integer max, not a compare and
+       a blend (the same bits; the fused exp/tanh loop 0.98x the time) */
     const npy_int64 bs = b < 0x0010000000000000LL ? b : 0x0010000000000000LL;
     const double t = gcvm_double(bs + (1074LL << 52)) + 0x1p52;
-    const npy_int64 y = b < 0x0010000000000000LL ? gcvm_bits_f64(t) - gcvm_bits_f64(0x1p52) : yn;
+    const npy_int64 m = gcvm_bits_f64(t) - gcvm_bits_f64(0x1p52);
+    const npy_int64 y = m > yn ? m : yn;
     return x != x ? x : gcvm_double(y);
 }
 
@@ -349,7 +354,8 @@ static inline float gc_vm_exp_npy_float32(float x) {
     const npy_int32 yn = b < 0x7f800000 ? b : 0x7f800000;
     const npy_int32 bs = b < 0x00800000 ? b : 0x00800000;
     const float t = gcvm_float(bs + (149 << 23)) + 0x1p23f;
-    const npy_int32 y = b < 0x00800000 ? gcvm_bits_f32(t) - gcvm_bits_f32(0x1p23f) : yn;
+    const npy_int32 m = gcvm_bits_f32(t) - gcvm_bits_f32(0x1p23f);
+    const npy_int32 y = m > yn ? m : yn;
     return x != x ? x : gcvm_float(y);
 }
 
