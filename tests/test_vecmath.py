@@ -280,10 +280,13 @@ def test_c_vecmath_off_uses_the_c_library(fn):
     np.testing.assert_allclose(f(x), numpy_values(fn, x), rtol=1e-15)
 
 
-def _broken(old: str, new: str):
-    """A C-linked function compiled with one edit to the vector math."""
-    assert old in VECMATH, old
-    return tuple(s.replace(old, new) if s is VECMATH else s for s in gen_elemwise.SUPPORT)
+def _broken(*edits: tuple[str, str]):
+    """The support code with ``(old, new)`` edits to the vector math, in turn."""
+    text = VECMATH
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return tuple(text if s is VECMATH else s for s in gen_elemwise.SUPPORT)
 
 
 def test_double_tanh_folds_its_factor_two_without_changing_a_bit(monkeypatch):
@@ -293,12 +296,7 @@ def test_double_tanh_folds_its_factor_two_without_changing_a_bit(monkeypatch):
              ("gcvm_qs_f64(r, 2.0, 2.0)", "gcvm_q_f64(r)")]  # fmt: skip
     x = T.dvector("x")
     folded = graphc.function([x], T.tanh(x), mode=C_MODE)
-    support = gen_elemwise.SUPPORT
-    for old, new in edits:
-        assert old in VECMATH, old
-        support = tuple(s.replace(old, new) if "gc_vm_tanh_npy_float64" in s else s
-                        for s in support)  # fmt: skip
-    monkeypatch.setattr(gen_elemwise, "SUPPORT", support)
+    monkeypatch.setattr(gen_elemwise, "SUPPORT", _broken(*edits))
     multiplied = graphc.function([x], T.tanh(x), mode=C_MODE)
     rng = np.random.default_rng(11)
     bits = rng.integers(0, 2**63, 200_000, dtype=np.int64).view(np.float64)  # any double
@@ -343,7 +341,7 @@ def test_double_tanh_folds_its_factor_two_without_changing_a_bit(monkeypatch):
     ],
 )
 def test_the_checks_fail_on_broken_vector_math(monkeypatch, fn, dtype, old, new, check):
-    monkeypatch.setattr(gen_elemwise, "SUPPORT", _broken(old, new))
+    monkeypatch.setattr(gen_elemwise, "SUPPORT", _broken((old, new)))
     x = T.vector("x", dtype=dtype)
     f = graphc.function([x], getattr(T, fn)(x), mode=C_MODE)
     if check == "accuracy":
