@@ -32,7 +32,7 @@
         { PyArrayObject *a = gc_prepare_output(o0, 2, PyArray_DIMS(fin[0]), NPY_FLOAT32);
           if (a == NULL) FAIL; data[2] = PyArray_BYTES(a); }
         es[2] = 4;
-        gc_ew_flat(3, PyArray_SIZE(fin[0]), data, es, gc_ew_ece02d5a370b_c);
+        gc_ew_flat(3, PyArray_SIZE(fin[0]), data, es, gc_ew_665332f0d536_c);
         return 0;
     }
     if (!(own[0] = in[0] = gc_input(inputs[0], 0, 2, NPY_FLOAT32, name))) goto done;
@@ -53,7 +53,7 @@
     { PyArrayObject *a = gc_prepare_output(o0, 2, shape, NPY_FLOAT32);
       if (a == NULL) goto done;
       data[2] = PyArray_BYTES(a); es[2] = 4; gc_strides(a, 2, &st[4]); }
-    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_ece02d5a370b_c, gc_ew_ece02d5a370b_s);
+    gc_ew_loop(3, 2, 2, shape, data, st, es, gc_ew_665332f0d536_c, gc_ew_665332f0d536_s);
     rc = 0;
 done:
     Py_XDECREF(tmp[0]); Py_XDECREF(own[0]);
@@ -193,7 +193,7 @@ static inline npy_uint32 gc_abs_npy_uint32(npy_uint32 a) { return a < 0 ? (npy_u
 static inline npy_uint64 gc_abs_npy_uint64(npy_uint64 a) { return a < 0 ? (npy_uint64)(0 - (npy_uint64)a) : a; }
 static inline npy_bool gc_abs_npy_bool(npy_bool a) { return a < 0 ? (npy_bool)(0 - (npy_uint64)a) : a; }
 
-GCVM_NOINLINE void gc_ew_ece02d5a370b_t(npy_intp i0, npy_intp n, char **p) {
+GCVM_NOINLINE void gc_ew_665332f0d536_t(npy_intp i0, npy_intp n, char **p) {
     const npy_float32 *q0 = (const npy_float32 *)p[0];
     const npy_float32 *q1 = (const npy_float32 *)p[1];
     npy_float32 *q2 = (npy_float32 *)p[2];
@@ -211,7 +211,37 @@ GCVM_NOINLINE void gc_ew_ece02d5a370b_t(npy_intp i0, npy_intp n, char **p) {
         q2[i] = (npy_float32)(t6);
     }
 }
-GCVM_INLINE void gc_ew_ece02d5a370b_b(const npy_float32 *b0, const npy_float32 *b1, npy_float32 *o0) {
+GCVM_INLINE void gc_ew_665332f0d536_b(const npy_float32 *restrict b0, const npy_float32 *restrict b1, npy_float32 *restrict o0) {
+#pragma omp simd
+    for (npy_intp j = 0; j < 64; j++) {
+        const npy_float32 x0 = b0[j];
+        const npy_float32 x1 = b1[j];
+        npy_float32 t0 = gc_vm_exp_npy_float32((npy_float32)x0);
+        npy_float32 t1 = (((npy_float32)t0) * ((npy_float32)x1));
+        npy_float32 t2 = fabsf((npy_float32)x0);
+        npy_float32 t3 = sqrtf((npy_float32)t2);
+        npy_float32 t4 = (((npy_float32)t1) + ((npy_float32)t3));
+        npy_float32 t5 = gc_vm_tanh_npy_float32((npy_float32)x1);
+        npy_float32 t6 = (((npy_float32)t4) - ((npy_float32)t5));
+        o0[j] = (npy_float32)(t6);
+    }
+}
+GCVM_INLINE void gc_ew_665332f0d536_v(const npy_float32 *restrict b0, const npy_float32 *restrict b1, npy_float32 *restrict o0) {
+#pragma omp simd
+    for (npy_intp j = 0; j < 16; j++) {
+        const npy_float32 x0 = b0[j];
+        const npy_float32 x1 = b1[j];
+        npy_float32 t0 = gc_vm_exp_npy_float32((npy_float32)x0);
+        npy_float32 t1 = (((npy_float32)t0) * ((npy_float32)x1));
+        npy_float32 t2 = fabsf((npy_float32)x0);
+        npy_float32 t3 = sqrtf((npy_float32)t2);
+        npy_float32 t4 = (((npy_float32)t1) + ((npy_float32)t3));
+        npy_float32 t5 = gc_vm_tanh_npy_float32((npy_float32)x1);
+        npy_float32 t6 = (((npy_float32)t4) - ((npy_float32)t5));
+        o0[j] = (npy_float32)(t6);
+    }
+}
+GCVM_INLINE void gc_ew_665332f0d536_l(const npy_float32 *b0, const npy_float32 *b1, npy_float32 *o0) {
     npy_float32 r0[64];
 #pragma omp simd
     for (npy_intp j = 0; j < 64; j++) {
@@ -231,40 +261,26 @@ GCVM_INLINE void gc_ew_ece02d5a370b_b(const npy_float32 *b0, const npy_float32 *
         o0[j] = r0[j];
     }
 }
-GCVM_INLINE void gc_ew_ece02d5a370b_v(const npy_float32 *b0, const npy_float32 *b1, npy_float32 *o0) {
-    npy_float32 r0[16];
-#pragma omp simd
-    for (npy_intp j = 0; j < 16; j++) {
-        const npy_float32 x0 = b0[j];
-        const npy_float32 x1 = b1[j];
-        npy_float32 t0 = gc_vm_exp_npy_float32((npy_float32)x0);
-        npy_float32 t1 = (((npy_float32)t0) * ((npy_float32)x1));
-        npy_float32 t2 = fabsf((npy_float32)x0);
-        npy_float32 t3 = sqrtf((npy_float32)t2);
-        npy_float32 t4 = (((npy_float32)t1) + ((npy_float32)t3));
-        npy_float32 t5 = gc_vm_tanh_npy_float32((npy_float32)x1);
-        npy_float32 t6 = (((npy_float32)t4) - ((npy_float32)t5));
-        r0[j] = (npy_float32)(t6);
-    }
-#pragma omp simd
-    for (npy_intp j = 0; j < 16; j++) {
-        o0[j] = r0[j];
-    }
-}
-static void gc_ew_ece02d5a370b_c(npy_intp n, char **p) {
+static void gc_ew_665332f0d536_c(npy_intp n, char **p) {
     const npy_float32 *q0 = (const npy_float32 *)p[0];
     const npy_float32 *q1 = (const npy_float32 *)p[1];
     npy_float32 *q2 = (npy_float32 *)p[2];
     npy_intp i0 = 0;
-    for (; i0 + 64 <= n; i0 += 64) {
-        gc_ew_ece02d5a370b_b(q0 + i0, q1 + i0, q2 + i0);
+    if (((npy_uintp)q2 < (npy_uintp)(q0 + n) && (npy_uintp)q0 < (npy_uintp)(q2 + n)) || ((npy_uintp)q2 < (npy_uintp)(q1 + n) && (npy_uintp)q1 < (npy_uintp)(q2 + n))) {
+        for (; i0 + 64 <= n; i0 += 64) {
+            gc_ew_665332f0d536_l(q0 + i0, q1 + i0, q2 + i0);
+        }
+    } else {
+        for (; i0 + 64 <= n; i0 += 64) {
+            gc_ew_665332f0d536_b(q0 + i0, q1 + i0, q2 + i0);
+        }
+        for (; i0 + 16 <= n; i0 += 16) {
+            gc_ew_665332f0d536_v(q0 + i0, q1 + i0, q2 + i0);
+        }
     }
-    for (; i0 + 16 <= n; i0 += 16) {
-        gc_ew_ece02d5a370b_v(q0 + i0, q1 + i0, q2 + i0);
-    }
-    if (i0 < n) gc_ew_ece02d5a370b_t(i0, n, p);
+    if (i0 < n) gc_ew_665332f0d536_t(i0, n, p);
 }
-static void gc_ew_ece02d5a370b_s(npy_intp n, char **p, const npy_intp *s) {
+static void gc_ew_665332f0d536_s(npy_intp n, char **p, const npy_intp *s) {
     for (npy_intp i = 0; i < n; i++) {
         const npy_float32 x0 = *(const npy_float32 *)(p[0] + i * s[0]);
         const npy_float32 x1 = *(const npy_float32 *)(p[1] + i * s[1]);
