@@ -202,14 +202,14 @@ def _blocked_kernel(
     after the other, its scheduler full of one chain's waiting operations. So an in-place
     kernel computes the block into local arrays that nothing else can point at, then
     stores them; any other (``apart``) stores through ``restrict`` pointers, without the
-    copy (the fused exp/tanh loop 0.97-0.98x the time), unless a call's outputs overlap
-    its inputs after all (a scan step's state updated in its one row): that call runs
-    ``NAME_l``, the blocks through local arrays. After the last
-    full block, ``NAME_v`` does one vector at a time, and ``NAME_t`` (the plain loop, out
-    of line, defined by the caller) the last partial vector: all of a short run, such as
-    a loop step's row, then costs what it did unblocked. With one block function only, or
-    the plain loop inline, gcc compiled the blocks' loop into a slower schedule
-    (0.94-0.96x instead of 0.89x)."""
+    copy (the fused exp/tanh loop 0.976-0.986x the time in float, 0.984-0.992x in
+    double), unless a call's outputs overlap its inputs after all (a scan step's state
+    updated in its one row): that call runs ``NAME_l``, the blocks through local arrays.
+    After the last full block, ``NAME_v`` does one vector at a time, and ``NAME_t`` (the
+    plain loop, out of line, defined by the caller) the last partial vector: all of a
+    short run, such as a loop step's row, then costs what it did unblocked. With one block
+    function only, or the plain loop inline, gcc compiled the blocks' loop into a slower
+    schedule (0.94-0.96x instead of 0.89x)."""
     nin, nk, ns = len(in_dt), len(out_dt), len(sums)
     blk = BLOCK_BYTES // max(np.dtype(d).itemsize for d in [*in_dt, *out_dt])
     vec = blk // 4
