@@ -40,10 +40,10 @@ Design, the same for ``double`` and ``float``:
   double, ``e`` is kept as two doubles, the sum ``e + 2`` too, and the quotient is
   corrected by its residual; in float ``e`` is one sum and one fma, and the quotient one
   rounded division (the corrections of ``e`` cost 11 of 43 instructions per 16 floats,
-  the quotient's would make it 1.6x slower), and the argument is reduced in one step.
-  In double the factor 2 of ``2|x|`` is folded into the reduction's and ``Q``'s
-  constants (powers of 2: the same bits) instead of multiplied in: the fused exp/tanh
-  loop 0.98x the time (interleaved, three input ranges); in float that measured level.
+  the quotient's would make it 1.6x slower). In double the factor 2 of ``2|x|`` is folded
+  into the reduction's and ``Q``'s constants (powers of 2: the same bits) instead of
+  multiplied in: the fused exp/tanh loop 0.98x the time (interleaved, three input ranges);
+  in float that measured level.
 - ``sigmoid``: ``e = exp(-|x|)``, ``(x >= 0 ? 1 : e) / (1 + e)`` (as the Op's numpy code);
   ``softplus``: ``max(x, 0) + log1p(exp(-|x|))``. Where ``1 + e`` rounds to 1 and
   ``log1p(e)`` to e (``|x|`` past 18.5 in float, 38 in double) they are selected as e or 1,
@@ -422,15 +422,9 @@ static inline float gc_vm_log1p_npy_float32(float x) {
 static inline float gc_vm_tanh_npy_float32(float x) {
     const float ax = fabsf(x);
     const float a = 2.0f * (ax > 10.0f ? 10.0f : ax);
-    /* a = n*ln2 + r in one step, with ln2 rounded to float (n in [0, 29]): r is off by at
-       most 29 * 1.9e-9, against the two steps' 2e-15; tanh = 1 - 2/(e + 2) damps that
-       error by 2/(e + 2) where n is large, and the largest error of every float below 12
-       is the same 2.53 ulp either way (exhaustive). One fma fewer: the fused exp/tanh
-       loop 0.965x the time */
-    float k = fmaf(a, 0x1.715476p+0f, GCVM_SHIFT32);
-    const npy_int32 n = gcvm_bits_f32(k) - gcvm_bits_f32(GCVM_SHIFT32);
-    k -= GCVM_SHIFT32;
-    const float r = fmaf(-k, 0x1.62e430p-1f, a);
+    float rc;
+    npy_int32 n;
+    const float r = gcvm_reduce_f32(a, &n, &rc); /* n in [0, 29] */
     const float s = gcvm_float((n + 127) << 23);
     /* e = expm1(a) = (s - 1) + s*r + s*r*r*Q(r), without double's corrections (the
        reduction's rounding error rc, the first sum's): in float they moved the largest
@@ -515,7 +509,7 @@ FLOPS: dict[str, dict[str, float]] = {
     "float64": {"exp": 34, "expm1": 37, "log": 30, "log1p": 33,
                 "tanh": 55, "sigmoid": 36, "softplus": 68},
     "float32": {"exp": 24, "expm1": 27, "log": 22, "log1p": 25,
-                "tanh": 23, "sigmoid": 26, "softplus": 50},
+                "tanh": 25, "sigmoid": 26, "softplus": 50},
 }  # fmt: skip
 """dtype -> function -> floating-point operations per element, as a roofline counts
 executed operations (add, sub, mul, div, min, max 1, fma 2; compares, selects,
