@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ import graphc
 import graphc.tensor as T
 from graphc.linker import c_available
 from graphc.linker.c import gen_elemwise
+from graphc.linker.compiler import find_compiler
 from graphc.scalar import basic as ps
 from graphc.tensor.elemwise import Elemwise
 from graphc.tensor.math import ElemwiseSums
@@ -88,6 +91,9 @@ def test_the_blocked_kernel_is_the_one_compiled(compiled):
             apart = name != "in place"
             assert ("restrict" in f.linked.c_source) == apart, (dtype, name)
             assert ("_l(" in f.linked.c_source) == apart, (dtype, name)
+            # the AVX-512 blocks: float, outputs apart from the inputs, no sums
+            vector = dtype == "float32" and name == "two outputs"
+            assert ("gcv16_exp_f32(x0)" in f.linked.c_source) == vector, (dtype, name)
         for name, f in compiled[(dtype, False)].items():
             assert "_b(" not in f.linked.c_source, (dtype, name)
 
@@ -133,6 +139,55 @@ def test_blocked_equals_the_plain_loop_bit_for_bit(compiled, dtype, n, offset, s
     (out_p,) = plain["in place"](xp, y, z)
     np.testing.assert_array_equal(out_b, out_p)
     np.testing.assert_array_equal(xb, out_b)  # written into the input: the in-place path ran
+
+
+def _targets_avx512() -> bool:
+    """Whether the generated C is compiled for AVX-512 (``-march=native`` defines it)."""
+    cc = find_compiler()
+    macros = subprocess.run([*cc.argv, "-march=native", "-dM", "-E", "-x", "c", os.devnull],
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    return "__AVX512F__" in macros
+
+
+def test_the_float_blocks_run_the_avx512_code(compiled):
+    # vscalefps is only in the vector exp and tanh: gcc emits none from the scalar forms
+    def disassembly(f: graphc.Function) -> str:
+        path = f.linked.c_module.__file__
+        return subprocess.run(["objdump", "-d", path], capture_output=True, text=True,
+                              check=True).stdout  # fmt: skip
+
+    blocked, plain = compiled[("float32", True)], compiled[("float32", False)]
+    assert ("vscalefps" in disassembly(blocked["two outputs"])) == _targets_avx512()
+    assert "vscalefps" not in disassembly(plain["two outputs"])
+
+
+def _every_kind_of_float(n: int, seed: int) -> np.ndarray:
+    """float32 of every kind: random bit patterns (signaling and quiet NaNs of any payload,
+    infinities, subnormals), the edges of exp's clamp, its subnormal and overflowing
+    results, and tanh's clamp."""
+    rng = np.random.default_rng(seed)
+    edges = [0.0, -0.0, np.inf, -np.inf, 89.0, -104.0, 10.0, -10.0, 88.72283, -87.33654]
+    edges = np.array(edges, np.float32)
+    near = np.concatenate([np.nextafter(edges, np.float32(np.inf)),
+                           np.nextafter(edges, np.float32(-np.inf))])  # fmt: skip
+    dense = [rng.uniform(lo, hi, n) for lo, hi in ((-110, -85), (85, 92), (8, 12), (-1, 1))]
+    bits = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    return np.concatenate([edges, near, *(d.astype(np.float32) for d in dense), bits])
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), shift=st.integers(0, 2))
+def test_the_float_blocks_give_the_plain_loops_bits_on_every_kind_of_float(compiled, seed, shift):
+    v = _every_kind_of_float(4096, seed)
+    x, y, z = (np.roll(v, 977 * k + shift) for k in range(3))
+    got = compiled[("float32", True)]["two outputs"](x, y, z)
+    want = compiled[("float32", False)]["two outputs"](x, y, z)
+    for g, w in zip(got, want):
+        # which NaN an operation on two NaNs passes on is the compiled operand order's
+        # choice; every other result (the sign of a zero too) bit for bit
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        number = ~np.isnan(w)
+        np.testing.assert_array_equal(g[number].view(np.uint32), w[number].view(np.uint32))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

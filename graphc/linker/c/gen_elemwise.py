@@ -33,6 +33,7 @@ from graphc.linker.c.common import c_string, ctype, typenum
 from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
 from graphc.linker.c.registry import CThunkCode, register_c
 from graphc.linker.c.vecmath import calls_bounded, stays_inline, vector_math_flops
+from graphc.linker.c.vector_code import LANES, vector_code
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, c_support, composite_c_body
 from graphc.tensor.elemwise import Elemwise
@@ -80,10 +81,12 @@ def _kernels(
     outs: list[str],
     sums: Sequence[tuple[str, str]] = (),
     inplace: bool = False,
+    vector: tuple[list[str], list[str]] | None = None,
 ) -> str:
     """NAME_c (contiguous run, vectorized) and NAME_s (strided run) of one node; ``sums``
     are ``(expression, dtype)`` accumulated into the operands after the outputs;
-    ``inplace``: an output is written over an input."""
+    ``inplace``: an output is written over an input; ``vector``: the body's AVX-512 code
+    (``vector_code``) for a blocked kernel's blocks, or None."""
     nin, nk = len(in_dt), len(out_dt)
     # Base pointers are loaded once, before the loop: read inside it (where a store through
     # an output could, for the compiler, change p[] itself) they become gathers/scatters.
@@ -130,7 +133,7 @@ def _kernels(
         # inline as the plain kernel would be: the blocked one repeats the body
         tail = plain("GCVM_NOINLINE void NAME_t(npy_intp i0, npy_intp n, char **p)", "i0")
         body = (in_dt, out_dt, lines, outs, sums)
-        blocked = _blocked_kernel(*body, bases_c, init, fin, red, apart=not inplace)
+        blocked = _blocked_kernel(*body, bases_c, init, fin, red, not inplace, vector)
         return tail + blocked + calls_bounded(strided, strided_from=0)
     return calls_bounded(contiguous + strided, strided_from=len(contiguous))
 
@@ -144,10 +147,12 @@ def _block_function(
     outs: list[str],
     sums: Sequence[tuple[str, str]],
     apart: bool,
+    vector: tuple[list[str], list[str]] | None = None,
 ) -> list[str]:
     """``name``: ``size`` elements computed, then stored (and the sums' terms written to
     ``u0, u1...``): computed into local arrays first, or, where the outputs are ``apart``
-    from the inputs, stored directly through ``restrict`` pointers."""
+    from the inputs, stored directly through ``restrict`` pointers, by the body's
+    ``vector`` code (``vector_code.py``) where the CPU has AVX-512 and there are no sums."""
     params = [f"const {ctype(d)} *b{k}" for k, d in enumerate(in_dt)]
     params += [f"{ctype(d)} *o{k}" for k, d in enumerate(out_dt)]
     params += [f"npy_float64 *u{j}" for j in range(len(sums))]
@@ -160,7 +165,7 @@ def _block_function(
     ]
     if apart:
         params = [q.replace(" *", " *restrict ") for q in params]
-        return [
+        scalar = [
             f"GCVM_INLINE void {name}({', '.join(params)}) {{",
             *loop,
             *(f"        o{k}[j] = {_store(e, d)};" for k, (e, d) in enumerate(zip(outs, out_dt))),
@@ -168,6 +173,11 @@ def _block_function(
             "    }",
             "}",
         ]
+        if vector is None or sums:
+            return scalar
+        head = f"GCVM_INLINE void {name}({', '.join(params)})"
+        vectors = _vector_block(head, size, len(in_dt), vector)
+        return ["#ifdef __AVX512F__", *vectors, "#else", *scalar, "#endif"]
     return [
         f"GCVM_INLINE void {name}({', '.join(params)}) {{",
         *(f"    {ctype(d)} r{k}[{size}];" for k, d in enumerate(out_dt)),
@@ -178,6 +188,23 @@ def _block_function(
         "#pragma omp simd",
         f"    for (npy_intp j = 0; j < {size}; j++) {{",
         *(f"        o{k}[j] = r{k}[j];" for k in range(len(out_dt))),
+        "    }",
+        "}",
+    ]
+
+
+def _vector_block(head: str, size: int, nin: int, vector: tuple[list[str], list[str]]) -> list[str]:
+    """A block function (``head``, its parameters as :func:`_block_function`'s) over
+    ``size`` floats of ``nin`` inputs running the body's ``vector`` code (statements and
+    output expressions)."""
+    lines, outs = vector
+    loads = [f"const __m512 x{k} = _mm512_loadu_ps(b{k} + j);" for k in range(nin)]
+    return [
+        f"{head} {{",
+        f"#pragma GCC unroll {size // LANES}",
+        f"    for (npy_intp j = 0; j < {size}; j += {LANES}) {{",
+        *(f"        {c}" for c in loads + lines),
+        *(f"        _mm512_storeu_ps(o{k} + j, {e});" for k, e in enumerate(outs)),
         "    }",
         "}",
     ]
@@ -194,6 +221,7 @@ def _blocked_kernel(
     fin: str,
     red: str,
     apart: bool,
+    vector: tuple[list[str], list[str]] | None = None,
 ) -> str:
     """NAME_c for a body whose vector-math calls are long chains of dependent operations
     (:data:`BLOCKED_FLOPS`). ``NAME_b`` computes a block of four vectors. Stored through
@@ -244,8 +272,8 @@ def _blocked_kernel(
     ]  # fmt: skip
     body = (in_dt, out_dt, lines, outs, sums)
     blocks = [
-        *_block_function("NAME_b", blk, *body, apart),
-        *_block_function("NAME_v", vec, *body, apart),
+        *_block_function("NAME_b", blk, *body, apart, vector),
+        *_block_function("NAME_v", vec, *body, apart, vector),
     ]
     if overlap:
         blocks += _block_function("NAME_l", blk, *body, False)
@@ -548,7 +576,10 @@ def _loop_code(
         return None
     lines, outs = got
     sums = [(outs[k], d) for k, d in zip(summed, sum_dt)]
-    kern = _kernels(in_dt, out_dt, lines, [outs[k] for k in kept], sums, bool(inplace))
+    vector = None if summed else vector_code(scalar_op, in_dt, all_dt)
+    if vector is not None:
+        vector = (vector[0], [vector[1][k] for k in kept])
+    kern = _kernels(in_dt, out_dt, lines, [outs[k] for k in kept], sums, bool(inplace), vector)
     name = "gc_ew_" + _hash(kern)
     kern = kern.replace("NAME", name)
     # per output (and sum), the inputs it reads; None when every output reads every input

@@ -356,7 +356,8 @@ static inline float gc_vm_exp_npy_float32(float x) {
     const float t = gcvm_float(bs + (149 << 23)) + 0x1p23f;
     const npy_int32 m = gcvm_bits_f32(t) - gcvm_bits_f32(0x1p23f);
     const npy_int32 y = m > yn ? m : yn;
-    return x != x ? x : gcvm_float(y);
+    /* a NaN comes out quiet (its quiet bit set, as an arithmetic operation sets it) */
+    return x != x ? gcvm_float(gcvm_bits_f32(x) | 0x00400000) : gcvm_float(y);
 }
 
 static inline float gcvm_expm1_core_f32(float x) {
@@ -460,6 +461,61 @@ GCVM_INLINE float gc_vm_softplus_npy_float32(float x) {
 }
 """
 
+_F32_AVX512 = r"""
+/* ---- float exp and tanh on 16 lanes, AVX-512 (graphc/linker/c/vecmath.py) ----
+   The scalar forms above, step for step, with the instructions gcc does not emit from
+   them: a float min/max clamp that keeps a NaN (vmaxps/vminps return their second operand
+   when one is a NaN), and vscalefps for the scale by 2^n, which rounds a subnormal result
+   once, as the scalar form's integer path does. The same bits for every float input
+   (checked on all 2^32). A blocked kernel's vector body calls them (vector_code.py). */
+#ifdef __AVX512F__
+#include <immintrin.h>
+#define GCV_F32(v) _mm512_set1_ps(v)
+static inline __m512 gcv16_neg_f32(__m512 x) { /* the sign bit flipped, as C's -x */
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x),
+                                                _mm512_set1_epi32((int)0x80000000u)));
+}
+
+static inline __m512 gcv_q_f32(__m512 r) {
+    const __m512 r2 = _mm512_mul_ps(r, r);
+    const __m512 p01 = _mm512_fmadd_ps(GCV_F32(0x1.5554dep-3f), r, GCV_F32(0x1p-1f));
+    const __m512 p23 = _mm512_fmadd_ps(GCV_F32(0x1.120b62p-7f), r, GCV_F32(0x1.55551ap-5f));
+    return _mm512_fmadd_ps(_mm512_fmadd_ps(GCV_F32(0x1.6d10fcp-10f), r2, p23), r2, p01);
+}
+
+/* k = round(x / ln2) as a float, and r = x - k*ln2 (rh: its first step) */
+static inline __m512 gcv_reduce_f32(__m512 x, __m512 *k, __m512 *rh) {
+    const __m512 s = _mm512_fmadd_ps(x, GCV_F32(0x1.715476p+0f), GCV_F32(GCVM_SHIFT32));
+    *k = _mm512_sub_ps(s, GCV_F32(GCVM_SHIFT32));
+    *rh = _mm512_fnmadd_ps(*k, GCV_F32(GCVM_LN2HI32), x);
+    return _mm512_fnmadd_ps(*k, GCV_F32(GCVM_LN2LO32), *rh);
+}
+
+static inline __m512 gcv16_exp_f32(__m512 x) {
+    __m512 k, rh;
+    const __m512 xc = _mm512_min_ps(GCV_F32(89.0f), _mm512_max_ps(GCV_F32(-104.0f), x));
+    const __m512 r = gcv_reduce_f32(xc, &k, &rh);
+    const __m512 rc = _mm512_fnmadd_ps(k, GCV_F32(GCVM_LN2LO32), _mm512_sub_ps(rh, r));
+    const __m512 tail = _mm512_fmadd_ps(_mm512_mul_ps(r, r), gcv_q_f32(r), rc);
+    const __m512 p = _mm512_add_ps(GCV_F32(1.0f), _mm512_add_ps(r, tail));
+    return _mm512_scalef_ps(p, k);
+}
+
+static inline __m512 gcv16_tanh_f32(__m512 x) {
+    __m512 k, rh;
+    const __m512 a = _mm512_mul_ps(GCV_F32(2.0f), _mm512_min_ps(GCV_F32(10.0f), _mm512_abs_ps(x)));
+    const __m512 r = gcv_reduce_f32(a, &k, &rh);
+    const __m512 s = _mm512_scalef_ps(GCV_F32(1.0f), k);
+    const __m512 t = _mm512_fmadd_ps(s, r, _mm512_sub_ps(s, GCV_F32(1.0f)));
+    const __m512 e = _mm512_fmadd_ps(s, _mm512_mul_ps(_mm512_mul_ps(r, r), gcv_q_f32(r)), t);
+    const __m512i q = _mm512_castps_si512(_mm512_div_ps(e, _mm512_add_ps(e, GCV_F32(2.0f))));
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+    /* copysign: x's bit where sign has one, else q's */
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(q, _mm512_castps_si512(x), sign, 0xd8));
+}
+#endif
+"""
+
 # Out-of-line twins: ``#pragma omp declare simd`` makes gcc compile one SIMD clone of each
 # (called per vector from the loop) instead of inlining the function at every use.
 _OUT_OF_LINE = "".join(
@@ -469,7 +525,7 @@ _OUT_OF_LINE = "".join(
     for fn in FUNCTIONS
 )
 
-VECMATH = _F64 + _F32 + _OUT_OF_LINE
+VECMATH = _F64 + _F32 + _F32_AVX512 + _OUT_OF_LINE
 """The C definitions (support code of every element-wise kernel)."""
 
 INLINE_CALLS = 8
