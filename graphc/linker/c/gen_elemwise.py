@@ -4,7 +4,8 @@ Numpy broadcasting checked at run time, any strides (negative, zero), in-place o
 output buffers reused when the slot's previous array is free. Each node gets two kernels
 over one run of elements: a contiguous one (``#pragma omp simd``: exp, log, tanh, sigmoid,
 ... are graphc's inline vector math, ``vecmath.py``; other functions call libmvec's SIMD
-variants) and a strided one. The shared driver ``gc_ew_loop``
+variants; AVX-512 intrinsics where the CPU has them and ``vector_code`` covers the body)
+and a strided one. The shared driver ``gc_ew_loop``
 (``elemwise_driver.c``) collapses dimensions and picks the kernel per run; zero-stride
 (broadcast) operands of an otherwise contiguous run are expanded into a small block buffer
 so the contiguous kernel still applies.
@@ -32,8 +33,8 @@ from graphc.graph.basic import Apply
 from graphc.linker.c.common import c_string, ctype, typenum
 from graphc.linker.c.elemwise_support import SUPPORT, _hash, _store
 from graphc.linker.c.registry import CThunkCode, register_c
-from graphc.linker.c.vecmath import calls_bounded, stays_inline, vector_math_flops
-from graphc.linker.c.vector_code import LANES, vector_code
+from graphc.linker.c.vecmath import VECTOR_MATH, calls_bounded, stays_inline, vector_math_flops
+from graphc.linker.c.vector_code import VectorCode, vector_code
 from graphc.scalar.basic import Composite, ScalarOp
 from graphc.scalar.c_code import c_expr, c_support, composite_c_body
 from graphc.tensor.elemwise import Elemwise
@@ -81,12 +82,13 @@ def _kernels(
     outs: list[str],
     sums: Sequence[tuple[str, str]] = (),
     inplace: bool = False,
-    vector: tuple[list[str], list[str]] | None = None,
+    vector: VectorCode | None = None,
 ) -> str:
     """NAME_c (contiguous run, vectorized) and NAME_s (strided run) of one node; ``sums``
     are ``(expression, dtype)`` accumulated into the operands after the outputs;
     ``inplace``: an output is written over an input; ``vector``: the body's AVX-512 code
-    (``vector_code``) for a blocked kernel's blocks, or None."""
+    (``vector_code``), which NAME_c (or a blocked one's blocks) runs where the CPU has
+    AVX-512, or None."""
     nin, nk = len(in_dt), len(out_dt)
     # Base pointers are loaded once, before the loop: read inside it (where a store through
     # an output could, for the compiler, change p[] itself) they become gathers/scatters.
@@ -135,7 +137,41 @@ def _kernels(
         body = (in_dt, out_dt, lines, outs, sums)
         blocked = _blocked_kernel(*body, bases_c, init, fin, red, not inplace, vector)
         return tail + blocked + calls_bounded(strided, strided_from=0)
+    if vector is not None and not sums and stays_inline(contiguous + strided):
+        vectors = _vector_kernel(bases_c, nin, vector)
+        contiguous = f"#ifdef __AVX512F__\n{vectors}#else\n{contiguous}#endif\n"
     return calls_bounded(contiguous + strided, strided_from=len(contiguous))
+
+
+def _vector_kernel(bases: list[str], nin: int, vector: VectorCode) -> str:
+    """NAME_c running the body's ``vector`` code (``vector_code``) one vector at a time,
+    the last partial vector through masked loads and stores (which touch no other byte)."""
+    v, lines, outs = vector
+
+    def step(masked: bool) -> list[str]:
+        """One vector's statements, its lanes under the mask ``m`` if ``masked``."""
+        load = f"{v.op('maskz_loadu')}(m, " if masked else f"{v.op('loadu')}("
+        store, mask = (v.op("mask_storeu"), ", m") if masked else (v.op("storeu"), "")
+        return [
+            *(f"const {v.ctype} x{k} = {load}q{k} + i);" for k in range(nin)),
+            *lines,
+            *(f"{store}(q{nin + k} + i{mask}, {e});" for k, e in enumerate(outs)),
+        ]
+
+    body = [
+        "static void NAME_c(npy_intp n, char **p) {",
+        *(f"    {b}" for b in bases),
+        "    npy_intp i = 0;",
+        f"    for (; i + {v.lanes} <= n; i += {v.lanes}) {{",
+        *(f"        {c}" for c in step(False)),
+        "    }",
+        "    if (i < n) {",
+        f"        const {v.mask} m = ({v.mask})((1u << (n - i)) - 1);",
+        *(f"        {c}" for c in step(True)),
+        "    }",
+        "}",
+    ]
+    return "\n".join(body) + "\n"
 
 
 def _block_function(
@@ -147,7 +183,7 @@ def _block_function(
     outs: list[str],
     sums: Sequence[tuple[str, str]],
     apart: bool,
-    vector: tuple[list[str], list[str]] | None = None,
+    vector: VectorCode | None = None,
 ) -> list[str]:
     """``name``: ``size`` elements computed, then stored (and the sums' terms written to
     ``u0, u1...``): computed into local arrays first, or, where the outputs are ``apart``
@@ -193,18 +229,17 @@ def _block_function(
     ]
 
 
-def _vector_block(head: str, size: int, nin: int, vector: tuple[list[str], list[str]]) -> list[str]:
+def _vector_block(head: str, size: int, nin: int, vector: VectorCode) -> list[str]:
     """A block function (``head``, its parameters as :func:`_block_function`'s) over
-    ``size`` floats of ``nin`` inputs running the body's ``vector`` code (statements and
-    output expressions)."""
-    lines, outs = vector
-    loads = [f"const __m512 x{k} = _mm512_loadu_ps(b{k} + j);" for k in range(nin)]
+    ``size`` elements of ``nin`` inputs running the body's ``vector`` code."""
+    v, lines, outs = vector
     return [
         f"{head} {{",
-        f"#pragma GCC unroll {size // LANES}",
-        f"    for (npy_intp j = 0; j < {size}; j += {LANES}) {{",
-        *(f"        {c}" for c in loads + lines),
-        *(f"        _mm512_storeu_ps(o{k} + j, {e});" for k, e in enumerate(outs)),
+        f"#pragma GCC unroll {size // v.lanes}",
+        f"    for (npy_intp j = 0; j < {size}; j += {v.lanes}) {{",
+        *(f"        const {v.ctype} x{k} = {v.op('loadu')}(b{k} + j);" for k in range(nin)),
+        *(f"        {c}" for c in lines),
+        *(f"        {v.op('storeu')}(o{k} + j, {e});" for k, e in enumerate(outs)),
         "    }",
         "}",
     ]
@@ -221,7 +256,7 @@ def _blocked_kernel(
     fin: str,
     red: str,
     apart: bool,
-    vector: tuple[list[str], list[str]] | None = None,
+    vector: VectorCode | None = None,
 ) -> str:
     """NAME_c for a body whose vector-math calls are long chains of dependent operations
     (:data:`BLOCKED_FLOPS`). ``NAME_b`` computes a block of four vectors. Stored through
@@ -578,7 +613,7 @@ def _loop_code(
     sums = [(outs[k], d) for k, d in zip(summed, sum_dt)]
     vector = None if summed else vector_code(scalar_op, in_dt, all_dt)
     if vector is not None:
-        vector = (vector[0], [vector[1][k] for k in kept])
+        vector = vector._replace(outs=[vector.outs[k] for k in kept])
     kern = _kernels(in_dt, out_dt, lines, [outs[k] for k in kept], sums, bool(inplace), vector)
     name = "gc_ew_" + _hash(kern)
     kern = kern.replace("NAME", name)
@@ -600,5 +635,7 @@ def _loop_code(
         *_outputs(nin, out_dt, nd, inplace, deps is not None),
         *_loop_and_cleanup(name, nin, nop, nd, deps, sum_dt),
     ]
-    return CThunkCode(body="\n".join(body), support=(*SUPPORT, *c_support(scalar_op), kern),
+    vector_math = [VECTOR_MATH] if "_mm512_" in kern else []  # the kernel runs vector code
+    support = (*SUPPORT, *c_support(scalar_op), *vector_math, kern)
+    return CThunkCode(body="\n".join(body), support=support,
                       kernel="" if summed else f"{name}_c")  # fmt: skip
