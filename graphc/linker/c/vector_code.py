@@ -3,14 +3,13 @@ of an element-wise node, or the blocks of a blocked one (``gen_elemwise``), comp
 where the CPU has AVX-512 (``#ifdef __AVX512F__``; elsewhere the scalar loop).
 
 gcc vectorizes the scalar vector math well, but cannot emit from C some AVX-512
-instructions that do its work in fewer operations (a NaN-keeping float clamp, ``vscalefps``
+instructions that do its work in fewer operations (a NaN-keeping float clamp, ``vscalef``
 for a scale by 2^n). ``vecmath.py``'s ``gcv16_exp_f32``, ``gcv16_tanh_f32``,
 ``gcv8_exp_f64`` and ``gcv8_tanh_f64`` are the scalar forms written with them, giving
-their bits. Each rule
-below gives its scalar C rule's bits too (``c_code.py``: the same IEEE operations in the
-same order), so these kernels give the scalar loops' results (the strided kernel and the
-tail of a blocked one stay scalar). A body with an Op or a dtype not covered here has no
-vector code and stays the vectorized scalar loop."""
+their bits. Each rule below gives its scalar C rule's bits too (``c_code.py``: the same
+IEEE operations in the same order), so these kernels give the scalar loops' results (the
+strided kernel and the tail of a blocked one stay scalar). A body with an Op or a dtype
+not covered here has no vector code and stays the vectorized scalar loop."""
 
 from __future__ import annotations
 
@@ -99,9 +98,9 @@ GAINS: dict[str, tuple[type[ScalarOp], ...]] = {
 
 def vector_code(op: ScalarOp, in_dt: Sequence[str], out_dt: Sequence[str]) -> VectorCode | None:
     """``op``'s code over the vectors ``x0, x1...`` (as ``scalar_code`` over elements), or
-    None unless every value but the
-    constants has one float dtype of :data:`RULES`, every inner Op has a rule, one of them
-    is in the dtype's :data:`GAINS` and the vector math is graphc's (``config.c_vecmath``)."""
+    None unless every value but the constants has one float dtype of :data:`RULES`, every
+    inner Op has a rule, one of them is in the dtype's :data:`GAINS` and the vector math
+    is graphc's (``config.c_vecmath``)."""
     dtype = out_dt[0] if out_dt else ""
     rules = RULES.get(dtype)
     if rules is None or not config.c_vecmath or any(d != dtype for d in (*in_dt, *out_dt)):
